@@ -1,0 +1,50 @@
+# reconverge — set-up, tests and the main job.  `make run` and `make test` are all a new user needs.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+RV_PREFIX := riscv64-unknown-elf-
+APT_PACKAGES := iverilog binutils-riscv64-unknown-elf gcc-riscv64-unknown-elf
+JOBS ?= 2
+
+.PHONY: all setup system-deps run test test-slow lint bench clean
+
+all: test
+
+# Debian packages the tests need (the simulator and the GNU RISC-V cross tools), installed when missing.
+system-deps:
+	@missing=""; \
+	command -v iverilog >/dev/null || missing="$$missing iverilog"; \
+	command -v $(RV_PREFIX)as >/dev/null || missing="$$missing binutils-riscv64-unknown-elf"; \
+	command -v $(RV_PREFIX)gcc >/dev/null || missing="$$missing gcc-riscv64-unknown-elf"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+setup: system-deps $(STAMP)
+
+# The main job on a built-in default: assemble a small divergent program and run it on the golden model.
+run: setup
+	$(VENV)/bin/reconverge demo
+
+test: setup
+	$(PY) -m pytest -n $(JOBS) -m "not slow"
+
+test-slow: setup
+	$(PY) -m pytest -n $(JOBS) -m slow
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis sim_build

@@ -1,0 +1,46 @@
+"""SM geometry: every size parameter of the SM, defined once (DESIGN.md, Geometry).
+
+Defaults follow the seeds: warps of W = 32 threads issued on L = 8 lanes, so a warp instruction
+takes W/L = 4 passes (the quarter-warps of seed 001).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reconverge.golden.isa import NUM_REGS
+
+
+@dataclass(frozen=True)
+class Geometry:
+    warp_size: int = 32  # W
+    simd_width: int = 8  # L, lanes
+    warps: int = 8  # warps resident per SM
+    regs: int = NUM_REGS  # architectural registers per thread
+    stack_depth: int = 32  # SPS / dual-path stack entries per warp
+    split_table: int = 8  # ST entries per warp (seed 002)
+    reconv_table: int = 8  # RT entries per warp (seed 002)
+
+    def __post_init__(self) -> None:
+        def power_of_two(v: int) -> bool:
+            return v > 0 and v & (v - 1) == 0
+
+        if not power_of_two(self.warp_size) or self.warp_size > 64:
+            raise ValueError(f"warp size W={self.warp_size} must be a power of two in 1..64")
+        if not power_of_two(self.simd_width) or self.simd_width > self.warp_size:
+            raise ValueError(
+                f"SIMD width L={self.simd_width} must be a power of two no larger than "
+                f"W={self.warp_size}"
+            )
+        if self.warps < 1:
+            raise ValueError(f"warps per SM must be at least 1, not {self.warps}")
+        if not 1 <= self.regs <= NUM_REGS:
+            raise ValueError(f"registers per thread must be in 1..{NUM_REGS}, not {self.regs}")
+        for name in ("stack_depth", "split_table", "reconv_table"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1")
+
+    @property
+    def passes(self) -> int:
+        """Issue passes of a full warp instruction (W / L)."""
+        return self.warp_size // self.simd_width
