@@ -8,7 +8,7 @@ RV_PREFIX := riscv64-unknown-elf-
 APT_PACKAGES := iverilog binutils-riscv64-unknown-elf gcc-riscv64-unknown-elf
 JOBS ?= 2
 
-.PHONY: all setup system-deps run test test-slow lint bench clean
+.PHONY: all setup system-deps run test test-slow lint docs clean
 
 all: test
 
@@ -45,6 +45,10 @@ test-slow: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+
+# Regenerate the generated parts of docs/ from the code that defines them.
+docs: setup
+	$(PY) -m reconverge.golden.isadoc docs/isa.md
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis sim_build
