@@ -97,7 +97,9 @@ def simd_efficiency(result: RunResult, geometry: Geometry) -> float:
     return float(result.thread_instructions.sum()) / issued if issued else 0.0
 
 
-def _runs(values: Sequence[tuple[int | None, int]]) -> list[tuple[int, int, tuple[int | None, int]]]:
+def _runs(
+    values: Sequence[tuple[int | None, int]],
+) -> list[tuple[int, int, tuple[int | None, int]]]:
     """Group consecutive equal values: (first index, last index, value)."""
     groups: list[tuple[int, int, tuple[int | None, int]]] = []
     for i, v in enumerate(values):
@@ -208,7 +210,9 @@ def _add_launch_options(p: argparse.ArgumentParser, grid: int, block: int, warp:
     p.add_argument(
         "--arg", type=_int, action="append", default=[], help="kernel argument (a0, a1, ...)"
     )
-    p.add_argument("--step-limit", type=_int, default=10_000_000, help="warp steps before giving up")
+    p.add_argument(
+        "--step-limit", type=_int, default=10_000_000, help="warp steps before giving up"
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 

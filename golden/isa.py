@@ -86,7 +86,7 @@ class Fmt(enum.Enum):
     """Encoding formats. Each names the operand fields it carries."""
 
     R = "R"  # rd, rs1, rs2
-    I = "I"  # rd, rs1, imm[11:0]  # noqa: E741
+    I = "I"  # rd, rs1, imm[11:0]
     SHIFT = "SHIFT"  # rd, rs1, shamt[4:0] (I-type with funct7 in imm[11:5])
     S = "S"  # rs1, rs2, imm[11:0]
     B = "B"  # rs1, rs2, imm[12:1]
@@ -227,8 +227,15 @@ def _whole(name: str, op: Opcode, word: int, ext: str, fmt: Fmt = Fmt.NONE) -> S
     """An instruction identified by every bit outside its operand fields."""
     operand_mask = {Fmt.NONE: 0, Fmt.HINT: 0xFFFFF000}[fmt]
     syntax = Syntax.NONE if fmt is Fmt.NONE else Syntax.TARGET
-    return Spec(name, fmt, syntax, op, ext, fixed_word=word & ~0x7F,
-                fixed_mask=MASK32 & ~0x7F & ~operand_mask)
+    return Spec(
+        name,
+        fmt,
+        syntax,
+        op,
+        ext,
+        fixed_word=word & ~0x7F,
+        fixed_mask=MASK32 & ~0x7F & ~operand_mask,
+    )
 
 
 #: SIMT custom-0 sub-operations, selected by the rd field (bits 11:7).

@@ -1,0 +1,125 @@
+"""Faults of simulated programs: what the golden models report instead of a Python traceback
+when a kernel does something wrong (DESIGN.md, "What done means": a clear error naming the
+cause). Every fault is one :class:`SimtFault` with a one-line message such as::
+
+    illegal instruction at pc 0x80000010 (block 0, thread 5): csrrw a0, 0xcc0, a1 — writes
+    read-only CSR 0xcc0 (thread index)
+
+The layer that detects a fault fills in what it knows; the layers above add the rest with
+:meth:`SimtFault.locate` (memory knows the thread, the instruction executor the pc and text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class SimtFault(Exception):
+    """A fault of the simulated program. ``thread`` is the index in the block, or None when the
+    fault concerns the whole block (barrier deadlock, step limit)."""
+
+    kind = "fault"
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        kind: str | None = None,
+        block: int | None = None,
+        thread: int | None = None,
+        pc: int | None = None,
+        instr: str | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        if kind is not None:
+            self.kind = kind
+        self.block = block
+        self.thread = thread
+        self.pc = pc
+        self.instr = instr
+
+    def locate(
+        self,
+        *,
+        block: int | None = None,
+        thread: int | None = None,
+        pc: int | None = None,
+        instr: str | None = None,
+    ) -> SimtFault:
+        """Fill in the location fields that are still unknown; return ``self``."""
+        for name, value in (("block", block), ("thread", thread), ("pc", pc), ("instr", instr)):
+            if getattr(self, name) is None:
+                setattr(self, name, value)
+        return self
+
+    def __str__(self) -> str:
+        where = ", ".join(
+            f"{name} {value}"
+            for name, value in (("block", self.block), ("thread", self.thread))
+            if value is not None
+        )
+        text = self.kind
+        if self.pc is not None:
+            text += f" at pc {self.pc:#010x}"
+        if where:
+            text += f" ({where})"
+        text += ": "
+        if self.instr is not None:
+            text += f"{self.instr} — "
+        return text + self.detail
+
+
+class IllegalInstructionFault(SimtFault):
+    """An undecodable word, a CSR write, or a read of an unknown CSR."""
+
+    kind = "illegal instruction"
+
+
+class MemoryFault(SimtFault):
+    """A misaligned or unmapped data access, a misaligned jump target, or an instruction fetch
+    outside global memory."""
+
+    kind = "memory fault"
+
+
+class BarrierFault(SimtFault):
+    """A ``bar`` that can never complete: threads of the block wait at different barriers, or
+    some threads exited and can never arrive."""
+
+    kind = "barrier deadlock"
+
+
+class StepLimitFault(SimtFault):
+    """The program did not complete within the configured number of warp instructions."""
+
+    kind = "step limit"
+
+
+class SyscallFault(SimtFault):
+    """An ``ecall`` other than exit (a7 = 93), or an ``ebreak``."""
+
+    kind = "unsupported syscall"
+
+
+def instruction_text(word: int, pc: int) -> str:
+    """The disassembly of ``word`` at ``pc`` for a fault message (the hex word if no
+    disassembler is available)."""
+    try:
+        from reconverge.golden.disasm import disassemble
+    except ImportError:
+        return f".word {word:#010x}"
+    return disassemble(word, pc)
+
+
+def format_threads(threads: Iterable[int]) -> str:
+    """``thread 5`` / ``threads 0-3, 6, 8-9``: a set of thread indices, runs folded."""
+    ordered = sorted(set(threads))
+    runs: list[list[int]] = []
+    for t in ordered:
+        if runs and runs[-1][1] == t - 1:
+            runs[-1][1] = t
+        else:
+            runs.append([t, t])
+    text = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+    return f"{'thread' if len(ordered) == 1 else 'threads'} {text}"

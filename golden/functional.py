@@ -1,0 +1,318 @@
+"""The golden functional SIMT model: runs a program image over a grid of blocks and reports
+final memory, exit codes and instruction counts. It is not timed; the cycle-level model reuses
+its instruction semantics (:mod:`~reconverge.golden.semantics`) and memories
+(:mod:`~reconverge.golden.memory`).
+
+Execution model
+    * Blocks run one after another, each to completion, in increasing block index; they share
+      global memory. (A grid whose blocks wait on each other therefore never completes and ends
+      in a :class:`StepLimitFault`.) Each block gets fresh, zeroed shared and local memories.
+    * A block's threads form warps of W; the last warp may be partial, its missing lanes being
+      inactive forever.
+    * Every thread has its own PC (the stack-less model of seed 000 Sec 3). Each step picks one
+      warp, round robin over the block's warps that have runnable threads, and in it issues the
+      instruction at the minimum SP:PC over its runnable threads (seed 000 Sec 4.1) for exactly
+      the threads at that SP:PC. Threads at the same call depth and PC thus reconverge.
+    * ``bar`` makes a thread wait. A barrier completes when every thread of the block waits at
+      the same ``bar``; all are then released to the next instruction. When no thread of the
+      block can run and some wait, but not every thread waits at one ``bar`` (threads exited,
+      or wait at different ``bar`` instructions), the barrier can never complete: a
+      :class:`BarrierFault`. Exited threads never arrive, so a ``bar`` after an early exit of
+      some threads is a fault, as ``__syncthreads`` in divergent code is an error in CUDA.
+
+A run never raises :class:`SimtFault`: it stops at the first fault and returns the partial
+result with the fault attached (:meth:`RunResult.check` raises it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from reconverge.golden.faults import (
+    BarrierFault,
+    IllegalInstructionFault,
+    SimtFault,
+    StepLimitFault,
+    format_threads,
+)
+from reconverge.golden.geometry import Geometry
+from reconverge.golden.image import Image
+from reconverge.golden.isa import (
+    ILEN_BYTES,
+    MASK32,
+    NUM_REGS,
+    REG_A0,
+    REG_SP,
+    IllegalInstruction,
+    Instr,
+    decode,
+)
+from reconverge.golden.memmap import MemoryMap
+from reconverge.golden.memory import GlobalMemory, LocalMemory, SharedMemory, WarpMemory
+from reconverge.golden.semantics import WarpContext, execute
+
+REG_GP = 3
+MAX_ARGS = 8  # a0..a7
+GLOBAL_POINTER_SYMBOL = "__global_pointer$"
+
+_NOT_RUNNABLE = np.uint64(2**64 - 1)  # SP:PC key of threads that take no part in arbitration
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    """A kernel launch: ``grid`` blocks of ``block`` threads, with up to 8 arguments in a0..a7
+    (each masked to 32 bits) and a budget of warp instructions for the whole run."""
+
+    grid: int
+    block: int
+    geometry: Geometry = field(default_factory=Geometry)
+    memmap: MemoryMap = field(default_factory=MemoryMap)
+    args: tuple[int, ...] = ()
+    step_limit: int = 10_000_000
+
+    def __post_init__(self) -> None:
+        if self.grid < 1 or self.block < 1:
+            raise ValueError(
+                f"grid and block must be positive (got grid {self.grid}, block {self.block})"
+            )
+        if len(self.args) > MAX_ARGS:
+            raise ValueError(f"at most {MAX_ARGS} arguments (a0-a7), got {len(self.args)}")
+        if self.step_limit < 1:
+            raise ValueError(f"step limit must be positive, not {self.step_limit}")
+
+
+@dataclass
+class RunResult:
+    """Outcome of a run; per-thread arrays have shape (grid, block). Threads that did not exit
+    (after a fault) have exit code 0 and ``exited`` False."""
+
+    exit_codes: np.ndarray  # int32
+    thread_instructions: np.ndarray  # int64: instructions each thread executed
+    warp_instructions: int  # warp instructions issued (steps)
+    exited: np.ndarray  # bool
+    memory: GlobalMemory  # final global memory
+    fault: SimtFault | None = None
+
+    def check(self) -> RunResult:
+        """Raise the fault of a run that faulted; return the result otherwise."""
+        if self.fault is not None:
+            raise self.fault
+        return self
+
+
+class _Warp:
+    """Per-lane architectural state of one warp (registers, PC) and status of its threads."""
+
+    def __init__(
+        self, index: int, threads: int, image: Image, config: LaunchConfig, mem: WarpMemory
+    ) -> None:
+        width = config.geometry.warp_size
+        self.index = index
+        self.ctx = WarpContext.of_warp(
+            grid=config.grid,
+            block=mem.block,
+            block_size=config.block,
+            warp=index,
+            warp_size=width,
+        )
+        self.mem = mem
+        self.regs = _initial_registers(width, image, config)
+        self.pc = np.full(width, image.entry & MASK32, np.uint32)
+        self.valid = np.arange(width) < threads
+        self.runnable = self.valid.copy()
+        self.waiting = np.zeros(width, bool)
+        self.exited = np.zeros(width, bool)
+        self.exit_codes = np.zeros(width, np.int32)
+        self.instructions = np.zeros(width, np.int64)
+        self.n_runnable = threads
+
+    def issue(self) -> None:
+        """Execute one warp instruction: the one at the minimum SP:PC of the runnable threads,
+        for the threads at that SP:PC (seed 000 Sec 4.1)."""
+        keys = (self.regs[:, REG_SP].astype(np.uint64) << 32) | self.pc
+        keys = np.where(self.runnable, keys, _NOT_RUNNABLE)
+        common = keys.min()
+        lanes = np.flatnonzero(keys == common)
+        pc = int(common) & MASK32
+        out = execute(self._fetch(pc, lanes), pc, self.regs, lanes, self.mem, self.ctx)
+        self.pc[lanes] = out.next_pc
+        self.instructions[lanes] += 1
+        if out.exit_codes is not None:
+            self.exit_codes[lanes] = out.exit_codes
+            self._stop(lanes, self.exited)
+        if out.barrier:
+            self._stop(lanes, self.waiting)
+
+    def _fetch(self, pc: int, lanes: np.ndarray) -> Instr:
+        """Fetch and decode the instruction at ``pc`` for ``lanes`` (decoding is cached by word,
+        so stores into code are honoured)."""
+        try:
+            return _decode(self.mem.global_memory.fetch(pc))
+        except SimtFault as fault:
+            raise fault.locate(
+                block=self.ctx.block, thread=self.ctx.thread(int(lanes[0])), pc=pc
+            ) from None
+
+    def _stop(self, lanes: np.ndarray, status: np.ndarray) -> None:
+        """Take ``lanes`` out of arbitration, marking them in ``status`` (exited or waiting)."""
+        status[lanes] = True
+        self.runnable[lanes] = False
+        self.n_runnable -= len(lanes)
+
+    def release(self) -> None:
+        """Let the threads waiting at a completed barrier continue after it."""
+        self.pc[self.waiting] += np.uint32(ILEN_BYTES)
+        self.runnable |= self.waiting
+        self.n_runnable += int(self.waiting.sum())
+        self.waiting[:] = False
+
+    def live_pcs(self) -> list[int]:
+        """Distinct PCs of the threads that have not exited."""
+        return sorted({int(pc) for pc in self.pc[self.valid & ~self.exited]})
+
+
+def _decode(word: int) -> Instr:
+    try:
+        return decode(word)
+    except IllegalInstruction as exc:
+        raise IllegalInstructionFault(exc.why, instr=f".word {word:#010x}") from None
+
+
+def _initial_registers(width: int, image: Image, config: LaunchConfig) -> np.ndarray:
+    """x0 = 0, sp = top of local memory, gp = ``__global_pointer$`` if defined, a0..a7 = the
+    launch arguments, everything else 0."""
+    regs = np.zeros((width, NUM_REGS), np.uint32)
+    regs[:, REG_SP] = config.memmap.initial_sp
+    regs[:, REG_GP] = image.symbols.get(GLOBAL_POINTER_SYMBOL, 0) & MASK32
+    for i, arg in enumerate(config.args):
+        regs[:, REG_A0 + i] = arg & MASK32
+    return regs
+
+
+class _Machine:
+    """One run: global memory, the per-thread results, and the warp-instruction budget."""
+
+    def __init__(self, image: Image, config: LaunchConfig) -> None:
+        self.image = image
+        self.config = config
+        self.memory = GlobalMemory(config.memmap)
+        self.memory.load_image(image)
+        shape = (config.grid, config.block)
+        self.exit_codes = np.zeros(shape, np.int32)
+        self.thread_instructions = np.zeros(shape, np.int64)
+        self.exited = np.zeros(shape, bool)
+        self.steps = 0
+
+    def run(self) -> RunResult:
+        fault = None
+        try:
+            for block in range(self.config.grid):
+                self._run_block(block)
+        except SimtFault as exc:
+            fault = exc
+        return RunResult(
+            self.exit_codes,
+            self.thread_instructions,
+            self.steps,
+            self.exited,
+            self.memory,
+            fault,
+        )
+
+    def _warps(self, block: int) -> list[_Warp]:
+        width, size = self.config.geometry.warp_size, self.config.block
+        shared = SharedMemory(self.config.memmap)
+        warps = []
+        for index, first in enumerate(range(0, size, width)):
+            local = LocalMemory(width, self.config.memmap)
+            mem = WarpMemory(self.memory, shared, local, block=block, first_thread=first)
+            warps.append(_Warp(index, min(width, size - first), self.image, self.config, mem))
+        return warps
+
+    def _run_block(self, block: int) -> None:
+        warps = self._warps(block)
+        try:
+            self._schedule(block, warps)
+        finally:
+            self._record(block, warps)
+
+    def _schedule(self, block: int, warps: list[_Warp]) -> None:
+        """Round robin over the warps with runnable threads until every thread has exited."""
+        turn = 0
+        while True:
+            warp = _next_ready(warps, turn)
+            if warp is None:
+                if not any(w.waiting.any() for w in warps):
+                    return
+                _complete_barrier(block, warps, self.config.block)
+                continue
+            if self.steps >= self.config.step_limit:
+                raise _step_limit_fault(block, warps, self.config.step_limit)
+            warp.issue()
+            self.steps += 1
+            turn = (warp.index + 1) % len(warps)
+
+    def _record(self, block: int, warps: list[_Warp]) -> None:
+        width = self.config.geometry.warp_size
+        for warp in warps:
+            threads = slice(warp.index * width, warp.index * width + int(warp.valid.sum()))
+            valid = warp.valid
+            self.exit_codes[block, threads] = warp.exit_codes[valid]
+            self.thread_instructions[block, threads] = warp.instructions[valid]
+            self.exited[block, threads] = warp.exited[valid]
+
+
+def _next_ready(warps: list[_Warp], turn: int) -> _Warp | None:
+    """The first warp with runnable threads, starting at index ``turn`` (round robin)."""
+    for i in range(len(warps)):
+        warp = warps[(turn + i) % len(warps)]
+        if warp.n_runnable:
+            return warp
+    return None
+
+
+def _complete_barrier(block: int, warps: list[_Warp], block_size: int) -> None:
+    """No thread of the block can run and some wait at ``bar``: release them if every thread
+    of the block waits at the same ``bar``, otherwise the barrier can never complete."""
+    waiters: dict[int, list[int]] = {}
+    exited: list[int] = []
+    for warp in warps:
+        for lane in np.flatnonzero(warp.waiting):
+            waiters.setdefault(int(warp.pc[lane]), []).append(warp.ctx.thread(int(lane)))
+        exited += [warp.ctx.thread(int(lane)) for lane in np.flatnonzero(warp.exited)]
+    if len(waiters) == 1 and sum(map(len, waiters.values())) == block_size:
+        for warp in warps:
+            warp.release()
+        return
+    parts = [
+        f"{format_threads(tids)} wait at bar {pc:#010x}" for pc, tids in sorted(waiters.items())
+    ]
+    if exited:
+        parts.append(f"{format_threads(exited)} exited and can never arrive")
+    if len(waiters) > 1:
+        parts.append("all threads of a block must meet at the same bar")
+    raise BarrierFault(
+        "; ".join(parts), block=block, pc=next(iter(waiters)) if len(waiters) == 1 else None
+    )
+
+
+def _step_limit_fault(block: int, warps: list[_Warp], limit: int) -> StepLimitFault:
+    running = []
+    for warp in warps:
+        pcs = warp.live_pcs()
+        if pcs:
+            label = "pc" if len(pcs) == 1 else "pcs"
+            running.append(f"warp {warp.index} at {label} {', '.join(f'{p:#010x}' for p in pcs)}")
+    return StepLimitFault(
+        f"no completion within {limit} warp instructions; still running: {'; '.join(running)}",
+        block=block,
+    )
+
+
+def run(image: Image, config: LaunchConfig) -> RunResult:
+    """Run ``image`` from its entry point in every thread of the launch (see the module
+    docstring for the execution model). Raises only for host-side errors (e.g. an image that
+    does not fit global memory, :class:`~reconverge.golden.memory.AddressError`)."""
+    return _Machine(image, config).run()
