@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from reconverge.golden.errors import UserError
 from reconverge.golden.image import Image, Segment
 from reconverge.golden.isa import (
     CSR_NAMES,
@@ -41,7 +42,7 @@ DATA_ALIGN = 16  # alignment of the rw segment
 REG_RA, REG_T1 = 1, 6
 
 
-class AsmError(ValueError):
+class AsmError(UserError, ValueError):
     """An assembly error; the message starts with ``file:line:``."""
 
 

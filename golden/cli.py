@@ -11,13 +11,15 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from reconverge.golden.asm import AsmError, assemble
+from reconverge.golden.asm import assemble
 from reconverge.golden.disasm import disassemble_image
-from reconverge.golden.elf import ElfError, read_elf, write_elf
+from reconverge.golden.elf import read_elf, write_elf
+from reconverge.golden.errors import UserError
 from reconverge.golden.functional import LaunchConfig, RunResult, run
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.image import Image
@@ -28,8 +30,19 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 DEMO_PROGRAM = "divergent_demo.S"
 
 
-class UsageError(Exception):
-    """A user mistake the CLI reports in one line (exit status 2)."""
+class UsageError(UserError):
+    """A bad option or file the CLI reports in one line (exit status 2)."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """A sub-command: ``configure`` adds its arguments, ``run`` executes it and returns the exit
+    status. Feature modules define their own and :func:`commands` lists them."""
+
+    name: str
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -268,30 +281,47 @@ def _cmd_disasm(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _file_and_json(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="ELF file (or .S assembly)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _configure_exec(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="ELF file (or .S assembly)")
+    _add_launch_options(p, grid=1, block=1, warp=32)
+
+
+def _configure_asm(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="assembly source")
+    p.add_argument("-o", "--output", required=True, help="ELF file to write")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+BASE_COMMANDS = (
+    Command(
+        "demo",
+        "assemble and run the built-in divergent program",
+        lambda p: _add_launch_options(p, grid=2, block=16, warp=8),
+        _cmd_demo,
+    ),
+    Command("exec", "run an ELF (or assembly) program on golden", _configure_exec, _cmd_exec),
+    Command("asm", "assemble RISC-V assembly into an ELF", _configure_asm, _cmd_asm),
+    Command("disasm", "disassemble an ELF (or assembly) program", _file_and_json, _cmd_disasm),
+)
+
+
+def commands() -> list[Command]:
+    """Every sub-command: the base ones here and those of the feature modules."""
+    return [*BASE_COMMANDS]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="reconverge", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    commands: list[tuple[str, str, Callable[[argparse.Namespace], int]]] = [
-        ("demo", "assemble and run the built-in divergent program", _cmd_demo),
-        ("exec", "run an ELF (or assembly) program on the golden model", _cmd_exec),
-        ("asm", "assemble RISC-V assembly into an ELF", _cmd_asm),
-        ("disasm", "disassemble an ELF (or assembly) program", _cmd_disasm),
-    ]
-    for name, help_text, fn in commands:
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        p.set_defaults(fn=fn)
-        if name == "demo":
-            _add_launch_options(p, grid=2, block=16, warp=8)
-        elif name == "exec":
-            p.add_argument("file", help="ELF file (or .S assembly)")
-            _add_launch_options(p, grid=1, block=1, warp=32)
-        elif name == "asm":
-            p.add_argument("file", help="assembly source")
-            p.add_argument("-o", "--output", required=True, help="ELF file to write")
-            p.add_argument("--json", action="store_true", help="machine-readable output")
-        else:
-            p.add_argument("file", help="ELF file (or .S assembly)")
-            p.add_argument("--json", action="store_true", help="machine-readable output")
+    for command in commands():
+        p = sub.add_parser(command.name, help=command.help, description=command.help)
+        p.set_defaults(fn=command.run)
+        command.configure(p)
     return parser
 
 
@@ -299,7 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
     try:
         return ns.fn(ns)
-    except (UsageError, AsmError, ElfError) as exc:
+    except UserError as exc:
         print(f"reconverge {ns.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
+from reconverge.golden.errors import UserError
 from reconverge.golden.image import Image, Segment
 
 ELF_MAGIC = b"\x7fELF"
@@ -38,7 +39,7 @@ _SHDR = struct.Struct("<IIIIIIIIII")
 _SYM = struct.Struct("<IIIBBH")
 
 
-class ElfError(ValueError):
+class ElfError(UserError, ValueError):
     """The file is not an ELF32 RISC-V executable the SM can load."""
 
 
