@@ -11,7 +11,7 @@ The layer that detects a fault fills in what it knows; the layers above add the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 
 class SimtFault(Exception):
@@ -90,6 +90,18 @@ class BarrierFault(SimtFault):
     kind = "barrier deadlock"
 
 
+class TableOverflowFault(SimtFault):
+    """A divergence unit ran out of entries (SPS/dual-path stack, reconvergence table)."""
+
+    kind = "table overflow"
+
+
+class DeadlockFault(SimtFault):
+    """No warp can ever issue again although threads have not exited."""
+
+    kind = "deadlock"
+
+
 class StepLimitFault(SimtFault):
     """The program did not complete within the configured number of warp instructions."""
 
@@ -123,3 +135,34 @@ def format_threads(threads: Iterable[int]) -> str:
             runs.append([t, t])
     text = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
     return f"{'thread' if len(ordered) == 1 else 'threads'} {text}"
+
+
+def barrier_fault(
+    block: int,
+    waiters: Mapping[int, Sequence[int]],
+    exited: Sequence[int],
+    block_size: int,
+    held: Sequence[int] = (),
+    holder: str = "",
+) -> BarrierFault | None:
+    """The block's threads that can run have all stopped, some at ``bar``: None when the
+    barrier completes (every thread of the block waits at the same ``bar``), else the fault
+    naming who waits where, who exited, and (``held``) the threads a divergence unit
+    (``holder``) keeps from ever arriving."""
+    waiting = sum(map(len, waiters.values()))
+    if not held and len(waiters) == 1 and waiting == block_size:
+        return None
+    parts = [
+        f"{format_threads(tids)} wait at bar {pc:#010x}" for pc, tids in sorted(waiters.items())
+    ]
+    if exited:
+        parts.append(f"{format_threads(exited)} exited and can never arrive")
+    if held:
+        parts.append(
+            f"{format_threads(held)} are held back by the {holder} divergence unit and can "
+            "never arrive (a barrier reached while the warp is diverged, seed 002 Sec 3.3.3)"
+        )
+    if len(waiters) > 1:
+        parts.append("all threads of a block must meet at the same bar")
+    pc = next(iter(waiters)) if len(waiters) == 1 else None
+    return BarrierFault("; ".join(parts), block=block, pc=pc)

@@ -31,11 +31,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from reconverge.golden.faults import (
-    BarrierFault,
     IllegalInstructionFault,
     SimtFault,
     StepLimitFault,
-    format_threads,
+    barrier_fault,
 )
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.image import Image
@@ -118,7 +117,7 @@ class _Warp:
             warp_size=width,
         )
         self.mem = mem
-        self.regs = _initial_registers(width, image, config)
+        self.regs = initial_registers(width, image, config)
         self.pc = np.full(width, image.entry & MASK32, np.uint32)
         self.valid = np.arange(width) < threads
         self.runnable = self.valid.copy()
@@ -149,7 +148,7 @@ class _Warp:
         """Fetch and decode the instruction at ``pc`` for ``lanes`` (decoding is cached by word,
         so stores into code are honoured)."""
         try:
-            return _decode(self.mem.global_memory.fetch(pc))
+            return decode_word(self.mem.global_memory.fetch(pc))
         except SimtFault as fault:
             raise fault.locate(
                 block=self.ctx.block, thread=self.ctx.thread(int(lanes[0])), pc=pc
@@ -173,14 +172,14 @@ class _Warp:
         return sorted({int(pc) for pc in self.pc[self.valid & ~self.exited]})
 
 
-def _decode(word: int) -> Instr:
+def decode_word(word: int) -> Instr:
     try:
         return decode(word)
     except IllegalInstruction as exc:
         raise IllegalInstructionFault(exc.why, instr=f".word {word:#010x}") from None
 
 
-def _initial_registers(width: int, image: Image, config: LaunchConfig) -> np.ndarray:
+def initial_registers(width: int, image: Image, config: LaunchConfig) -> np.ndarray:
     """x0 = 0, sp = top of local memory, gp = ``__global_pointer$`` if defined, a0..a7 = the
     launch arguments, everything else 0."""
     regs = np.zeros((width, NUM_REGS), np.uint32)
@@ -282,20 +281,11 @@ def _complete_barrier(block: int, warps: list[_Warp], block_size: int) -> None:
         for lane in np.flatnonzero(warp.waiting):
             waiters.setdefault(int(warp.pc[lane]), []).append(warp.ctx.thread(int(lane)))
         exited += [warp.ctx.thread(int(lane)) for lane in np.flatnonzero(warp.exited)]
-    if len(waiters) == 1 and sum(map(len, waiters.values())) == block_size:
-        for warp in warps:
-            warp.release()
-        return
-    parts = [
-        f"{format_threads(tids)} wait at bar {pc:#010x}" for pc, tids in sorted(waiters.items())
-    ]
-    if exited:
-        parts.append(f"{format_threads(exited)} exited and can never arrive")
-    if len(waiters) > 1:
-        parts.append("all threads of a block must meet at the same bar")
-    raise BarrierFault(
-        "; ".join(parts), block=block, pc=next(iter(waiters)) if len(waiters) == 1 else None
-    )
+    fault = barrier_fault(block, waiters, exited, block_size)
+    if fault is not None:
+        raise fault
+    for warp in warps:
+        warp.release()
 
 
 def _step_limit_fault(block: int, warps: list[_Warp], limit: int) -> StepLimitFault:

@@ -1,0 +1,192 @@
+"""The dual-path stack: DPS (Rhu and Erez, as seed 002 Sec 7 and seed 003 Sec III describe it)
+and the dual-path stack with paired-path comparison, PPC (seed 003 Fig 4, 5).
+
+A stack entry records both sides of a divergent branch as two *paths* (PC and mask each), and
+the branch's reconvergence PC (RPC). The path that diverged stays in the entry below, suspended
+until the entry above is popped.
+
+* ``dps``: both paths of the top entry issue, interleaved, so each hides the other's latency; a
+  path that reaches the RPC waits there; when both have, the entry is popped and the suspended
+  parent path continues at the RPC.
+* ``ppc`` with hints (explicit): one path runs at a time, the one with the smaller PC when the
+  entry is pushed; it runs to the RPC (the paired-path comparison is made there, Fig 4), then
+  the other path runs; when both PCs are equal the entry is deleted (Fig 4 line 3).
+* ``ppc`` without hints (implicit): no RPC is known; the comparison is made after every
+  instruction (Fig 5 line 31): equal PCs delete the entry and the parent path continues at that
+  PC (early reconvergence wherever the paths meet); otherwise the path with the smaller PC runs.
+
+An indirect jump can have more than two targets: k targets become a chain of k - 1 entries,
+each holding one target and a suspended path for the remaining ones, with the two lowest
+targets on top. Exited threads leave every mask; a path with no threads left counts as having
+reconverged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reconverge.golden.blocks.divergence import (
+    NEVER,
+    DivergenceUnit,
+    Executed,
+    Split,
+    TableOverflow,
+)
+
+
+@dataclass
+class Path:
+    pc: int
+    mask: int
+    done: bool = False  # waits at the entry's RPC
+    suspended: bool = False  # its threads are in the entry above
+
+
+@dataclass
+class DualEntry:
+    paths: list[Path]
+    rpc: int = NEVER
+    current: int = 0  # the path that runs (ppc)
+
+    def finished(self, implicit: bool, waiting: int) -> bool:
+        """Whether the entry can be popped: no threads left, every path at the RPC, or (PPC
+        implicit) the two paths at the same PC or only one path left with threads. Paths with
+        threads waiting at a barrier never merge."""
+        live = [p for p in self.paths if p.mask]
+        if not live:
+            return True
+        if not implicit:
+            return all(p.done for p in live)
+        if any(p.suspended or p.mask & waiting for p in live):
+            return False
+        return len(live) == 1 or live[0].pc == live[1].pc
+
+
+class DualPathStack(DivergenceUnit):
+    """``paired`` selects PPC (one path at a time, min-PC choice); ``implicit`` (PPC without
+    hints) makes the paired-path comparison after every instruction instead of at the RPC."""
+
+    occupancy_keys = ("stack",)
+
+    def __init__(
+        self,
+        warp_size: int,
+        valid: int,
+        entry: int,
+        depth: int,
+        *,
+        paired: bool = False,
+        implicit: bool = False,
+    ) -> None:
+        super().__init__(warp_size, valid, entry)
+        self.depth = depth
+        self.paired = paired
+        self.implicit = implicit
+        self.entries = [DualEntry([Path(entry, valid)])]
+
+    # -- queries ------------------------------------------------------------------------------
+
+    def _runnable(self, path: Path) -> bool:
+        return bool(path.mask) and not path.done and not path.suspended
+
+    def splits(self) -> list[Split]:
+        if not self.entries:
+            return []
+        level = len(self.entries) - 1
+        top = self.entries[-1]
+        indices = [top.current] if self.paired else range(len(top.paths))
+        out = []
+        for i in indices:
+            path = top.paths[i]
+            if self._runnable(path) and not path.mask & self.waiting:
+                out.append(Split(2 * level + i, path.pc, path.mask))
+        return out
+
+    def occupancy(self) -> dict[str, int]:
+        return {"stack": len(self.entries)}
+
+    # -- updates ------------------------------------------------------------------------------
+
+    def execute(self, ex: Executed) -> None:
+        self._retire(ex)
+        for entry in self.entries:
+            for path in entry.paths:
+                path.mask &= ~ex.exited
+        level, index = divmod(ex.sid, 2)
+        top = self.entries[level]
+        path = top.paths[index]
+        if ex.divergent:
+            self._diverge(top, path, ex)
+        elif ex.targets:
+            (path.pc,) = ex.targets
+            path.done = not self.implicit and path.pc == top.rpc
+        self._settle()
+
+    def _diverge(self, top: DualEntry, path: Path, ex: Executed) -> None:
+        rpc = NEVER if self.implicit or ex.rpc is None else ex.rpc
+        groups = sorted(ex.targets.items())  # ascending PC
+        if not self.implicit and rpc == top.rpc and len(self.entries) > 1:
+            # Same reconvergence point as the entry (a loop exit, a break): the threads going
+            # to the RPC are done, and when the rest fit in the entry they replace the path.
+            groups = [(pc, mask) for pc, mask in groups if pc != rpc]
+            others = [p for p in top.paths if p is not path and p.mask and not p.done]
+            if len(groups) + len(others) <= 2:
+                (path.pc, path.mask), *more = groups
+                top.paths = [p for p in top.paths if (p.mask and not p.done) or p is path]
+                top.paths += [Path(pc, mask) for pc, mask in more]
+                return
+        path.suspended = True
+        path.pc = rpc
+        # k groups -> k - 1 entries; each but the last holds the highest remaining group and a
+        # suspended path standing for the rest.
+        while groups:
+            if len(self.entries) >= self.depth:
+                raise TableOverflow(
+                    f"{'PPC' if self.paired else 'DPS'} stack overflow: a divergent branch at "
+                    f"pc {ex.pc:#010x} needs more than {self.depth} entries"
+                )
+            if len(groups) <= 2:
+                paths = [Path(pc, mask, done=pc == rpc) for pc, mask in groups]
+                groups = []
+            else:
+                pc, mask = groups.pop()
+                rest = sum(m for _, m in groups)
+                paths = [Path(rpc, rest, suspended=True), Path(pc, mask, done=pc == rpc)]
+            entry = DualEntry(paths, rpc)
+            self.entries.append(entry)
+            self._choose(entry)
+
+    def _choose(self, entry: DualEntry) -> None:
+        """PPC: run the path with the smaller PC (Fig 4 lines 10-15); explicit mode keeps the
+        running path until it reaches the RPC."""
+        runnable = [i for i, p in enumerate(entry.paths) if self._runnable(p)]
+        if not runnable:
+            return
+        if self.implicit or entry.current not in runnable:
+            entry.current = min(runnable, key=lambda i: entry.paths[i].pc)
+
+    def _settle(self) -> None:
+        """Pop finished entries, resuming their parent paths; re-choose the running path."""
+        while len(self.entries) > 1 and self.entries[-1].finished(self.implicit, self.waiting):
+            done = self.entries.pop()
+            live = [p for p in done.paths if p.mask]
+            parent = next(p for p in self.entries[-1].paths if p.suspended)
+            parent.suspended = False
+            if self.implicit and live:
+                parent.pc = live[0].pc
+            parent.done = not self.implicit and parent.pc == self.entries[-1].rpc
+        if self.entries and not any(p.mask for p in self.entries[0].paths):
+            self.entries.clear()
+        elif self.entries:
+            self._choose(self.entries[-1])
+
+    def release(self, lanes: int) -> None:
+        self.waiting &= ~lanes
+        if not self.entries:
+            return
+        top = self.entries[-1]
+        for path in top.paths:
+            if path.mask & lanes:
+                path.pc += 4
+                path.done = not self.implicit and path.pc == top.rpc
+        self._settle()

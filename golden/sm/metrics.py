@@ -1,0 +1,96 @@
+"""The metrics of a run (DESIGN.md, Metrics), defined once for the golden model, the RTL
+testbenches and the CLI: the counters an SM accumulates, the ratios derived from them, and
+their JSON form (the keys documented in README.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Counters:
+    """Raw event counts of one warp or of the whole SM."""
+
+    warp_instructions: int = 0  # warp instructions issued
+    thread_instructions: int = 0  # sum of active threads over issued warp instructions
+    issue_passes: int = (
+        0  # cycles the lanes were busy issuing (W/L per instruction, fewer with hws)
+    )
+    hint_instructions: int = 0  # rhint warp instructions issued
+    memory_transactions: int = 0  # global/local line transactions after coalescing
+    shared_transactions: int = 0  # shared memory bank cycles (1 per access without conflicts)
+    bank_conflicts: int = 0  # shared memory cycles beyond the first of each access
+    spill_loads: int = 0  # dynamic spill loads (instructions the compiler marked as spills)
+    spill_stores: int = 0
+    split_cycles: int = 0  # sum over cycles of schedulable splits (for splits per warp)
+    live_cycles: int = 0  # cycles the warp was resident
+    max_splits: int = 0
+    max_occupancy: dict[str, int] = field(default_factory=dict)  # stack / st / rt
+
+    def add_occupancy(self, occupancy: dict[str, int]) -> None:
+        for key, value in occupancy.items():
+            if value > self.max_occupancy.get(key, 0):
+                self.max_occupancy[key] = value
+
+
+def ratio(numerator: float, denominator: float) -> float:
+    return numerator / denominator if denominator else 0.0
+
+
+@dataclass
+class Metrics:
+    """Counters of the SM plus the timing figures and the geometry they are relative to."""
+
+    counters: Counters
+    cycles: int
+    idle_cycles: int
+    warp_size: int
+    simd_width: int
+    warps: list[Counters] = field(default_factory=list)  # per warp of the launch
+
+    @property
+    def simd_efficiency(self) -> float:
+        """Active threads / W per issued warp instruction."""
+        c = self.counters
+        return ratio(c.thread_instructions, c.warp_instructions * self.warp_size)
+
+    @property
+    def lane_utilisation(self) -> float:
+        """Active threads / (passes x L): what hws improves (seed 001)."""
+        c = self.counters
+        return ratio(c.thread_instructions, c.issue_passes * self.simd_width)
+
+    @property
+    def splits_per_warp(self) -> float:
+        """Average number of schedulable splits of a resident warp (seed 002 Fig 13)."""
+        return ratio(
+            sum(w.split_cycles for w in self.warps), sum(w.live_cycles for w in self.warps)
+        )
+
+    @property
+    def ipc(self) -> float:
+        """Thread instructions per cycle."""
+        return ratio(self.counters.thread_instructions, self.cycles)
+
+    def to_json(self) -> dict[str, Any]:
+        c = self.counters
+        return {
+            "cycles": self.cycles,
+            "warp_instructions": c.warp_instructions,
+            "thread_instructions": c.thread_instructions,
+            "simd_efficiency": self.simd_efficiency,
+            "lane_utilisation": self.lane_utilisation,
+            "issue_passes": c.issue_passes,
+            "idle_cycles": self.idle_cycles,
+            "ipc": self.ipc,
+            "splits_per_warp": self.splits_per_warp,
+            "max_splits_per_warp": max((w.max_splits for w in self.warps), default=0),
+            "max_occupancy": dict(sorted(c.max_occupancy.items())),
+            "memory_transactions": c.memory_transactions,
+            "shared_transactions": c.shared_transactions,
+            "bank_conflicts": c.bank_conflicts,
+            "hint_instructions": c.hint_instructions,
+            "spill_loads": c.spill_loads,
+            "spill_stores": c.spill_stores,
+        }
