@@ -19,6 +19,7 @@ time (issue + passes - 1 + latency; for memory, after the coalesced transactions
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -53,6 +54,9 @@ from reconverge.golden.sm.config import Policy, Scheduler, ScoreboardKind, SMCon
 from reconverge.golden.sm.lsu import access_cost
 from reconverge.golden.sm.metrics import Counters, Metrics
 from reconverge.golden.sm.program import Program, is_control
+
+#: Called after each issue with the record and the issuing warp's divergence unit.
+Observer = Callable[["IssueRecord", DivergenceUnit], None]
 
 _MUL = frozenset({"mul", "mulh", "mulhsu", "mulhu"})
 _DIV = frozenset({"div", "divu", "rem", "remu"})
@@ -161,7 +165,13 @@ class SM:
     """One run of ``image`` over the launch ``launch`` on an SM configured by ``config``."""
 
     def __init__(
-        self, image: Image, launch: LaunchConfig, config: SMConfig, *, trace: bool = False
+        self,
+        image: Image,
+        launch: LaunchConfig,
+        config: SMConfig,
+        *,
+        trace: bool = False,
+        observer: Observer | None = None,
     ) -> None:
         self.image = image
         self.launch = launch
@@ -170,7 +180,8 @@ class SM:
         self.program = Program(image)
         self.memory = GlobalMemory(launch.memmap)
         self.memory.load_image(image)
-        self.keep_trace = trace
+        self.keep_trace = trace or observer is not None
+        self.observer = observer
         self.trace: list[IssueRecord] = []
         width = self.geometry.warp_size
         self.warps_per_block = -(-launch.block // width)
@@ -475,9 +486,10 @@ class SM:
             counters.hint_instructions += ins.name == "rhint"
         self.counters.add_occupancy(warp.unit.occupancy())
         if self.keep_trace:
-            self.trace.append(
-                IssueRecord(self.t, warp.gid, split.sid, split.pc, split.mask, passes)
-            )
+            record = IssueRecord(self.t, warp.gid, split.sid, split.pc, split.mask, passes)
+            self.trace.append(record)
+            if self.observer is not None:
+                self.observer(record, warp.unit)
 
     def _time_splits(
         self, warp: _Warp, issued: Split, ex: Executed, before: set[tuple[int, int]], passes: int
@@ -576,8 +588,14 @@ class SM:
 
 
 def run_sm(
-    image: Image, launch: LaunchConfig, config: SMConfig | None = None, *, trace: bool = False
+    image: Image,
+    launch: LaunchConfig,
+    config: SMConfig | None = None,
+    *,
+    trace: bool = False,
+    observer: Observer | None = None,
 ) -> SMResult:
     """Run ``image`` on the cycle-level SM. Like the functional model it never raises for a
-    fault of the program: the result carries it."""
-    return SM(image, launch, config or SMConfig(), trace=trace).run()
+    fault of the program: the result carries it. ``observer`` is called after every issue
+    (before the next) with the issue record and the warp's divergence unit."""
+    return SM(image, launch, config or SMConfig(), trace=trace, observer=observer).run()
