@@ -158,8 +158,11 @@ class DualPathStack(DivergenceUnit):
 
     def _choose(self, entry: DualEntry) -> None:
         """PPC: run the path with the smaller PC (Fig 4 lines 10-15); explicit mode keeps the
-        running path until it reaches the RPC."""
-        runnable = [i for i, p in enumerate(entry.paths) if self._runnable(p)]
+        running path until it reaches the RPC. A path whose threads wait at a barrier is passed
+        over (Fig 4 does not consider barriers): the other path must be able to reach it."""
+        runnable = [
+            i for i, p in enumerate(entry.paths) if self._runnable(p) and not p.mask & self.waiting
+        ]
         if not runnable:
             return
         if self.implicit or entry.current not in runnable:

@@ -1,0 +1,92 @@
+"""Properties of the cycle-level SM on random programs (tests/randprog.py), against the
+functional model: every policy leaves the same memory and exit codes; no issue takes more than
+W/L passes; no policy deadlocks on a barrier-free program; mp with unlimited tables and sps
+have the same SIMD efficiency when every branch reconverges at its IPDOM."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reconverge.golden.asm import assemble
+from reconverge.golden.functional import LaunchConfig, RunResult, run
+from reconverge.golden.geometry import Geometry
+from reconverge.golden.sm.config import Policy, SMConfig
+from reconverge.golden.sm.core import SMResult, run_sm
+from reconverge.golden.tests.randprog import NVARS, Program, programs, render
+
+#: Every configuration a policy name and its switches give.
+CONFIGS = [
+    SMConfig(policy=Policy.SPS),
+    SMConfig(policy=Policy.STACKLESS),
+    SMConfig(policy=Policy.DPS),
+    SMConfig(policy=Policy.PPC, hints=True),
+    SMConfig(policy=Policy.PPC, hints=False),
+    SMConfig(policy=Policy.MP),
+    SMConfig(policy=Policy.MP_OREC),
+]
+
+GEOMETRIES = st.sampled_from([(4, 4), (8, 4), (8, 2), (16, 4)])
+
+
+def launch_for(geometry: tuple[int, int], block: int, grid: int) -> LaunchConfig:
+    w, lanes = geometry
+    g = Geometry(warp_size=w, simd_width=lanes, warps=8, stack_depth=64, split_table=w,
+                 reconv_table=64)  # fmt: skip
+    return LaunchConfig(grid=grid, block=block, geometry=g, step_limit=200_000)
+
+
+def outputs(result: RunResult, image_symbols: dict[str, int], threads: int) -> list[int]:
+    return result.memory.read_words(image_symbols["out"], NVARS * threads).tolist()
+
+
+def check_same(reference: RunResult, result: SMResult, symbols: dict[str, int], threads: int,
+               label: str) -> None:  # fmt: skip
+    assert result.fault is None, f"{label}: {result.fault}"
+    assert np.array_equal(result.exit_codes, reference.exit_codes), label
+    assert np.array_equal(result.exited, reference.exited), label
+    assert outputs(result, symbols, threads) == outputs(reference, symbols, threads), label
+    assert np.array_equal(result.thread_instructions, reference.thread_instructions), label
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    program=programs(),
+    geometry=GEOMETRIES,
+    block=st.integers(1, 24),
+    grid=st.integers(1, 2),
+)
+def test_every_policy_computes_what_the_functional_model_computes(
+    program: Program, geometry: tuple[int, int], block: int, grid: int
+) -> None:
+    source = render(program)
+    image = assemble(source, "random.S")
+    launch = launch_for(geometry, block, grid)
+    reference = run(image, launch)
+    assert reference.fault is None, f"{reference.fault}\n{source}"
+    passes = geometry[0] // geometry[1]
+    for config in CONFIGS:
+        label = f"{config.policy.value} hints={config.hints}\n{source}"
+        result = run_sm(image, launch, config, trace=True)
+        check_same(reference, result, image.symbols, grid * block, label)
+        assert max(r.passes for r in result.trace) <= passes, label
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(program=programs(unstructured=False), geometry=GEOMETRIES, block=st.integers(1, 24))
+def test_mp_and_sps_have_equal_simd_efficiency_on_ipdom_code(
+    program: Program, geometry: tuple[int, int], block: int
+) -> None:
+    """With every branch reconverging at its IPDOM, MP (unlimited tables) and SPS execute the
+    same warp instructions with the same masks, only in another order (seed 002 Sec 6.1)."""
+    image = assemble(render(program), "random.S")
+    launch = launch_for(geometry, block, 1)
+    sps = run_sm(image, launch, SMConfig(policy=Policy.SPS), trace=True)
+    mp = run_sm(image, launch, SMConfig(policy=Policy.MP), trace=True)
+    assert sps.fault is None and mp.fault is None
+    assert sps.metrics is not None and mp.metrics is not None
+    assert sorted((r.pc, r.mask, r.warp) for r in sps.trace) == sorted(
+        (r.pc, r.mask, r.warp) for r in mp.trace
+    )
+    assert sps.metrics.simd_efficiency == mp.metrics.simd_efficiency
