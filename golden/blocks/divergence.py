@@ -17,8 +17,12 @@ import abc
 from dataclasses import dataclass, field
 
 #: A reconvergence PC no thread ever reaches: the threads of the split only meet again when
-#: they exit (a branch whose immediate postdominator is the exit of the program).
+#: they exit (a branch of the kernel whose immediate postdominator is the end of the program).
 NEVER = 0xFFFF_FFFF
+#: The reconvergence point of a branch inside a device function whose immediate postdominator
+#: is the function's end: the threads meet again when they return, at the return address of
+#: the innermost call (which the unit knows from its call entry).
+RETURN = 0xFFFF_FFFE
 
 
 class TableOverflow(Exception):
@@ -58,7 +62,10 @@ class Executed:
     that wait at a barrier excluded); ``control`` marks branches and jumps (the instructions
     after which the stack-less unit arbitrates, seed 000 Sec 4.1); ``rpc`` is the
     reconvergence PC of a control instruction when the program provides one (``rhint`` or the
-    binary's immediate postdominator), else None."""
+    binary's immediate postdominator, or :data:`RETURN`), else None. ``call`` marks a jump that
+    links (``jal``/``jalr`` with rd != x0): the stack and table units give the callee its own
+    entry that reconverges at the return address ``pc + 4``, as GPGPU-Sim's call entries do,
+    so that a recursive call cannot be mistaken for reaching a reconvergence PC of its caller."""
 
     sid: int
     pc: int
@@ -68,6 +75,7 @@ class Executed:
     barrier: int = 0
     control: bool = False
     rpc: int | None = None
+    call: bool = False
 
     @property
     def divergent(self) -> bool:

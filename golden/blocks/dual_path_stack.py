@@ -15,7 +15,10 @@ until the entry above is popped.
   instruction (Fig 5 line 31): equal PCs delete the entry and the parent path continues at that
   PC (early reconvergence wherever the paths meet); otherwise the path with the smaller PC runs.
 
-An indirect jump can have more than two targets: k targets become a chain of k - 1 entries,
+A call pushes a call entry (one path per target) that reconverges at the return address, in
+both modes; a branch that only reconverges when the function returns (:data:`RETURN`) takes
+the return address of the innermost call entry as its RPC. An indirect jump can have more than
+two targets: k targets become a chain of k - 1 entries,
 each holding one target and a suspended path for the remaining ones, with the two lowest
 targets on top. Exited threads leave every mask; a path with no threads left counts as having
 reconverged.
@@ -27,6 +30,7 @@ from dataclasses import dataclass
 
 from reconverge.golden.blocks.divergence import (
     NEVER,
+    RETURN,
     DivergenceUnit,
     Executed,
     Split,
@@ -47,6 +51,12 @@ class DualEntry:
     paths: list[Path]
     rpc: int = NEVER
     current: int = 0  # the path that runs (ppc)
+    call: bool = False  # a call entry: its paths return to ``rpc``
+
+    def at_rpc(self, pc: int, implicit: bool) -> bool:
+        """Whether a path of this entry at ``pc`` is done: it reached the RPC (in implicit PPC
+        only a call entry has one)."""
+        return pc == self.rpc and (self.call or not implicit)
 
     def finished(self, implicit: bool, waiting: int) -> bool:
         """Whether the entry can be popped: no threads left, every path at the RPC, or (PPC
@@ -55,7 +65,7 @@ class DualEntry:
         live = [p for p in self.paths if p.mask]
         if not live:
             return True
-        if not implicit:
+        if self.call or not implicit:
             return all(p.done for p in live)
         if any(p.suspended or p.mask & waiting for p in live):
             return False
@@ -115,17 +125,26 @@ class DualPathStack(DivergenceUnit):
         level, index = divmod(ex.sid, 2)
         top = self.entries[level]
         path = top.paths[index]
-        if ex.divergent:
-            self._diverge(top, path, ex)
+        if ex.call and ex.targets:
+            self._push(top, path, ex, (ex.pc + 4) & 0xFFFF_FFFF, call=True)
+        elif ex.divergent:
+            self._push(top, path, ex, self._rpc(ex.rpc), call=False)
         elif ex.targets:
             (path.pc,) = ex.targets
-            path.done = not self.implicit and path.pc == top.rpc
+            path.done = top.at_rpc(path.pc, self.implicit)
         self._settle()
 
-    def _diverge(self, top: DualEntry, path: Path, ex: Executed) -> None:
-        rpc = NEVER if self.implicit or ex.rpc is None else ex.rpc
+    def _rpc(self, rpc: int | None) -> int:
+        """A branch's RPC: none in implicit mode; RETURN is the innermost call's return."""
+        if self.implicit or rpc is None:
+            return NEVER
+        if rpc == RETURN:
+            return next((e.rpc for e in reversed(self.entries) if e.call), NEVER)
+        return rpc
+
+    def _push(self, top: DualEntry, path: Path, ex: Executed, rpc: int, *, call: bool) -> None:
         groups = sorted(ex.targets.items())  # ascending PC
-        if not self.implicit and rpc == top.rpc and len(self.entries) > 1:
+        if not call and not self.implicit and rpc == top.rpc and len(self.entries) > 1:
             # Same reconvergence point as the entry (a loop exit, a break): the threads going
             # to the RPC are done, and when the rest fit in the entry they replace the path.
             groups = [(pc, mask) for pc, mask in groups if pc != rpc]
@@ -141,18 +160,21 @@ class DualPathStack(DivergenceUnit):
         # suspended path standing for the rest.
         while groups:
             if len(self.entries) >= self.depth:
+                what = "call" if call else "divergent branch"
                 raise TableOverflow(
-                    f"{'PPC' if self.paired else 'DPS'} stack overflow: a divergent branch at "
-                    f"pc {ex.pc:#010x} needs more than {self.depth} entries"
+                    f"{'PPC' if self.paired else 'DPS'} stack overflow: the {what} at pc "
+                    f"{ex.pc:#010x} needs more than {self.depth} entries"
                 )
+            entry = DualEntry([], rpc, call=call)
             if len(groups) <= 2:
-                paths = [Path(pc, mask, done=pc == rpc) for pc, mask in groups]
+                entry.paths = [Path(pc, mask) for pc, mask in groups]
                 groups = []
             else:
                 pc, mask = groups.pop()
                 rest = sum(m for _, m in groups)
-                paths = [Path(rpc, rest, suspended=True), Path(pc, mask, done=pc == rpc)]
-            entry = DualEntry(paths, rpc)
+                entry.paths = [Path(rpc, rest, suspended=True), Path(pc, mask)]
+            for p in entry.paths:
+                p.done = not p.suspended and entry.at_rpc(p.pc, self.implicit)
             self.entries.append(entry)
             self._choose(entry)
 
@@ -177,19 +199,19 @@ class DualPathStack(DivergenceUnit):
             parent.suspended = False
             if self.implicit and live:
                 parent.pc = live[0].pc
-            parent.done = not self.implicit and parent.pc == self.entries[-1].rpc
+            parent.done = self.entries[-1].at_rpc(parent.pc, self.implicit)
         if self.entries and not any(p.mask for p in self.entries[0].paths):
             self.entries.clear()
         elif self.entries:
             self._choose(self.entries[-1])
 
     def release(self, lanes: int) -> None:
+        """Every path whose threads waited at the barrier (in any entry: a path below the top
+        may have reached it before the paths above were pushed) continues after it."""
         self.waiting &= ~lanes
-        if not self.entries:
-            return
-        top = self.entries[-1]
-        for path in top.paths:
-            if path.mask & lanes:
-                path.pc += 4
-                path.done = not self.implicit and path.pc == top.rpc
+        for entry in self.entries:
+            for path in entry.paths:
+                if path.mask & lanes and not path.suspended:
+                    path.pc += 4
+                    path.done = entry.at_rpc(path.pc, self.implicit)
         self._settle()

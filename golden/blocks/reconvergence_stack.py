@@ -8,9 +8,11 @@ per target is pushed, taken side first so that the fall-through side is on top; 
 target is the RPC itself gets no entry. When the TOS entry's PC reaches its RPC it is popped and
 the entry below continues. A divergent branch whose RPC equals the TOS entry's own RPC (a loop
 exit, a ``break``) replaces the TOS entry instead of keeping it as a reconvergence entry, since
-the entry below already waits at that PC. The whole warp waits when the TOS threads wait at a
-barrier: the threads of the other entries cannot reach it (Sec 3.3.3), which the SM reports as
-a barrier deadlock.
+the entry below already waits at that PC. A call pushes a call entry per target that
+reconverges at the return address, and a branch that only reconverges when the function returns
+(:data:`RETURN`) takes the return address of the innermost call entry. The whole warp waits
+when the TOS threads wait at a barrier: the threads of the other entries cannot reach it (Sec
+3.3.3), which the SM reports as a barrier deadlock.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 
 from reconverge.golden.blocks.divergence import (
     NEVER,
+    RETURN,
     DivergenceUnit,
     Executed,
     Split,
@@ -31,6 +34,7 @@ class StackEntry:
     pc: int
     mask: int
     rpc: int
+    call: bool = False
 
 
 class ReconvergenceStack(DivergenceUnit):
@@ -54,14 +58,23 @@ class ReconvergenceStack(DivergenceUnit):
         self._retire(ex)
         for e in self.entries:
             e.mask &= ~ex.exited
-        if ex.divergent:
-            self._diverge(self.top, ex)
+        if ex.call and ex.targets:
+            self._push(self.top, ex, (ex.pc + 4) & 0xFFFF_FFFF, call=True)
+        elif ex.divergent:
+            self._push(self.top, ex, self._rpc(ex.rpc), call=False)
         elif ex.targets:
             (self.top.pc,) = ex.targets
         self._reconverge()
 
-    def _diverge(self, top: StackEntry, ex: Executed) -> None:
-        rpc = NEVER if ex.rpc is None else ex.rpc
+    def _rpc(self, rpc: int | None) -> int:
+        """The branch's RPC, with RETURN resolved to the innermost call's return address."""
+        if rpc is None:
+            return NEVER
+        if rpc == RETURN:
+            return next((e.rpc for e in reversed(self.entries) if e.call), NEVER)
+        return rpc
+
+    def _push(self, top: StackEntry, ex: Executed, rpc: int, *, call: bool) -> None:
         if rpc == top.rpc and len(self.entries) > 1:
             self.entries.pop()  # the entry below already waits at this RPC
         else:
@@ -70,10 +83,10 @@ class ReconvergenceStack(DivergenceUnit):
             if pc != rpc:
                 if len(self.entries) >= self.depth:
                     raise TableOverflow(
-                        f"SPS stack overflow: a divergent branch at pc {ex.pc:#010x} needs more "
-                        f"than {self.depth} entries"
+                        f"SPS stack overflow: the {'call' if call else 'divergent branch'} at pc "
+                        f"{ex.pc:#010x} needs more than {self.depth} entries"
                     )
-                self.entries.append(StackEntry(pc, ex.targets[pc], rpc))
+                self.entries.append(StackEntry(pc, ex.targets[pc], rpc, call))
 
     def _reconverge(self) -> None:
         """Pop entries that reached their RPC or lost all their threads."""

@@ -16,6 +16,10 @@ stack (seed 002 Sec 3, Fig 5-7), with opportunistic early reconvergence (Sec 4, 
 * A split reaching its reconvergence PC is invalidated and clears its threads from the pending
   mask; when the pending mask becomes zero the RT entry moves back to the first free ST entry
   with the reconvergence mask.
+* A call is handled like a divergence whose RPC is the return address: the calling split's
+  entry moves to the RT and the callee splits reconverge there when they return; each entry
+  also records its call context (the RT entry of the innermost call) so that a branch that only
+  reconverges when the function returns (:data:`RETURN`) reconverges at that entry.
 * With ``orec``, every insertion into the ST (a new split, a split that branched to another
   block, an entry coming back from the RT) searches the ST associatively for a split in the same
   block (same block PC) with the same reconvergence entry; if found, a new RT entry at the
@@ -32,6 +36,7 @@ from dataclasses import dataclass
 
 from reconverge.golden.blocks.divergence import (
     NEVER,
+    RETURN,
     DivergenceUnit,
     Executed,
     Split,
@@ -43,22 +48,26 @@ NO_ENTRY = -1  # R-index of a split with no reconvergence entry (it only ends by
 
 @dataclass
 class StEntry:
-    """A warp split (Fig 7): block PC, next PC (the I-buffer's), active mask, R-index."""
+    """A warp split (Fig 7): block PC, next PC (the I-buffer's), active mask, R-index; and the
+    RT entry of its innermost call."""
 
     pc: int
     next_pc: int
     mask: int
     rindex: int = NO_ENTRY
+    call: int = NO_ENTRY
 
 
 @dataclass
 class RtEntry:
-    """A reconvergence point (Fig 7): PC, reconvergence mask, pending mask, R-index."""
+    """A reconvergence point (Fig 7): PC, reconvergence mask, pending mask, R-index; and the
+    call context the reconverged split continues in."""
 
     pc: int
     rmask: int
     pending: int
     rindex: int = NO_ENTRY
+    call: int = NO_ENTRY
 
 
 class SplitTables(DivergenceUnit):
@@ -108,8 +117,10 @@ class SplitTables(DivergenceUnit):
         split = self.st[ex.sid]
         if split is None:
             raise ValueError(f"split {ex.sid} is not in the split table")
-        if ex.divergent:
-            self._diverge(ex.sid, split, ex)
+        if ex.call and ex.targets:
+            self._diverge(ex.sid, split, ex, (ex.pc + 4) & 0xFFFF_FFFF, call=True)
+        elif ex.divergent:
+            self._diverge(ex.sid, split, ex, self._rpc(split, ex.rpc), call=False)
         elif ex.targets:
             (split.next_pc,) = ex.targets
             if ex.control:
@@ -148,26 +159,38 @@ class SplitTables(DivergenceUnit):
         assert target is not None
         target.pending &= ~split.mask
 
-    def _diverge(self, index: int, split: StEntry, ex: Executed) -> None:
-        rpc = NEVER if ex.rpc is None else ex.rpc
+    def _rpc(self, split: StEntry, rpc: int | None) -> int:
+        """A branch's RPC, with RETURN resolved to the split's innermost call's return."""
+        if rpc is None:
+            return NEVER
+        if rpc == RETURN:
+            call = self.rt[split.call] if split.call != NO_ENTRY else None
+            return NEVER if call is None else call.pc
+        return rpc
+
+    def _diverge(self, index: int, split: StEntry, ex: Executed, rpc: int, *, call: bool) -> None:
+        """Split ``split`` over the targets, reconverging at ``rpc`` (a call: at its return
+        address, in a new call context)."""
         self.st[index] = None
-        if rpc == self.rpc_of(split):
+        if rpc == self.rpc_of(split) and not call:
             rindex = split.rindex  # same reconvergence point: no new RT entry
         else:
-            rindex = self._allocate_rt(RtEntry(rpc, split.mask, split.mask, split.rindex), ex.pc)
+            entry = RtEntry(rpc, split.mask, split.mask, split.rindex, split.call)
+            rindex = self._allocate_rt(entry, ex.pc)
+        context = rindex if call else split.call
         for pc, mask in sorted(ex.targets.items()):
             if pc == rpc:
                 target = self.rt[rindex]
                 assert target is not None
                 target.pending &= ~mask
             else:
-                self._insert(StEntry(pc, pc, mask, rindex))
+                self._insert(StEntry(pc, pc, mask, rindex, context))
 
     def _allocate_rt(self, entry: RtEntry, pc: int) -> int:
         free = self._free(self.rt)
         if free is None:
             raise TableOverflow(
-                f"reconvergence table overflow: the divergent branch at pc {pc:#010x} needs more "
+                f"reconvergence table overflow: the branch or call at pc {pc:#010x} needs more "
                 f"than {len(self.rt)} RT entries"
             )
         self.rt[free] = entry
@@ -205,7 +228,9 @@ class SplitTables(DivergenceUnit):
             free = self._free(self.rt)
             if free is None:
                 return False  # no RT entry for the early point: keep running apart
-            self.rt[free] = RtEntry(lead.next_pc, lead.mask | entry.mask, entry.mask, entry.rindex)
+            self.rt[free] = RtEntry(
+                lead.next_pc, lead.mask | entry.mask, entry.mask, entry.rindex, entry.call
+            )
             self.st[i] = None  # the leading split waits at the early reconvergence point
             entry.rindex = free
             return False
@@ -220,7 +245,7 @@ class SplitTables(DivergenceUnit):
                 if r is not None and r.pending == 0:
                     self.rt[i] = None
                     if r.rmask:
-                        self._insert(StEntry(r.pc, r.pc, r.rmask, r.rindex))
+                        self._insert(StEntry(r.pc, r.pc, r.rmask, r.rindex, r.call))
                     moved = True
         for i, e in enumerate(self.st):
             if e is not None and e.mask == 0:

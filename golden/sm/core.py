@@ -446,7 +446,10 @@ class SM:
             for lane, nxt in zip(out.lanes.tolist(), out.next_pc.tolist(), strict=True):
                 targets[nxt] = targets.get(nxt, 0) | 1 << lane
         rpc = self.program.rpc(split.pc) if control and self.config.explicit else None
-        return Executed(split.sid, split.pc, split.mask, targets, exited, barrier, control, rpc)
+        call = ins.spec.is_jump and ins.rd != 0
+        return Executed(
+            split.sid, split.pc, split.mask, targets, exited, barrier, control, rpc, call
+        )
 
     def _latency(
         self, warp: _Warp, ins: Instr, out: Outcome, lanes: np.ndarray, last_pass: int

@@ -10,13 +10,15 @@ a hint that names another PC than the postdominator is an error.
 The control-flow graph is intraprocedural, over instructions: a branch goes to its target and
 the next instruction; ``j`` to its target; a call (``jal``/``jalr`` that links) returns to the
 next instruction; a jump through a register that does not link (``ret``, ``jr``) and ``ecall``
-(exit) end the function. A branch whose postdominator is that end has no reconvergence PC
-(:data:`~reconverge.golden.blocks.divergence.NEVER`): its splits meet again only by exiting.
+(exit) end the function. A branch of the kernel whose postdominator is that end has no
+reconvergence PC (:data:`~reconverge.golden.blocks.divergence.NEVER`): its splits meet again only
+by exiting; a branch of a device function whose postdominator is the function's end reconverges
+when the function returns (:data:`~reconverge.golden.blocks.divergence.RETURN`).
 """
 
 from __future__ import annotations
 
-from reconverge.golden.blocks.divergence import NEVER
+from reconverge.golden.blocks.divergence import NEVER, RETURN
 from reconverge.golden.errors import UserError
 from reconverge.golden.graphs import immediate_postdominators
 from reconverge.golden.image import Image
@@ -70,14 +72,25 @@ class Program:
         self._check_hints()
 
     def _postdominators(self) -> dict[int, int]:
-        """Immediate postdominator of every control instruction (NEVER: the exit)."""
+        """Immediate postdominator of every control instruction (NEVER: the exit). Each
+        function is its own graph: the entry point, every call target, then any code not yet
+        reached (a function only called through a register) are roots in turn."""
 
         def succ(pc: int) -> list[int]:
             ins = self.code.get(pc)
             return [] if ins is None else [s for s in successors(pc, ins) if s in self.code]
 
-        ipdom = immediate_postdominators(self.code, succ)
-        return {pc: ipdom.get(pc) or NEVER for pc, ins in self.code.items() if is_control(ins)}
+        calls = sorted(
+            (pc + ins.imm) & MASK32 for pc, ins in self.code.items() if ins.name == "jal" and ins.rd
+        )
+        ipdom: dict[int, int] = {}
+        entry = self.image.entry & MASK32
+        for root in [entry, *calls, *sorted(self.code)]:
+            if root in self.code and root not in ipdom:
+                end = NEVER if root == entry else RETURN
+                for pc, post in immediate_postdominators(root, succ).items():
+                    ipdom.setdefault(pc, end if post is None else post)
+        return {pc: ipdom.get(pc, NEVER) for pc, ins in self.code.items() if is_control(ins)}
 
     def _check_hints(self) -> None:
         for branch, hinted in self.hints.items():
@@ -85,8 +98,8 @@ class Program:
             if ins is None or not ins.spec.is_branch:
                 continue
             computed = self.ipdom.get(branch, NEVER)
-            if hinted != computed:
-                where = "the exit" if computed == NEVER else f"{computed:#010x}"
+            if hinted != computed and computed not in (NEVER, RETURN):
+                where = f"{computed:#010x}"
                 raise HintMismatch(
                     f"{self.image.source}: rhint at {branch - ILEN_BYTES:#010x} names "
                     f"{hinted:#010x} as the reconvergence PC of the branch at {branch:#010x}, "

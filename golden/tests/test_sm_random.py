@@ -6,6 +6,7 @@ have the same SIMD efficiency when every branch reconverges at its IPDOM."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -50,16 +51,7 @@ def check_same(reference: RunResult, result: SMResult, symbols: dict[str, int], 
     assert np.array_equal(result.thread_instructions, reference.thread_instructions), label
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    program=programs(),
-    geometry=GEOMETRIES,
-    block=st.integers(1, 24),
-    grid=st.integers(1, 2),
-)
-def test_every_policy_computes_what_the_functional_model_computes(
-    program: Program, geometry: tuple[int, int], block: int, grid: int
-) -> None:
+def check_every_policy(program: Program, geometry: tuple[int, int], block: int, grid: int) -> None:
     source = render(program)
     image = assemble(source, "random.S")
     launch = launch_for(geometry, block, grid)
@@ -71,6 +63,31 @@ def test_every_policy_computes_what_the_functional_model_computes(
         result = run_sm(image, launch, config, trace=True)
         check_same(reference, result, image.symbols, grid * block, label)
         assert max(r.passes for r in result.trace) <= passes, label
+
+
+LAUNCHES = {
+    "program": programs(),
+    "geometry": GEOMETRIES,
+    "block": st.integers(1, 24),
+    "grid": st.integers(1, 2),
+}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(**LAUNCHES)
+def test_every_policy_computes_what_the_functional_model_computes(
+    program: Program, geometry: tuple[int, int], block: int, grid: int
+) -> None:
+    check_every_policy(program, geometry, block, grid)
+
+
+@pytest.mark.slow
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(**LAUNCHES)
+def test_every_policy_computes_what_the_functional_model_computes_sweep(
+    program: Program, geometry: tuple[int, int], block: int, grid: int
+) -> None:
+    check_every_policy(program, geometry, block, grid)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
