@@ -18,8 +18,8 @@ class Geometry:
     warps: int = 8  # warps resident per SM
     regs: int = NUM_REGS  # architectural registers per thread
     stack_depth: int = 32  # SPS / dual-path stack entries per warp
-    split_table: int = 8  # ST entries per warp (seed 002)
-    reconv_table: int = 8  # RT entries per warp (seed 002)
+    split_table: int = 32  # ST entries per warp that may issue (seed 002: at most W are needed)
+    reconv_table: int = 16  # RT entries per warp (seed 002: depends on the nesting depth)
 
     def __post_init__(self) -> None:
         def power_of_two(v: int) -> bool:

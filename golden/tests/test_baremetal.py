@@ -23,6 +23,8 @@ from reconverge.golden.elf import load_elf
 from reconverge.golden.functional import LaunchConfig, run
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.memmap import GLOBAL_BASE
+from reconverge.golden.sm.config import Policy, SMConfig
+from reconverge.golden.sm.core import run_sm
 
 PROGRAM_DIR = Path(__file__).parent / "programs" / "baremetal"
 SOURCES = ("crt0.S", "main.c")
@@ -114,3 +116,27 @@ def test_cli_exec(build: Build, opt: str, fail: bool, exit_code: int) -> None:
     threads = sorted((t["block"], t["thread"], t["exit_code"]) for t in report["threads"])
     assert threads == [(b, t, exit_code) for b in range(GRID) for t in range(BLOCK)]
     assert all(t["instructions"] > 0 for t in report["threads"])
+
+
+@pytest.mark.parametrize(
+    "config",
+    [SMConfig(policy=p) for p in Policy] + [SMConfig(policy=Policy.PPC, hints=False)],
+    ids=lambda c: f"{c.policy.value}{'' if c.hints else '-implicit'}",
+)
+def test_every_policy_runs_the_hint_free_gcc_binary(build: Build, config: SMConfig) -> None:
+    """A GCC binary has no reconvergence hints: the policies that need reconvergence PCs take
+    them from the immediate postdominators of the binary's control-flow graph (recursion,
+    calls, loops and all), and every policy computes what the functional model computes."""
+    image = load_elf(build("-O2", False))
+    geometry = Geometry(warp_size=WARP_SIZE, simd_width=4, warps=4)
+    launch = LaunchConfig(grid=1, block=BLOCK, geometry=geometry)
+    reference = run(image, launch)
+    result = run_sm(image, launch, config)
+    assert result.fault is None, str(result.fault)
+    assert result.exit_codes.tolist() == reference.exit_codes.tolist() == [[0] * BLOCK]
+    symbol = image.symbols["results"]
+    assert (
+        result.memory.read_words(symbol, BLOCK).tolist()
+        == reference.memory.read_words(symbol, BLOCK).tolist()
+    )
+    assert result.metrics is not None and result.metrics.counters.hint_instructions == 0
