@@ -520,7 +520,11 @@ class _Operands:
 
 
 def _fence_set(text: str) -> int:
+    """A fence predecessor or successor set: letters of ``iorw``, or ``0`` (empty; GNU as has
+    no spelling for it)."""
     text = text.strip().lower()
+    if text == "0":
+        return 0
     if not text or any(c not in "iorw" for c in text) or len(set(text)) != len(text):
         raise _Error(f"fence operand must be a combination of i, o, r, w, not {text!r}")
     return sum(bit for c, bit in (("i", 8), ("o", 4), ("r", 2), ("w", 1)) if c in text)
