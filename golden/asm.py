@@ -781,8 +781,9 @@ _STORES = ("sb", "sh", "sw")
 
 def _symbolic_access(stmt: _Stmt) -> bool:
     """``lw rd, sym`` / ``sw rs, sym, rt``: a load or store addressed by a symbol."""
-    if stmt.name in _LOADS:
-        return len(stmt.operands) == 2 and _memory_operand(stmt.operands[1]) is None
+    if stmt.name in _LOADS:  # a memory operand ends in (register), or (q5) if mistyped
+        m = _MEMORY_OPERAND.fullmatch(stmt.operands[1]) if len(stmt.operands) == 2 else None
+        return len(stmt.operands) == 2 and (m is None or m[2].isdigit())
     if stmt.name in _STORES:
         return len(stmt.operands) == 3
     return False
@@ -815,20 +816,17 @@ def _long_branch(ins: Instr) -> list[Instr]:
     return [replace(ins, spec=_INVERSE[ins.name], imm=8), _ins("jal", imm=ins.imm - 4)]
 
 
-def _check_target(ins: Instr) -> None:
-    """Say how far a branch or jump target is when it is out of reach or misaligned."""
+def _check_target(name: str, ins: Instr) -> None:
+    """Say how far the target of a branch or jump (of statement ``name``) is when it is out of
+    reach or misaligned."""
     fmt = ins.spec.fmt
     if fmt in (Fmt.B, Fmt.J, Fmt.HINT):
         lo, hi, align = imm_range(fmt)
         if not lo <= ins.imm <= hi:
             reach = "±4 KiB" if fmt is Fmt.B else "±1 MiB"
-            raise _Error(
-                f"{ins.name}: target is {ins.imm:+d} bytes away, beyond its reach ({reach})"
-            )
+            raise _Error(f"{name}: target is {ins.imm:+d} bytes away, beyond its reach ({reach})")
         if ins.imm % align:
-            raise _Error(
-                f"{ins.name}: target is {ins.imm:+d} bytes away, not a multiple of {align}"
-            )
+            raise _Error(f"{name}: target is {ins.imm:+d} bytes away, not a multiple of {align}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1202,7 +1200,7 @@ class Assembler:
             instrs = _long_branch(instrs[0])
         out = bytearray()
         for ins in instrs:
-            _check_target(ins)
+            _check_target(stmt.name, ins)
             try:
                 out += encode(ins).to_bytes(4, "little")
             except EncodingError as exc:
@@ -1231,7 +1229,8 @@ class Assembler:
         for i, text in enumerate(stmt.operands):
             value = self.evaluate(self.parse_expr(text, stmt), pc + i * size, stmt.equs_before)
             if not -(1 << (8 * size - 1)) <= value < 1 << (8 * size):
-                raise _Error(f"{stmt.name}: value {value} does not fit in {size} bytes")
+                room = "a byte" if size == 1 else f"{size} bytes"
+                raise _Error(f"{stmt.name}: value {value} does not fit in {room}")
             out += (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
         return bytes(out)
 
