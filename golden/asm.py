@@ -10,8 +10,11 @@ GNU's operators, precedence and 64-bit arithmetic, and ``%hi``, ``%lo``, ``%pcre
 ``%pcrel_lo``; and the directives programs need. A symbol set by ``.equ``/``.set``/``=`` has,
 at each use, its latest value before that use (its first value for a use before any).
 
-Beyond GNU: ``li rd, label`` (``lui`` + ``addi`` of the absolute address), ``lw rd, constant``
-and the ``.rodata`` directive are accepted; ``li`` of a value outside 32 bits is an error.
+Like GNU ``as``, a conditional branch to a label beyond ±4 KiB or in another section becomes
+the inverted branch over a ``jal x0``. Unlike it: a branch to a numeric address is encoded
+directly (as the disassembler prints targets); ``li rd, label`` (``lui`` + ``addi`` of the
+absolute address), ``lw rd, constant``, ``fence 0, ...`` (an empty set) and the ``.rodata``
+directive are accepted; ``li`` of a value outside 32 bits is an error.
 
 Layout: executable sections from :data:`~reconverge.golden.memmap.GLOBAL_BASE` (read-only data
 after them) form the ``rx`` segment; writable data and ``.bss`` follow, 16-byte aligned, as the
@@ -1054,6 +1057,8 @@ class Assembler:
                     grown = True
 
     def _needs_long_branch(self, stmt: _Stmt) -> bool:
+        """Whether the conditional branch ``stmt`` (at its current place) takes the long form;
+        operand errors are left for pass 2 to report."""
         try:
             expr = self.parse_expr(stmt.operands[-1], stmt)
             section = self._target_section(expr, stmt.equs_before, stmt.section)
@@ -1061,10 +1066,10 @@ class Assembler:
                 return False
             if section != stmt.section:
                 return True
-            pc = self.address_of(_Place(stmt.section, 0)) + stmt.offset
+            pc = self.sections[stmt.section].base + stmt.offset
             return not -4096 <= self.evaluate(expr, pc, stmt.equs_before) - pc < 4096
         except (_Error, IndexError):
-            return False  # reported by pass 2
+            return False
 
     def _target_section(self, expr: Expr, before: int, here: str) -> str | None:
         """The section of the label a branch target is relative to (``label``, ``.``,
@@ -1077,7 +1082,8 @@ class Assembler:
                 return self.labels[name].section
             if name in self.equs:
                 definition = self._definition(name, before)
-                return self._target_section(definition.expr, definition.index, here)
+                place = definition.place.section  # where "." in the definition is
+                return self._target_section(definition.expr, definition.index, place)
             return None
         if expr.op in ("+", "-"):
             left, right = expr.args

@@ -117,6 +117,12 @@ BRANCH_REACH = """\
 4: nop
   beq a0, a1, more_sym
   bnez a0, more_sym
+  .equ near, 5f + 4
+  .equ far, 4b - 4
+  bltu a0, a1, near
+  bgeu a0, a1, far
+5: nop
+  nop
 """
 
 # ----------------------------------------------------------------------------------------------
