@@ -1,4 +1,4 @@
-"""The assembler against GNU as + ld (no relaxation): every instruction form, pseudo-instruction,
+"""The assembler against GNU as -mno-relax + ld: every instruction form, pseudo-instruction,
 directive and expression form assembles to the same bytes at the same addresses.
 
 One generated source holds every case, each behind its own label ``case_N``; both assemblers
@@ -65,8 +65,8 @@ def instruction_cases(spec: Spec) -> list[str]:
         return [f"  {n} {regs}" for regs in REGS3]
     if syn is Syntax.RD_RS1_IMM:
         imms = SHAMTS if spec.fmt is Fmt.SHIFT else I_IMMS
-        return [f"  {n} {regs.rsplit(',', 1)[0]}, {imm}" for regs, imm in zip(
-            itertools.cycle(REGS3), imms, strict=False)]  # fmt: skip
+        pairs = zip(itertools.cycle(REGS3), imms, strict=False)
+        return [f"  {n} {regs.rsplit(',', 1)[0]}, {imm}" for regs, imm in pairs]
     if syn is Syntax.RD_IMM_RS1 and n == "jalr":
         return ["  jalr ra, 0(a1)", "  jalr a0, -2048(a1)", "  jalr zero, 2047(t0)",
                 "  jalr x31, -1(x31)"]  # fmt: skip
@@ -77,8 +77,8 @@ def instruction_cases(spec: Spec) -> list[str]:
         return branch_cases(n)
     if syn is Syntax.RD_IMM:
         imms = (*U_IMMS, "%pcrel_hi(data_sym)") if n == "auipc" else U_IMMS
-        return [f"  {n} {reg}, {imm}" for reg, imm in zip(
-            itertools.cycle(("a0", "zero", "t6", "x17")), imms, strict=False)]  # fmt: skip
+        pairs = zip(itertools.cycle(("a0", "zero", "t6", "x17")), imms, strict=False)
+        return [f"  {n} {reg}, {imm}" for reg, imm in pairs]
     if syn is Syntax.RD_TARGET:
         return ["1: nop\n  jal 1b", "  jal a0, 1f\n1:", "  jal zero, . + 0xffffe",
                 "  jal ra, . - 0x100000", "  jal x31, text_sym", "  jal fwd_sym"]  # fmt: skip
