@@ -1,11 +1,14 @@
 """The disassembler: 32-bit words -> assembly text that :mod:`reconverge.golden.asm` assembles
 back to the same words. Operands are printed by the syntax recorded in
-:data:`reconverge.golden.isa.SPECS`; the common aliases (``li``, ``mv``, ``j``, ``ret``,
-``beqz``, ``csrr``, ...) are shown as GNU ``objdump`` shows them. Branch and jump targets are
-absolute addresses (the assembler takes an address and subtracts the pc)."""
+:data:`reconverge.golden.isa.SPECS`; aliases (``li``, ``mv``, ``j``, ``ret``, ``beqz``,
+``csrr``, ...) are chosen as GNU ``objdump`` chooses them. Branch and jump targets are absolute
+addresses (the assembler takes an address and subtracts the pc). A word that does not decode,
+or that decodes but has bits its instruction ignores set (e.g. ``fence.tso``, read as a plain
+``fence``), is shown as ``.word``."""
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Mapping
 
 from reconverge.golden.image import Image
@@ -18,6 +21,7 @@ from reconverge.golden.isa import (
     Instr,
     Syntax,
     decode,
+    encode,
 )
 
 _CSR_BY_NUMBER = {number: name for name, number in CSR_NAMES.items()}
@@ -33,6 +37,7 @@ def _csr(n: int) -> str:
 
 
 def _fence_set(bits: int) -> str:
+    """A fence predecessor or successor set; ``0`` for the empty set."""
     return "".join(c for c, bit in (("i", 8), ("o", 4), ("r", 2), ("w", 1)) if bits & bit) or "0"
 
 
@@ -56,29 +61,64 @@ def _operands(ins: Instr, target: str) -> str:
     }[ins.spec.syntax]()
 
 
-#: Aliases: (base mnemonic, condition on the fields, alias mnemonic, operands).
 _Alias = tuple[str, Callable[[Instr], bool], str, Callable[[Instr, str], str]]
+
+
+def _rd_rs1(i: Instr, t: str) -> str:
+    return f"{_reg(i.rd)}, {_reg(i.rs1)}"
+
+
+def _rd_rs2(i: Instr, t: str) -> str:
+    return f"{_reg(i.rd)}, {_reg(i.rs2)}"
+
+
+def _rs1_target(i: Instr, t: str) -> str:
+    return f"{_reg(i.rs1)}, {t}"
+
+
+def _rs2_target(i: Instr, t: str) -> str:
+    return f"{_reg(i.rs2)}, {t}"
+
+
+def _csr_source(i: Instr, t: str) -> str:
+    source = _reg(i.rs1) if i.spec.syntax is Syntax.CSR else str(i.imm)
+    return f"{_csr(i.csr)}, {source}"
+
+
+#: Aliases, in GNU objdump's order of preference: (base mnemonic, condition on the fields,
+#: alias mnemonic, operands).
 _ALIASES: tuple[_Alias, ...] = (
     ("addi", lambda i: i.rd == 0 and i.rs1 == 0 and i.imm == 0, "nop", lambda i, t: ""),
     ("addi", lambda i: i.rs1 == 0, "li", lambda i, t: f"{_reg(i.rd)}, {i.imm}"),
-    ("addi", lambda i: i.imm == 0, "mv", lambda i, t: f"{_reg(i.rd)}, {_reg(i.rs1)}"),
-    ("xori", lambda i: i.imm == -1, "not", lambda i, t: f"{_reg(i.rd)}, {_reg(i.rs1)}"),
-    ("sub", lambda i: i.rs1 == 0, "neg", lambda i, t: f"{_reg(i.rd)}, {_reg(i.rs2)}"),
-    ("sltiu", lambda i: i.imm == 1, "seqz", lambda i, t: f"{_reg(i.rd)}, {_reg(i.rs1)}"),
-    ("sltu", lambda i: i.rs1 == 0, "snez", lambda i, t: f"{_reg(i.rd)}, {_reg(i.rs2)}"),
+    ("addi", lambda i: i.imm == 0, "mv", _rd_rs1),
+    ("xori", lambda i: i.imm == -1, "not", _rd_rs1),
+    ("andi", lambda i: i.imm == 255, "zext.b", _rd_rs1),
+    ("sub", lambda i: i.rs1 == 0, "neg", _rd_rs2),
+    ("sltiu", lambda i: i.imm == 1, "seqz", _rd_rs1),
+    ("sltu", lambda i: i.rs1 == 0, "snez", _rd_rs2),
+    ("slt", lambda i: i.rs2 == 0, "sltz", _rd_rs1),
+    ("slt", lambda i: i.rs1 == 0, "sgtz", _rd_rs2),
     ("jal", lambda i: i.rd == 0, "j", lambda i, t: t),
     ("jal", lambda i: i.rd == REG_RA, "jal", lambda i, t: t),
     ("jalr", lambda i: i.rd == 0 and i.rs1 == REG_RA and i.imm == 0, "ret", lambda i, t: ""),
     ("jalr", lambda i: i.rd == 0 and i.imm == 0, "jr", lambda i, t: _reg(i.rs1)),
+    ("jalr", lambda i: i.rd == 0, "jr", lambda i, t: f"{i.imm}({_reg(i.rs1)})"),
     ("jalr", lambda i: i.rd == REG_RA and i.imm == 0, "jalr", lambda i, t: _reg(i.rs1)),
-    ("beq", lambda i: i.rs2 == 0, "beqz", lambda i, t: f"{_reg(i.rs1)}, {t}"),
-    ("bne", lambda i: i.rs2 == 0, "bnez", lambda i, t: f"{_reg(i.rs1)}, {t}"),
-    ("blt", lambda i: i.rs2 == 0, "bltz", lambda i, t: f"{_reg(i.rs1)}, {t}"),
-    ("bge", lambda i: i.rs2 == 0, "bgez", lambda i, t: f"{_reg(i.rs1)}, {t}"),
-    ("blt", lambda i: i.rs1 == 0, "bgtz", lambda i, t: f"{_reg(i.rs2)}, {t}"),
-    ("bge", lambda i: i.rs1 == 0, "blez", lambda i, t: f"{_reg(i.rs2)}, {t}"),
+    ("jalr", lambda i: i.rd == REG_RA, "jalr", lambda i, t: f"{i.imm}({_reg(i.rs1)})"),
+    ("jalr", lambda i: i.imm == 0, "jalr", _rd_rs1),
+    ("beq", lambda i: i.rs2 == 0, "beqz", _rs1_target),
+    ("bne", lambda i: i.rs2 == 0, "bnez", _rs1_target),
+    ("blt", lambda i: i.rs2 == 0, "bltz", _rs1_target),
+    ("blt", lambda i: i.rs1 == 0, "bgtz", _rs2_target),
+    ("bge", lambda i: i.rs1 == 0, "blez", _rs2_target),
+    ("bge", lambda i: i.rs2 == 0, "bgez", _rs1_target),
     ("csrrs", lambda i: i.rs1 == 0, "csrr", lambda i, t: f"{_reg(i.rd)}, {_csr(i.csr)}"),
-    ("csrrw", lambda i: i.rd == 0, "csrw", lambda i, t: f"{_csr(i.csr)}, {_reg(i.rs1)}"),
+    ("csrrs", lambda i: i.rd == 0, "csrs", _csr_source),
+    ("csrrw", lambda i: i.rd == 0, "csrw", _csr_source),
+    ("csrrc", lambda i: i.rd == 0, "csrc", _csr_source),
+    ("csrrsi", lambda i: i.rd == 0, "csrsi", _csr_source),
+    ("csrrwi", lambda i: i.rd == 0, "csrwi", _csr_source),
+    ("csrrci", lambda i: i.rd == 0, "csrci", _csr_source),
     ("fence", lambda i: i.pred == i.succ == 0b1111, "fence", lambda i, t: ""),
 )
 
@@ -94,14 +134,13 @@ def format_instr(ins: Instr, pc: int, label: Callable[[int], str] | None = None)
     """``ins`` at ``pc`` as text; ``label`` may name a target address (as ``<name>`` comment)."""
     target_addr = target_of(ins, pc)
     target = f"{target_addr:#x}" if target_addr is not None else ""
-    text = None
-    for base, cond, alias, ops in _ALIASES:
-        if base == ins.name and cond(ins):
-            text = f"{alias:<8}{ops(ins, target)}".rstrip()
-            break
-    if text is None:
-        suffix = ".aq" * ins.aq + ".rl" * ins.rl
-        text = f"{ins.name + suffix:<8}{_operands(ins, target)}".rstrip()
+    alias = next((a for a in _ALIASES if a[0] == ins.name and a[1](ins)), None)
+    if alias is not None:
+        mnemonic, operands = alias[2], alias[3](ins, target)
+    else:
+        order = {(0, 0): "", (1, 0): ".aq", (0, 1): ".rl", (1, 1): ".aqrl"}[ins.aq, ins.rl]
+        mnemonic, operands = ins.name + order, _operands(ins, target)
+    text = f"{mnemonic:<7} {operands}".rstrip()
     if target_addr is not None and label is not None:
         name = label(target_addr)
         if name:
@@ -109,28 +148,32 @@ def format_instr(ins: Instr, pc: int, label: Callable[[int], str] | None = None)
     return text
 
 
-def disassemble(word: int, pc: int = 0) -> str:
-    """One word at ``pc`` as text; an undecodable word becomes ``.word 0x...``."""
+def _word(word: int) -> str:
+    return f".word   {word & MASK32:#010x}"
+
+
+def disassemble(word: int, pc: int = 0, label: Callable[[int], str] | None = None) -> str:
+    """One word at ``pc`` as text: an instruction, or ``.word`` (with the instruction it
+    resembles as a comment when only ignored bits keep it from being one)."""
     try:
-        return format_instr(decode(word), pc)
+        ins = decode(word)
     except IllegalInstruction:
-        return f".word   {word & MASK32:#010x}"
+        return _word(word)
+    text = format_instr(ins, pc, label)
+    return text if encode(ins) == word & MASK32 else f"{_word(word)}  # {text}"
 
 
 def _labeller(symbols: Mapping[str, int]) -> Callable[[int], str]:
-    """Name of an address: the symbol at it, else ``nearest+offset``."""
+    """Name of an address: the (alphabetically first) symbol at it, else ``nearest+offset``."""
     by_addr = sorted((value, name) for name, value in symbols.items())
+    values = [value for value, _ in by_addr]
 
     def label(addr: int) -> str:
-        best = None
-        for value, name in by_addr:
-            if value > addr:
-                break
-            if best is None or value > best[0]:
-                best = (value, name)
-        if best is None:
+        below = bisect.bisect_right(values, addr)
+        if below == 0:
             return ""
-        return best[1] if best[0] == addr else f"{best[1]}+{addr - best[0]:#x}"
+        value, name = by_addr[bisect.bisect_left(values, values[below - 1])]
+        return name if value == addr else f"{name}+{addr - value:#x}"
 
     return label
 
@@ -149,9 +192,5 @@ def disassemble_image(image: Image) -> list[str]:
             if name is not None:
                 lines.append(f"{name}:")
             word = int.from_bytes(seg.data[offset : offset + ILEN_BYTES], "little")
-            try:
-                text = format_instr(decode(word), pc, label)
-            except IllegalInstruction:
-                text = f".word   {word:#010x}"
-            lines.append(f"  {pc:08x}:  {word:08x}  {text}")
+            lines.append(f"  {pc:08x}:  {word:08x}  {disassemble(word, pc, label)}")
     return lines

@@ -25,6 +25,7 @@ EF_RISCV_RVC = 0x1
 EF_RISCV_FLOAT_ABI_SOFT = 0x0
 
 PT_LOAD = 1
+SEGMENT_ALIGN = 16  # p_align of the segments write_elf makes
 PF_X, PF_W, PF_R = 1, 2, 4
 
 SHT_NULL, SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB, SHT_NOBITS = 0, 1, 2, 3, 8
@@ -66,8 +67,10 @@ def read_elf(data: bytes, source: str = "<elf>") -> Image:
     def fail(why: str) -> ElfError:
         return ElfError(f"{source}: {why}")
 
-    if len(data) < _EHDR.size or data[:4] != ELF_MAGIC:
+    if data[:4] != ELF_MAGIC:
         raise fail("not an ELF file (no \\x7fELF header)")
+    if len(data) < _EHDR.size:
+        raise fail(f"truncated: {len(data)} bytes, shorter than the ELF header ({_EHDR.size})")
     ident = data[:16]
     if ident[4] != ELFCLASS32:
         raise fail("not a 32-bit ELF file (the SM runs RV32: build with -march=rv32im -mabi=ilp32)")
@@ -112,7 +115,8 @@ def read_elf(data: bytes, source: str = "<elf>") -> Image:
 
 
 def _read_symbols(data: bytes, e_shoff: int, e_shnum: int) -> dict[str, int]:
-    """Named symbols of the first SHT_SYMTAB (file and section symbols left out)."""
+    """Named, defined symbols of the first SHT_SYMTAB; file and section symbols and the RISC-V
+    mapping symbols (``$x``, ``$d``, ``$x<isa>``, which GNU as emits) left out."""
     headers = [_SHDR.unpack_from(data, e_shoff + i * _SHDR.size) for i in range(e_shnum)]
     for _, sh_type, _, _, sh_offset, sh_size, sh_link, _, _, sh_entsize in headers:
         if sh_type != SHT_SYMTAB or sh_entsize != _SYM.size or sh_link >= e_shnum:
@@ -123,7 +127,12 @@ def _read_symbols(data: bytes, e_shoff: int, e_shnum: int) -> dict[str, int]:
         for off in range(sh_offset, min(sh_offset + sh_size, len(data)) - _SYM.size + 1, _SYM.size):
             st_name, st_value, _, st_info, _, st_shndx = _SYM.unpack_from(data, off)
             name = _cstring(names, st_name)
-            if name and st_info & 0xF not in (STT_SECTION, STT_FILE) and st_shndx != SHN_UNDEF:
+            if (
+                name
+                and not name.startswith(("$x", "$d"))
+                and st_info & 0xF not in (STT_SECTION, STT_FILE)
+                and st_shndx != SHN_UNDEF
+            ):
                 symbols.setdefault(name, st_value)
         return symbols
     return {}
@@ -168,58 +177,57 @@ def _sections_of(seg: Segment, file_offset: int) -> list[tuple[str, int, int, in
 
 
 def write_elf(image: Image) -> bytes:
-    """An ELF32 executable of ``image``: one PT_LOAD segment per image segment, its sections
-    (``.text``/``.data`` for the file bytes, ``.bss`` for a zero-filled tail), a symbol table of
-    the image's symbols (all global) and the section name table."""
+    """An ELF32 executable of ``image``: one PT_LOAD segment per image segment (file offset
+    congruent to its address modulo :data:`SEGMENT_ALIGN`), its sections (``.text``/``.data``
+    for the file bytes, ``.bss`` for a zero-filled tail), a symbol table of the image's symbols
+    (all global) and the section name table."""
     ordered = sorted(image.segments, key=lambda s: s.vaddr)
-    shstr, strtab = _Strings(), _Strings()
-    phoff = _EHDR.size
-    offset = phoff + len(ordered) * _PHDR.size
     body = bytearray()
-    phdrs: list[bytes] = []
-    sections: list[tuple[str, int, int, int, int, int]] = []
+    start = _EHDR.size + len(ordered) * _PHDR.size  # file offset of body
+
+    def append(data: bytes, align: int, address: int = 0) -> int:
+        """Add ``data`` to the body at a file offset congruent to ``address`` mod ``align``."""
+        body.extend(bytes((address - start - len(body)) % align))
+        offset = start + len(body)
+        body.extend(data)
+        return offset
+
+    phdrs, sections = [], []
     for seg in ordered:
-        file_offset = offset + len(body)
-        body += seg.data
-        phdrs.append(_PHDR.pack(PT_LOAD, file_offset, seg.vaddr, seg.vaddr, len(seg.data),
-                                seg.memsz, _flags_bits(seg.flags), 4))  # fmt: skip
-        sections += _sections_of(seg, file_offset)
+        offset = append(seg.data, SEGMENT_ALIGN, seg.vaddr)
+        phdrs.append(_PHDR.pack(PT_LOAD, offset, seg.vaddr, seg.vaddr, len(seg.data),
+                                seg.memsz, _flags_bits(seg.flags), SEGMENT_ALIGN))  # fmt: skip
+        sections += _sections_of(seg, offset)
 
     def section_of(value: int) -> int:
-        for index, (_, _, _, addr, _, size) in enumerate(sections, start=1):
-            if addr <= value < addr + size:
-                return index
+        """The index of the section holding ``value`` (or ending at it), else SHN_ABS."""
+        for inclusive in (False, True):
+            for index, (_, _, _, addr, _, size) in enumerate(sections, start=1):
+                if addr <= value < addr + size + inclusive:
+                    return index
         return SHN_ABS
 
+    strtab, shstr = _Strings(), _Strings()
     symtab = _SYM.pack(0, 0, 0, 0, 0, 0) + b"".join(
         _SYM.pack(strtab.add(name), value & 0xFFFF_FFFF, 0, STB_GLOBAL << 4 | STT_NOTYPE, 0,
                   section_of(value))
         for name, value in sorted(image.symbols.items(), key=lambda kv: (kv[1], kv[0]))
     )  # fmt: skip
-
-    def append(data: bytes, align: int) -> int:
-        body.extend(b"\0" * (-(offset + len(body)) % align))
-        start = offset + len(body)
-        body.extend(data)
-        return start
-
     shdrs = [_SHDR.pack(*([0] * 10))]
-    for name, sh_type, flags, addr, file_offset, size in sections:
-        shdrs.append(_SHDR.pack(shstr.add(name), sh_type, flags, addr, file_offset, size, 0, 0,
-                                4, 0))  # fmt: skip
-    symtab_index = len(shdrs)
+    for name, sh_type, flags, addr, offset, size in sections:
+        shdrs.append(_SHDR.pack(shstr.add(name), sh_type, flags, addr, offset, size, 0, 0, 4, 0))
+    symtab_index = len(shdrs)  # .symtab, then its .strtab, then .shstrtab
     shdrs.append(_SHDR.pack(shstr.add(".symtab"), SHT_SYMTAB, 0, 0, append(symtab, 4),
-                            len(symtab), symtab_index + 1, 1, 4,
-                            _SYM.size))  # fmt: skip
+                            len(symtab), symtab_index + 1, 1, 4, _SYM.size))  # fmt: skip
     shdrs.append(_SHDR.pack(shstr.add(".strtab"), SHT_STRTAB, 0, 0,
                             append(bytes(strtab.data), 1), len(strtab.data), 0, 0, 1,
                             0))  # fmt: skip
-    shstrtab_name = shstr.add(".shstrtab")
-    shdrs.append(_SHDR.pack(shstrtab_name, SHT_STRTAB, 0, 0, append(bytes(shstr.data), 1),
+    name = shstr.add(".shstrtab")
+    shdrs.append(_SHDR.pack(name, SHT_STRTAB, 0, 0, append(bytes(shstr.data), 1),
                             len(shstr.data), 0, 0, 1, 0))  # fmt: skip
     shoff = append(b"".join(shdrs), 4)
     ident = ELF_MAGIC + bytes([ELFCLASS32, ELFDATA2LSB, EV_CURRENT]) + bytes(9)
-    header = _EHDR.pack(ident, ET_EXEC, EM_RISCV, EV_CURRENT, image.entry, phoff, shoff,
+    header = _EHDR.pack(ident, ET_EXEC, EM_RISCV, EV_CURRENT, image.entry, _EHDR.size, shoff,
                         EF_RISCV_FLOAT_ABI_SOFT, _EHDR.size, _PHDR.size, len(phdrs), _SHDR.size,
                         len(shdrs), len(shdrs) - 1)  # fmt: skip
     return header + b"".join(phdrs) + bytes(body)
