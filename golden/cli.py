@@ -209,22 +209,22 @@ def demo_source() -> tuple[str, str]:
 # argparse front end
 
 
-def _int(text: str) -> int:
+def parse_int(text: str) -> int:
     try:
         return int(text, 0)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
 
 
-def _add_launch_options(p: argparse.ArgumentParser, grid: int, block: int, warp: int) -> None:
-    p.add_argument("--grid", type=_int, default=grid, help="blocks in the grid")
-    p.add_argument("--block", type=_int, default=block, help="threads per block")
-    p.add_argument("--warp-size", type=_int, default=warp, help="threads per warp (W)")
+def add_launch_options(p: argparse.ArgumentParser, grid: int, block: int, warp: int) -> None:
+    p.add_argument("--grid", type=parse_int, default=grid, help="blocks in the grid")
+    p.add_argument("--block", type=parse_int, default=block, help="threads per block")
+    p.add_argument("--warp-size", type=parse_int, default=warp, help="threads per warp (W)")
     p.add_argument(
-        "--arg", type=_int, action="append", default=[], help="kernel argument (a0, a1, ...)"
+        "--arg", type=parse_int, action="append", default=[], help="kernel argument (a0, a1, ...)"
     )
     p.add_argument(
-        "--step-limit", type=_int, default=10_000_000, help="warp steps before giving up"
+        "--step-limit", type=parse_int, default=10_000_000, help="warp steps before giving up"
     )
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
@@ -288,7 +288,7 @@ def _file_and_json(p: argparse.ArgumentParser) -> None:
 
 def _configure_exec(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="ELF file (or .S assembly)")
-    _add_launch_options(p, grid=1, block=1, warp=32)
+    add_launch_options(p, grid=1, block=1, warp=32)
 
 
 def _configure_asm(p: argparse.ArgumentParser) -> None:
@@ -301,7 +301,7 @@ BASE_COMMANDS = (
     Command(
         "demo",
         "assemble and run the built-in divergent program",
-        lambda p: _add_launch_options(p, grid=2, block=16, warp=8),
+        lambda p: add_launch_options(p, grid=2, block=16, warp=8),
         _cmd_demo,
     ),
     Command("exec", "run an ELF (or assembly) program on golden", _configure_exec, _cmd_exec),
@@ -312,7 +312,9 @@ BASE_COMMANDS = (
 
 def commands() -> list[Command]:
     """Every sub-command: the base ones here and those of the feature modules."""
-    return [*BASE_COMMANDS]
+    from reconverge.golden.sm.commands import COMMANDS as SM_COMMANDS
+
+    return [*BASE_COMMANDS, *SM_COMMANDS]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,367 @@
+"""``reconverge run`` and ``reconverge compare``: a program on the cycle-level SM under one policy,
+or a set of programs under several policies side by side (also as Python functions)."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from reconverge.golden import cli
+from reconverge.golden.functional import LaunchConfig
+from reconverge.golden.geometry import Geometry
+from reconverge.golden.image import Image
+from reconverge.golden.sm.config import (
+    POLICY_NAMES,
+    Latencies,
+    Policy,
+    Scheduler,
+    ScoreboardKind,
+    SMConfig,
+    parse_policy,
+)
+from reconverge.golden.sm.core import SMResult, run_sm
+from reconverge.golden.sm.plot import plot_run
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One column of a comparison: a policy and its switches."""
+
+    policy: Policy
+    hints: bool = True
+    hws: bool = False
+
+    @property
+    def label(self) -> str:
+        name = self.policy.value
+        if self.policy is Policy.PPC:
+            name += "" if self.hints else " (implicit)"
+        return name + (" +hws" if self.hws else "")
+
+
+def variants(policies: str, hws: str) -> list[Variant]:
+    """``all`` or a comma list of policy names (``ppc-implicit``: ppc without hints), crossed
+    with hws ``off``, ``on`` or ``both``."""
+    names = [*POLICY_NAMES, "ppc-implicit"] if policies == "all" else policies.split(",")
+    out = []
+    for name in names:
+        name = name.strip()
+        implicit = name == "ppc-implicit"
+        try:
+            policy = Policy.PPC if implicit else parse_policy(name)
+        except ValueError as exc:
+            raise cli.UsageError(str(exc)) from None
+        out.append(Variant(policy, hints=not implicit))
+    if hws not in ("off", "on", "both"):
+        raise cli.UsageError(f"--hws must be off, on or both, not {hws!r}")
+    switches = {"off": [False], "on": [True], "both": [False, True]}[hws]
+    return [replace(v, hws=h) for h in switches for v in out]
+
+
+def _geometry(ns: argparse.Namespace) -> Geometry:
+    try:
+        return Geometry(
+            warp_size=ns.warp_size,
+            simd_width=ns.simd_width if ns.simd_width else min(8, ns.warp_size),
+            warps=ns.warps,
+            stack_depth=ns.stack_depth,
+            split_table=ns.split_table,
+            reconv_table=ns.reconv_table,
+        )
+    except ValueError as exc:
+        raise cli.UsageError(str(exc)) from None
+
+
+def _latencies(pairs: Sequence[str]) -> Latencies:
+    values: dict[str, int] = {}
+    names = {n.rstrip("_"): n for n in Latencies.__dataclass_fields__}
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        if key not in names or not value:
+            raise cli.UsageError(
+                f"--latency takes NAME=CYCLES with NAME one of {', '.join(sorted(names))}, "
+                f"not {pair!r}"
+            )
+        values[names[key]] = cli.parse_int(value)
+    try:
+        return Latencies(**values)
+    except ValueError as exc:
+        raise cli.UsageError(str(exc)) from None
+
+
+def sm_config(ns: argparse.Namespace, variant: Variant) -> SMConfig:
+    try:
+        return SMConfig(
+            policy=variant.policy,
+            hws=variant.hws,
+            hints=variant.hints,
+            scheduler=Scheduler(ns.scheduler),
+            scoreboard=ScoreboardKind(ns.scoreboard) if ns.scoreboard else None,
+            latencies=_latencies(ns.latency),
+            line_bytes=ns.line_bytes,
+            max_cycles=ns.max_cycles,
+        )
+    except ValueError as exc:
+        raise cli.UsageError(str(exc)) from None
+
+
+def launch_config(ns: argparse.Namespace) -> LaunchConfig:
+    geometry = _geometry(ns)
+    if ns.grid < 1 or ns.block < 1:
+        raise cli.UsageError(f"grid and block must be positive (got {ns.grid}, {ns.block})")
+    try:
+        return LaunchConfig(
+            grid=ns.grid,
+            block=ns.block,
+            geometry=geometry,
+            args=tuple(ns.arg),
+            step_limit=ns.step_limit,
+        )
+    except ValueError as exc:
+        raise cli.UsageError(str(exc)) from None
+
+
+def run_on_sm(
+    image: Image, launch: LaunchConfig, config: SMConfig, *, trace: bool = False
+) -> SMResult:
+    """Run, turning a launch the SM cannot hold into a usage error."""
+    try:
+        return run_sm(image, launch, config, trace=trace)
+    except ValueError as exc:
+        raise cli.UsageError(str(exc)) from None
+
+
+def run_json(
+    result: SMResult, launch: LaunchConfig, config: SMConfig, source: str
+) -> dict[str, Any]:
+    """The JSON form of ``reconverge run`` (keys documented in README.md)."""
+    out = cli.result_json(result, launch, source)
+    assert result.metrics is not None
+    g = launch.geometry
+    out.update(
+        {
+            "policy": config.policy.value,
+            "hints": config.hints,
+            "hws": config.hws,
+            "scheduler": config.scheduler.value,
+            "scoreboard": config.scoreboard_kind.value,
+            "geometry": {
+                "warp_size": g.warp_size,
+                "simd_width": g.simd_width,
+                "warps": g.warps,
+                "stack_depth": g.stack_depth,
+                "split_table": g.split_table,
+                "reconv_table": g.reconv_table,
+            },
+            "metrics": result.metrics.to_json(),
+            "memory_digest": memory_digest(result),
+        }
+    )
+    return out
+
+
+def memory_digest(result: SMResult) -> str:
+    """SHA-256 of the final global memory: equal for every policy on one program."""
+    return hashlib.sha256(result.memory.data.tobytes()).hexdigest()
+
+
+def format_metrics(result: SMResult, config: SMConfig) -> str:
+    assert result.metrics is not None
+    m = result.metrics.to_json()
+    occupancy = ", ".join(f"{k} {v}" for k, v in m["max_occupancy"].items()) or "-"
+    return "\n".join(
+        [
+            f"policy {config.policy.value}"
+            + (
+                ""
+                if config.policy is not Policy.PPC
+                else f" ({'explicit' if config.hints else 'implicit'})"
+            )
+            + (" +hws" if config.hws else "")
+            + f", scheduler {config.scheduler.value}, {config.scoreboard_kind.value} scoreboard",
+            f"cycles {m['cycles']}, idle cycles {m['idle_cycles']}, IPC {m['ipc']:.3f}",
+            f"warp instructions {m['warp_instructions']}, thread instructions "
+            f"{m['thread_instructions']}, hint instructions {m['hint_instructions']}",
+            f"SIMD efficiency {m['simd_efficiency']:.3f}, lane utilisation "
+            f"{m['lane_utilisation']:.3f}, issue passes {m['issue_passes']}",
+            f"splits per warp {m['splits_per_warp']:.2f} (max {m['max_splits_per_warp']}), "
+            f"max occupancy: {occupancy}",
+            f"memory transactions {m['memory_transactions']}, shared {m['shared_transactions']} "
+            f"({m['bank_conflicts']} bank conflicts)",
+        ]
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# argparse
+
+
+def add_sm_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--simd-width", type=cli.parse_int, default=0, help="lanes L (default min(8, W))"
+    )
+    p.add_argument("--warps", type=cli.parse_int, default=8, help="warp slots of the SM")
+    p.add_argument("--stack-depth", type=cli.parse_int, default=Geometry.stack_depth)
+    p.add_argument("--split-table", type=cli.parse_int, default=Geometry.split_table)
+    p.add_argument("--reconv-table", type=cli.parse_int, default=Geometry.reconv_table)
+    p.add_argument("--scheduler", choices=[s.value for s in Scheduler], default="gto")
+    p.add_argument("--scoreboard", choices=[s.value for s in ScoreboardKind], default=None)
+    p.add_argument(
+        "--latency", action="append", default=[], metavar="NAME=CYCLES", help="e.g. global=40"
+    )
+    p.add_argument("--line-bytes", type=cli.parse_int, default=64)
+    p.add_argument("--max-cycles", type=cli.parse_int, default=5_000_000)
+
+
+def _configure_run(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="ELF file or .S assembly")
+    p.add_argument("--policy", choices=POLICY_NAMES, default="sps")
+    p.add_argument("--hws", action="store_true", help="hybrid warp size (seed 001)")
+    p.add_argument(
+        "--hints", action=argparse.BooleanOptionalAction, default=True,
+        help="ppc: explicit (with reconvergence PCs) or implicit",
+    )  # fmt: skip
+    p.add_argument("--trace", help="write the issue trace here as JSON lines")
+    p.add_argument("--plot", help="write a PNG of warp activity and occupancy here")
+    cli.add_launch_options(p, grid=1, block=32, warp=32)
+    add_sm_options(p)
+
+
+def _cmd_run(ns: argparse.Namespace) -> int:
+    image = cli.load_program(ns.file)
+    launch = launch_config(ns)
+    config = sm_config(ns, Variant(Policy(ns.policy), ns.hints, ns.hws))
+    result = run_on_sm(image, launch, config, trace=bool(ns.trace or ns.plot))
+    if ns.trace:
+        with open(ns.trace, "w") as f:
+            for record in result.trace:
+                f.write(json.dumps(record.to_json()) + "\n")
+    if ns.plot:
+        assert result.metrics is not None
+        plot_run(
+            result.trace,
+            cycles=result.metrics.cycles,
+            warp_size=launch.geometry.warp_size,
+            simd_width=launch.geometry.simd_width,
+            title=f"{Path(ns.file).name} under {config.policy.value}",
+            path=ns.plot,
+        )
+    if ns.json:
+        print(json.dumps(run_json(result, launch, config, image.source), indent=1))
+    else:
+        print(cli.format_result(result, launch, image.source))
+        print(format_metrics(result, config))
+    return cli.EXIT_OK if cli.run_ok(result) else cli.EXIT_FAILED
+
+
+def compare(
+    files: Sequence[str], ns: argparse.Namespace, chosen: list[Variant]
+) -> list[dict[str, Any]]:
+    """One row per (file, variant): the run's metrics, its speedup over the first variant,
+    and whether its results equal the first variant's (they always must)."""
+    rows: list[dict[str, Any]] = []
+    launch = launch_config(ns)
+    for path in files:
+        image = cli.load_program(path)
+        first: SMResult | None = None
+        for variant in chosen:
+            result = run_on_sm(image, launch, sm_config(ns, variant))
+            assert result.metrics is not None
+            first = first or result
+            assert first.metrics is not None
+            same = memory_digest(result) == memory_digest(first) and (
+                result.exit_codes.tolist() == first.exit_codes.tolist()
+            )
+            rows.append(
+                {
+                    "file": image.source,
+                    "policy": variant.policy.value,
+                    "hints": variant.hints,
+                    "hws": variant.hws,
+                    "label": variant.label,
+                    "ok": cli.run_ok(result),
+                    "fault": None if result.fault is None else str(result.fault),
+                    "same_results": same,
+                    "speedup": first.metrics.cycles / result.metrics.cycles
+                    if result.metrics.cycles
+                    else 0.0,
+                    **result.metrics.to_json(),
+                }
+            )
+    return rows
+
+
+COLUMNS = (
+    ("label", "policy", "{}"),
+    ("cycles", "cycles", "{}"),
+    ("speedup", "speedup", "{:.2f}"),
+    ("warp_instructions", "warp instr", "{}"),
+    ("simd_efficiency", "SIMD eff", "{:.3f}"),
+    ("lane_utilisation", "lane util", "{:.3f}"),
+    ("idle_cycles", "idle", "{}"),
+    ("splits_per_warp", "splits/warp", "{:.2f}"),
+    ("memory_transactions", "mem tx", "{}"),
+    ("hint_instructions", "hints", "{}"),
+)
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    lines = []
+    for path in dict.fromkeys(r["file"] for r in rows):
+        group = [r for r in rows if r["file"] == path]
+        cells = [[title for _, title, _ in COLUMNS]] + [
+            [fmt.format(r[key]) for key, _, fmt in COLUMNS] for r in group
+        ]
+        widths = [max(len(c[i]) for c in cells) for i in range(len(COLUMNS))]
+        lines.append(path)
+        for i, row in enumerate(cells):
+            lines.append(
+                "  "
+                + "  ".join(
+                    c.rjust(w) if j else c.ljust(w)
+                    for j, (c, w) in enumerate(zip(row, widths, strict=True))
+                )
+            )
+            if i == 0:
+                lines.append("  " + "  ".join("-" * w for w in widths))
+        for r in group:
+            if r["fault"]:
+                lines.append(f"  {r['label']}: {r['fault']}")
+            elif not r["same_results"]:
+                lines.append(f"  {r['label']}: RESULTS DIFFER from {group[0]['label']}")
+    return "\n".join(lines)
+
+
+def _configure_compare(p: argparse.ArgumentParser) -> None:
+    p.add_argument("files", nargs="+", help="ELF files or .S assembly")
+    p.add_argument(
+        "--policies", default="all", help="all, or a comma list (ppc-implicit: no hints)"
+    )
+    p.add_argument("--hws", default="off", help="off, on or both")
+    cli.add_launch_options(p, grid=1, block=32, warp=32)
+    add_sm_options(p)
+
+
+def _cmd_compare(ns: argparse.Namespace) -> int:
+    rows = compare(ns.files, ns, variants(ns.policies, ns.hws))
+    if ns.json:
+        print(json.dumps(rows, indent=1))
+    else:
+        print(format_table(rows))
+    good = all(r["ok"] and r["same_results"] for r in rows)
+    return cli.EXIT_OK if good else cli.EXIT_FAILED
+
+
+COMMANDS = (
+    cli.Command(
+        "run", "run a program on the cycle-level SM under one policy", _configure_run, _cmd_run
+    ),
+    cli.Command(
+        "compare", "compare policies on programs, side by side", _configure_compare, _cmd_compare
+    ),
+)
