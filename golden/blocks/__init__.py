@@ -9,13 +9,13 @@ from reconverge.golden.blocks.squeezer import Squeezed, Squeezer, squeeze, squee
 TWINS: dict[str, type[Block]] = {"arbiter": Arbiter, "squeezer": Squeezer}
 
 __all__ = [
+    "TWINS",
     "Arbiter",
     "Block",
     "Pipelined",
     "Port",
     "Squeezed",
     "Squeezer",
-    "TWINS",
     "coalesce",
     "line_key",
     "pc_key",

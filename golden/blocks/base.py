@@ -30,7 +30,7 @@ from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 PortValue = int | tuple[int, ...]
 Values = dict[str, PortValue]
