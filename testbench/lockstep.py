@@ -88,3 +88,23 @@ async def run_lockstep(model: Block, io: CycleIO, scenario: Scenario, label: str
             step = scenario.send(got)
         except StopIteration:
             return cycle
+
+
+def run_golden(model: Block, scenario: Scenario) -> int:
+    """Run a scenario on the golden twin alone (its own assertions, e.g. a seed's worked
+    example, checked against golden); return the cycle count."""
+    model.reset()
+    cycles = 0
+    step = next(scenario)
+    while True:
+        if step is RESET:
+            out = model.outputs(model.idle_inputs())
+            model.reset()
+        else:
+            assert isinstance(step, dict)
+            out = model.step(step)
+        cycles += 1
+        try:
+            step = scenario.send(out)
+        except StopIteration:
+            return cycles
