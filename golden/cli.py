@@ -312,7 +312,9 @@ BASE_COMMANDS = (
 
 def commands() -> list[Command]:
     """Every sub-command: the base ones here and those of the feature modules."""
-    return [*BASE_COMMANDS]
+    from reconverge.hdl.commands import HDL_COMMANDS
+
+    return [*BASE_COMMANDS, *HDL_COMMANDS]
 
 
 def build_parser() -> argparse.ArgumentParser:

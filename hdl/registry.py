@@ -1,16 +1,21 @@
 """The HDL blocks by name, with their parameters: what ``reconverge verilog`` / ``synth``,
 ``make area`` and the testbenches look up. Adding a block = one :class:`BlockSpec` here (its
-golden twin goes to ``reconverge.golden.blocks.TWINS`` under the same name)."""
+golden twin goes to ``reconverge.golden.blocks.TWINS`` under the same name).
+
+Importing this module does not import Amaranth (the CLI lists the blocks cheaply); the
+component class is imported when a block is built."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import importlib
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from reconverge.golden.errors import UserError
-from reconverge.hdl.arbiter import Arbiter
-from reconverge.hdl.ports import BlockComponent
-from reconverge.hdl.squeezer import Squeezer
+
+if TYPE_CHECKING:
+    from reconverge.hdl.ports import BlockComponent
 
 
 @dataclass(frozen=True)
@@ -24,7 +29,8 @@ class Param:
 class BlockSpec:
     name: str
     help: str
-    component: Callable[..., BlockComponent]
+    #: "module:Class" of the Amaranth component, imported on first use.
+    component_path: str
     params: tuple[Param, ...]
     #: The three parameter sets of docs/area.md.
     area_sets: tuple[dict[str, int], ...]
@@ -48,10 +54,14 @@ class BlockSpec:
 
     def build(self, params: dict[str, int]) -> BlockComponent:
         """The component; a parameter the block rejects becomes a UserError naming it."""
+        from reconverge.golden.blocks import TWINS
+
         try:
-            return self.component(**params)
+            TWINS[self.name](**params)  # the twin validates the parameters
         except ValueError as exc:
             raise UserError(f"block {self.name}: {exc}") from None
+        module, _, cls = self.component_path.partition(":")
+        return getattr(importlib.import_module(module), cls)(**params)
 
     def describe(self) -> str:
         return ", ".join(f"{p.name}={p.default}" for p in self.params)
@@ -63,7 +73,7 @@ BLOCKS: dict[str, BlockSpec] = {
         BlockSpec(
             "arbiter",
             "unified PC/memory arbiter reduction tree (seed 000 Fig 4b)",
-            Arbiter,
+            "reconverge.hdl.arbiter:Arbiter",
             (
                 Param("n", 32, "inputs (threads in PC mode, lanes in memory mode)"),
                 Param("key_width", 32, "key bits (SP:PC, or line address)"),
@@ -78,7 +88,7 @@ BLOCKS: dict[str, BlockSpec] = {
         BlockSpec(
             "squeezer",
             "hybrid-warp-size squeezer and issue length (seed 001 Sec 4.1-4.3)",
-            Squeezer,
+            "reconverge.hdl.squeezer:Squeezer",
             (
                 Param("warp_size", 32, "threads per warp W"),
                 Param("simd_width", 8, "lanes L (W/L quarter-warps)"),

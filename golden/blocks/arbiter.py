@@ -21,6 +21,9 @@ from collections.abc import Mapping, Sequence
 
 from reconverge.golden.blocks.base import Pipelined, Port, PortValue, Values, ceil_log2
 
+MAX_INPUTS = 1024
+MAX_KEY_WIDTH = 128
+
 
 def reduce(keys: Sequence[int], valid: int) -> tuple[int, int, bool]:
     """(minimum key over the valid inputs, mask of the valid inputs holding it, any valid).
@@ -71,8 +74,8 @@ def register_levels(depth: int, every: int) -> tuple[int, ...]:
     """Tree levels followed by a register stage: after every ``every`` levels and always at the
     output (level ``depth``); none when ``every`` is 0. A single-input tree (depth 0) with
     pipelining registers its output once."""
-    if every < 0:
-        raise ValueError(f"pipeline_every must be 0 (combinational) or positive, not {every}")
+    if not 0 <= every <= 64:
+        raise ValueError(f"pipeline_every must be 0 (combinational) or in 1..64, not {every}")
     if every == 0:
         return ()
     if depth == 0:
@@ -90,10 +93,10 @@ class Arbiter(Pipelined):
     name = "arbiter"
 
     def __init__(self, n: int, key_width: int, pipeline_every: int = 0) -> None:
-        if n < 1:
-            raise ValueError(f"the arbiter needs at least one input, not n={n}")
-        if key_width < 1:
-            raise ValueError(f"key_width must be at least 1, not {key_width}")
+        if not 1 <= n <= MAX_INPUTS:
+            raise ValueError(f"the arbiter takes 1..{MAX_INPUTS} inputs, not n={n}")
+        if not 1 <= key_width <= MAX_KEY_WIDTH:
+            raise ValueError(f"key_width must be in 1..{MAX_KEY_WIDTH}, not {key_width}")
         self.n = n
         self.key_width = key_width
         self.pipeline_every = pipeline_every

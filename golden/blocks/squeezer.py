@@ -156,8 +156,8 @@ class Squeezer(Pipelined):
 
     def __init__(self, warp_size: int, simd_width: int, latency: int = 0) -> None:
         geometry = Geometry(warp_size=warp_size, simd_width=simd_width)
-        if latency < 0:
-            raise ValueError(f"latency must be 0 (combinational) or positive, not {latency}")
+        if not 0 <= latency <= 16:
+            raise ValueError(f"latency must be in 0..16 register stages, not {latency}")
         self.warp_size = warp_size
         self.simd_width = simd_width
         self.quarters = geometry.passes

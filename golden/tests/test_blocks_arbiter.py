@@ -87,7 +87,7 @@ def test_keys() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"n": 0, "key_width": 8}, "at least one input"),
+        ({"n": 0, "key_width": 8}, "1..1024 inputs"),
         ({"n": 4, "key_width": 0}, "key_width"),
         ({"n": 4, "key_width": 8, "pipeline_every": -1}, "pipeline_every"),
     ],
