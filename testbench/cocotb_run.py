@@ -4,7 +4,8 @@ cocotb's Python runner (``cocotb_tools.runner``).
 Simulator: Icarus Verilog by default; ``RECONVERGE_SIM=verilator`` selects Verilator (see
 :mod:`reconverge.testbench.verilator`). Build products go to ``$RECONVERGE_BUILD`` (default
 ``./build``) under ``cocotb/<sim>/<block>-<params>/``; a file lock keeps parallel pytest
-workers from compiling the same parameter set twice.
+workers from compiling the same parameter set twice. ``WAVES=1`` records an FST waveform
+(``<block>.fst`` in the scenario's directory; Icarus).
 """
 
 from __future__ import annotations
@@ -72,13 +73,22 @@ def build(
     from reconverge.hdl.verilog import to_verilog
 
     sim = simulator()
+    if os.environ.get("WAVES", "0") not in ("", "0"):
+        variant += "-waves"  # a build with the waveform dumper compiled in
     build_dir = build_root() / "cocotb" / sim / f"{block}-{params_id(params)}{variant}"
     runner = _runner(sim)
     with _locked(build_dir):
         source = build_dir / f"{block}.v"
         dut = lookup(block).build(params) if component is None else component
         write_if_changed(source, to_verilog(dut, block))
-        build_args = ["--x-assign", "unique", "-Wno-fatal"] if sim == "verilator" else []
+        build_args = ["-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEOVERLAP"] if sim == "verilator" else []
+        binary = build_dir / block
+        if (
+            sim == "verilator"
+            and binary.exists()
+            and binary.stat().st_mtime > source.stat().st_mtime
+        ):
+            return runner, build_dir  # cocotb's Verilator runner always rebuilds otherwise
         runner.build(
             sources=[source],
             hdl_toplevel=block,
@@ -113,11 +123,15 @@ def run(
         runner.test(
             test_module=TEST_MODULE,
             hdl_toplevel=block,
+            hdl_toplevel_lang="verilog",
             build_dir=build_dir,
             test_dir=test_dir,
             extra_env=env,
             results_xml=str(results),
             log_file=test_dir / "sim.log",
+            plusargs=[f"+dumpfile_path={test_dir / block}.fst"]
+            if "-waves" in str(build_dir)
+            else [],
         )
     return _check_results(results, test_dir / "sim.log")
 
