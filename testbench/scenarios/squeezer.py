@@ -58,28 +58,26 @@ def fig43(model: Squeezer, rng: random.Random, cycles: int) -> Scenario:
     2, 1 threads squeezes into #0 and #1 after the second recipient round; quarter mask 0011
     in sorted labels, warp size 16 (2 passes). Run with the quarters in sorted order and
     permuted (#2, #0, #3, #1 in physical quarters 0..3)."""
-    # Sorted labels: #0 lanes 0-4, #1 lanes 0, 1, 5, #2 lanes 2, 6, #3 lane 7.
-    # Identity placement: physical quarter q holds #q.
-    identity = [0, 1, 2, 3, 4, 8, 9, 13, 18, 22, 31]
-    out = yield from _squeeze_and_check(
-        model,
-        identity,
-        {0: [0, 1, 2, 3, 4, 13, 22, 31], 1: [8, 9, 18, -1, -1, -1, -1, -1]},
-        (0, 1, 2, 3),
-    )
-    assert out["quarter_mask"] == 0b0011
-    # Permuted placement: #0 in q1, #1 in q3, #2 in q0, #3 in q2.
-    permuted = [2, 6, 8, 9, 10, 11, 12, 23, 24, 25, 29]
-    out = yield from _squeeze_and_check(
-        model,
-        permuted,
-        {1: [8, 9, 10, 11, 12, 29, 6, 23], 3: [24, 25, 2, -1, -1, -1, -1, -1]},
-        (1, 3, 0, 2),
-    )
-    sorted_label_mask = sum(
-        1 << i for i, q in enumerate(out["order"]) if out["quarter_mask"] >> q & 1
-    )
-    assert sorted_label_mask == 0b0011, "Sec 4.2: quarter mask 0011 in sorted labels"
+    # Sorted labels: #0 lanes 0-4, #1 lanes 0, 1, 5, #2 lanes 2, 6, #3 lane 7. Identity
+    # placement (quarter q holds #q), then #0 in q1, #1 in q3, #2 in q0, #3 in q2.
+    placements = [
+        (
+            [0, 1, 2, 3, 4, 8, 9, 13, 18, 22, 31],
+            {0: [0, 1, 2, 3, 4, 13, 22, 31], 1: [8, 9, 18, -1, -1, -1, -1, -1]},
+            (0, 1, 2, 3),
+        ),
+        (
+            [2, 6, 8, 9, 10, 11, 12, 23, 24, 25, 29],
+            {1: [8, 9, 10, 11, 12, 29, 6, 23], 3: [24, 25, 2, -1, -1, -1, -1, -1]},
+            (1, 3, 0, 2),
+        ),
+    ]
+    for threads, layout, order in placements:
+        out = yield from _squeeze_and_check(model, threads, layout, order)
+        sorted_label_mask = sum(
+            1 << i for i, q in enumerate(out["order"]) if out["quarter_mask"] >> q & 1
+        )
+        assert sorted_label_mask == 0b0011, "Sec 4.2: quarter mask 0011 in sorted labels"
 
 
 def fig41(model: Squeezer, rng: random.Random, cycles: int) -> Scenario:

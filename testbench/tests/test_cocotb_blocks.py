@@ -66,3 +66,17 @@ def test_cocotb_catches_a_broken_block() -> None:
             component=_TieToLowerInput(**params),
             variant="-broken",
         )
+
+
+LONG = [
+    pytest.param(block, params, id=f"{block}-{params_id(params)}")
+    for block, module in (("arbiter", arbiter_stimulus), ("squeezer", squeezer_stimulus))
+    for params in module.PARAM_SETS + module.EXTRA_PARAM_SETS
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("block", "params"), LONG)
+def test_cocotb_long_random(block: str, params: dict[str, int]) -> None:
+    """50 000 random cycles on every parameter set, the extra shapes included."""
+    cocotb_run.run(block, params, "random", 50_000)
