@@ -5,10 +5,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 RV_PREFIX := riscv64-unknown-elf-
-APT_PACKAGES := iverilog binutils-riscv64-unknown-elf gcc-riscv64-unknown-elf
+APT_PACKAGES := iverilog binutils-riscv64-unknown-elf gcc-riscv64-unknown-elf verilator
 JOBS ?= 2
 
-.PHONY: all setup system-deps run test test-slow lint docs clean
+.PHONY: all setup system-deps run test test-slow lint docs clean area
 
 all: test
 
@@ -18,6 +18,7 @@ system-deps:
 	command -v iverilog >/dev/null || missing="$$missing iverilog"; \
 	command -v $(RV_PREFIX)as >/dev/null || missing="$$missing binutils-riscv64-unknown-elf"; \
 	command -v $(RV_PREFIX)gcc >/dev/null || missing="$$missing gcc-riscv64-unknown-elf"; \
+	command -v verilator >/dev/null || missing="$$missing verilator"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -49,6 +50,10 @@ lint: setup
 # Regenerate the generated parts of docs/ from the code that defines them.
 docs: setup
 	$(PY) -m reconverge.golden.isadoc docs/isa.md
+
+# Area and timing of the HDL blocks from real Yosys/nextpnr runs (a few minutes).
+area: setup
+	$(PY) -m reconverge.hdl.area docs/area.md --jobs $(JOBS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis sim_build

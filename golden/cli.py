@@ -313,8 +313,9 @@ BASE_COMMANDS = (
 def commands() -> list[Command]:
     """Every sub-command: the base ones here and those of the feature modules."""
     from reconverge.golden.sm.commands import COMMANDS as SM_COMMANDS
+    from reconverge.hdl.commands import HDL_COMMANDS
 
-    return [*BASE_COMMANDS, *SM_COMMANDS]
+    return [*BASE_COMMANDS, *SM_COMMANDS, *HDL_COMMANDS]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,2 +1,26 @@
 """Golden twins of the HDL blocks: the reference each Amaranth block is held to under cocotb,
-and the building blocks of the golden cycle-level SM model."""
+and the building blocks of the golden cycle-level SM model. Pure Python, no HDL imports
+(convention in :mod:`reconverge.golden.blocks.base` and docs/hdl.md)."""
+
+from reconverge.golden.blocks.arbiter import Arbiter, coalesce, line_key, pc_key, reduce
+from reconverge.golden.blocks.base import Block, Pipelined, Port
+from reconverge.golden.blocks.squeezer import Squeezed, Squeezer, squeeze, squeeze_steps
+
+#: Every golden twin by the block name the CLI and the HDL registry use.
+TWINS: dict[str, type[Block]] = {"arbiter": Arbiter, "squeezer": Squeezer}
+
+__all__ = [
+    "TWINS",
+    "Arbiter",
+    "Block",
+    "Pipelined",
+    "Port",
+    "Squeezed",
+    "Squeezer",
+    "coalesce",
+    "line_key",
+    "pc_key",
+    "reduce",
+    "squeeze",
+    "squeeze_steps",
+]

@@ -1,0 +1,122 @@
+"""``reconverge verilog`` and ``reconverge synth``: the HDL blocks from the command line.
+
+    reconverge verilog BLOCK [--param k=v ...] [-o FILE.v] [--json]
+    reconverge synth BLOCK [--param k=v ...] [--no-pnr] [--keep DIR] [--json]
+
+Amaranth and the synthesis tools are imported only when one of these commands runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from reconverge.golden.cli import EXIT_OK, Command
+from reconverge.golden.errors import UserError
+from reconverge.hdl.registry import BLOCKS, BlockSpec, lookup
+
+
+def _blocks_epilog() -> str:
+    lines = ["blocks (parameters with defaults):"]
+    lines += [f"  {b.name}: {b.describe()} — {b.help}" for b in BLOCKS.values()]
+    return "\n".join(lines)
+
+
+def _configure_block(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = _blocks_epilog()
+    p.add_argument("block", help="block name: " + ", ".join(BLOCKS))
+    p.add_argument("--param", action="append", default=[], metavar="K=V", help="block parameter")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _block(ns: argparse.Namespace) -> tuple[BlockSpec, dict[str, int]]:
+    spec = lookup(ns.block)
+    return spec, spec.parse(ns.param)
+
+
+def verilog(block: str, params: dict[str, int]) -> tuple[str, Any]:
+    """(Verilog text, component) of a block; a bad block or parameter is a UserError."""
+    from reconverge.hdl.verilog import to_verilog
+
+    component = lookup(block).build(params)
+    return to_verilog(component, block), component
+
+
+def _configure_verilog(p: argparse.ArgumentParser) -> None:
+    _configure_block(p)
+    p.add_argument("-o", "--output", help="Verilog file to write (default: standard output)")
+
+
+def _cmd_verilog(ns: argparse.Namespace) -> int:
+    spec, params = _block(ns)
+    text, component = verilog(spec.name, params)
+    if ns.output:
+        try:
+            Path(ns.output).write_text(text)
+        except OSError as exc:
+            raise UserError(f"{ns.output}: {exc.strerror or exc}") from None
+    elif not ns.json:
+        print(text, end="")
+    if ns.json:
+        ports = [
+            {"name": p.name, "direction": p.direction, "bits": p.bits}
+            for p in component.model.ports
+        ]
+        info = {
+            "block": spec.name,
+            "params": params,
+            "module": spec.name,
+            "file": ns.output,
+            "latency": component.model.latency,
+            "ports": ports,
+            "lines": text.count("\n"),
+        }
+        print(json.dumps(info, indent=1))
+    elif ns.output:
+        print(f"{ns.output}: module {spec.name} ({text.count(chr(10))} lines)")
+    return EXIT_OK
+
+
+def _configure_synth(p: argparse.ArgumentParser) -> None:
+    _configure_block(p)
+    p.add_argument("--no-pnr", action="store_true", help="skip nextpnr (no Fmax)")
+    p.add_argument("--keep", metavar="DIR", help="keep the intermediate files in DIR")
+
+
+def format_synth(r: dict[str, Any]) -> str:
+    g, e = r["generic"], r["ecp5"]
+    params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
+    lines = [
+        f"{r['block']} ({params})",
+        f"  generic: {g['cells']} cells, {g['flip_flops']} flip-flops, "
+        f"~{g['transistors']}{'+' if g['transistors_lower_bound'] else ''} transistors (CMOS)",
+        f"  {e['device']}: {e['luts']} LUT4 (incl. 2 per CCU2C), {e['flip_flops']} flip-flops "
+        f"in the block; harness {e['harness_flip_flops']} flip-flops",
+    ]
+    if "fmax_mhz" in e:
+        used = ", ".join(f"{k} {v}" for k, v in e["utilization"].items())
+        lines.append(f"  placed and routed: {used}; Fmax {e['fmax_mhz']} MHz")
+    return "\n".join(lines)
+
+
+def _cmd_synth(ns: argparse.Namespace) -> int:
+    from reconverge.hdl.synth import synth
+
+    spec, params = _block(ns)
+    result = synth(spec.name, params, place_and_route=not ns.no_pnr, workdir=ns.keep)
+    print(json.dumps(result, indent=1) if ns.json else format_synth(result))
+    return EXIT_OK
+
+
+HDL_COMMANDS = (
+    Command("verilog", "generate the Verilog of an HDL block", _configure_verilog, _cmd_verilog),
+    Command(
+        "synth",
+        "synthesise an HDL block: Yosys cell counts and transistors, ECP5 LUTs/FFs/Fmax",
+        _configure_synth,
+        _cmd_synth,
+    ),
+)
