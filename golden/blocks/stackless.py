@@ -14,22 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from reconverge.golden.blocks.arbiter import reduce
 from reconverge.golden.blocks.divergence import DivergenceUnit, Executed, Split
 from reconverge.golden.isa import REG_SP
-
-
-def mask_of(bits: np.ndarray) -> int:
-    """The W-bit mask of a boolean lane vector."""
-    return sum(1 << int(lane) for lane in np.flatnonzero(bits))
-
-
-def arbitrate(keys: np.ndarray, valid: np.ndarray) -> tuple[int, np.ndarray]:
-    """The minimum of ``keys`` over the ``valid`` inputs and the inputs that hold it: the
-    reduction the arbiter tree computes (seed 000 Fig 4b). No valid input: ``(0, none)``."""
-    if not valid.any():
-        return 0, np.zeros_like(valid)
-    least = int(keys[valid].min())
-    return least, valid & (keys == least)
 
 
 class StacklessControl(DivergenceUnit):
@@ -53,11 +40,16 @@ class StacklessControl(DivergenceUnit):
         return (self.regs[:, REG_SP].astype(np.uint64) << np.uint64(32)) | self.pc
 
     def _select(self, candidates: int) -> None:
-        """Common SP:PC = min over ``candidates``; active = every runnable thread holding it."""
-        runnable = self._bits(self.live & ~self.waiting)
-        keys = self.keys()
-        least, winners = arbitrate(keys, self._bits(candidates) & runnable)
-        self.active = mask_of(runnable & (keys == least)) if winners.any() else 0
+        """Common SP:PC = min over ``candidates`` (the arbiter tree's reduction); active =
+        every runnable thread holding it."""
+        runnable = self.live & ~self.waiting
+        keys = self.keys().tolist()
+        least, _, found = reduce(keys, candidates & runnable)
+        self.active = sum(
+            1 << lane
+            for lane, key in enumerate(keys)
+            if found and key == least and runnable >> lane & 1
+        )
 
     def _arbitrate(self) -> None:
         self._select(self.live & ~self.waiting)

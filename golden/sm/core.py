@@ -21,6 +21,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -35,6 +36,7 @@ from reconverge.golden.blocks.dual_path_stack import DualPathStack
 from reconverge.golden.blocks.reconvergence_stack import ReconvergenceStack
 from reconverge.golden.blocks.scoreboard import Scoreboard, make_scoreboard
 from reconverge.golden.blocks.split_tables import SplitTables
+from reconverge.golden.blocks.squeezer import squeeze
 from reconverge.golden.blocks.stackless import StacklessControl
 from reconverge.golden.faults import (
     DeadlockFault,
@@ -57,6 +59,12 @@ from reconverge.golden.sm.program import Program, is_control
 
 #: Called after each issue with the record and the issuing warp's divergence unit.
 Observer = Callable[["IssueRecord", DivergenceUnit], None]
+
+
+@lru_cache(maxsize=1 << 16)
+def squeezed_passes(mask: int, warp_size: int, simd_width: int) -> int:
+    return squeeze(mask, warp_size, simd_width).passes
+
 
 _MUL = frozenset({"mul", "mulh", "mulhsu", "mulhu"})
 _DIV = frozenset({"div", "divu", "rem", "remu"})
@@ -382,7 +390,10 @@ class SM:
     # -- issue ----------------------------------------------------------------------------------
 
     def passes(self, mask: int) -> int:
-        """Issue passes of a warp instruction with active ``mask``."""
+        """Issue passes of a warp instruction with active ``mask``: W/L, or with hws the
+        quarter-warps left after the lane-preserving squeeze (seed 001 Sec 4.2/4.3)."""
+        if self.config.hws:
+            return squeezed_passes(mask, self.geometry.warp_size, self.geometry.simd_width)
         return self.geometry.passes
 
     def _issue(self, warp: _Warp, split: Split, ins: Instr) -> None:
@@ -501,6 +512,8 @@ class SM:
         delay = self.config.latencies.branch
         if self.config.policy is Policy.STACKLESS:
             delay += self.config.latencies.arbiter
+        if self.config.hws:
+            delay += self.config.latencies.squeeze  # a new active mask goes through the squeezer
         continuation = (issued.pc + ILEN_BYTES) & MASK32
         continued = False
         for split in warp.splits:

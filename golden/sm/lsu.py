@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from reconverge.golden.blocks.arbiter import coalesce
 from reconverge.golden.memmap import MemoryMap, Region
 from reconverge.golden.semantics import MemAccess
 
@@ -39,7 +40,7 @@ class AccessCost:
 def arbiter_passes(keys: np.ndarray) -> int:
     """Passes the memory arbiter needs to serve every requested key: each pass serves the
     minimum key among the remaining requesters and all lanes that share it."""
-    return len(np.unique(keys))
+    return len(coalesce(keys.tolist(), (1 << len(keys)) - 1))
 
 
 def access_cost(

@@ -3,8 +3,6 @@ conditional call (Listing 1), and the local-increment optimisation of Sec 4.1.""
 
 from __future__ import annotations
 
-import numpy as np
-
 from reconverge.golden.asm import assemble
 from reconverge.golden.blocks.divergence import DivergenceUnit
 from reconverge.golden.blocks.stackless import StacklessControl
@@ -163,14 +161,3 @@ def test_listing1_callee_prologue_defeats_min_sp_pc() -> None:
     tail, symbols = run_listing1(CALLEE_FRAME)
     skip = index(symbols["skip"])
     assert tail == [(skip + k, 0b0101) for k in range(4)] + [(skip + k, 0b1010) for k in range(4)]
-
-
-def test_arbiter_reduction() -> None:
-    from reconverge.golden.blocks.stackless import arbitrate
-
-    keys = np.array([7, 3, 9, 3], np.uint64)
-    least, winners = arbitrate(keys, np.array([True, True, True, True]))
-    assert (least, winners.tolist()) == (3, [False, True, False, True])
-    least, winners = arbitrate(keys, np.array([True, False, True, False]))
-    assert (least, winners.tolist()) == (7, [True, False, False, False])
-    assert not arbitrate(keys, np.zeros(4, bool))[1].any()

@@ -1,9 +1,12 @@
 """Properties of the cycle-level SM on random programs (tests/randprog.py), against the
-functional model: every policy leaves the same memory and exit codes; no issue takes more than
-W/L passes; no policy deadlocks on a barrier-free program; mp with unlimited tables and sps
-have the same SIMD efficiency when every branch reconverges at its IPDOM."""
+functional model: every policy, with and without hws, leaves the same memory and exit codes;
+no issue takes more than W/L passes; no policy deadlocks (barriers are only where every thread
+arrives); mp with unlimited tables and sps have the same SIMD efficiency when every branch
+reconverges at its IPDOM."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -51,7 +54,9 @@ def check_same(reference: RunResult, result: SMResult, symbols: dict[str, int], 
     assert np.array_equal(result.thread_instructions, reference.thread_instructions), label
 
 
-def check_every_policy(program: Program, geometry: tuple[int, int], block: int, grid: int) -> None:
+def check_every_policy(
+    program: Program, geometry: tuple[int, int], block: int, grid: int, hws: bool
+) -> None:
     source = render(program)
     image = assemble(source, "random.S")
     launch = launch_for(geometry, block, grid)
@@ -59,7 +64,8 @@ def check_every_policy(program: Program, geometry: tuple[int, int], block: int, 
     assert reference.fault is None, f"{reference.fault}\n{source}"
     passes = geometry[0] // geometry[1]
     for config in CONFIGS:
-        label = f"{config.policy.value} hints={config.hints}\n{source}"
+        config = replace(config, hws=hws)
+        label = f"{config.policy.value} hints={config.hints} hws={hws}\n{source}"
         result = run_sm(image, launch, config, trace=True)
         check_same(reference, result, image.symbols, grid * block, label)
         assert max(r.passes for r in result.trace) <= passes, label
@@ -70,24 +76,25 @@ LAUNCHES = {
     "geometry": GEOMETRIES,
     "block": st.integers(1, 24),
     "grid": st.integers(1, 2),
+    "hws": st.booleans(),
 }
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(**LAUNCHES)
 def test_every_policy_computes_what_the_functional_model_computes(
-    program: Program, geometry: tuple[int, int], block: int, grid: int
+    program: Program, geometry: tuple[int, int], block: int, grid: int, hws: bool
 ) -> None:
-    check_every_policy(program, geometry, block, grid)
+    check_every_policy(program, geometry, block, grid, hws)
 
 
 @pytest.mark.slow
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(**LAUNCHES)
 def test_every_policy_computes_what_the_functional_model_computes_sweep(
-    program: Program, geometry: tuple[int, int], block: int, grid: int
+    program: Program, geometry: tuple[int, int], block: int, grid: int, hws: bool
 ) -> None:
-    check_every_policy(program, geometry, block, grid)
+    check_every_policy(program, geometry, block, grid, hws)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
