@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 #: they exit (a branch of the kernel whose immediate postdominator is the end of the program).
 NEVER = 0xFFFF_FFFF
 #: The reconvergence point of a branch inside a device function whose immediate postdominator
-#: is the function's end: the threads meet again when they return, at the return address of
-#: the innermost call (which the unit knows from its call entry).
+#: is the function's end: the threads meet again when they have returned from the innermost
+#: call (the unit knows it from its call entry). Units also use it as the PC of an entry whose
+#: threads have all returned.
 RETURN = 0xFFFF_FFFE
 
 
@@ -63,9 +64,10 @@ class Executed:
     after which the stack-less unit arbitrates, seed 000 Sec 4.1); ``rpc`` is the
     reconvergence PC of a control instruction when the program provides one (``rhint`` or the
     binary's immediate postdominator, or :data:`RETURN`), else None. ``call`` marks a jump that
-    links (``jal``/``jalr`` with rd != x0): the stack and table units give the callee its own
-    entry that reconverges at the return address ``pc + 4``, as GPGPU-Sim's call entries do,
-    so that a recursive call cannot be mistaken for reaching a reconvergence PC of its caller."""
+    links (``jal``/``jalr`` with rd != x0) and ``ret`` a return (``jalr`` x0 through ra or t0,
+    the RISC-V return convention): the stack and table units give the callee its own entry,
+    which its threads leave by returning, as GPGPU-Sim's call entries do, so that a recursive
+    call cannot be mistaken for reaching a reconvergence PC of its caller."""
 
     sid: int
     pc: int
@@ -76,6 +78,7 @@ class Executed:
     control: bool = False
     rpc: int | None = None
     call: bool = False
+    ret: bool = False
 
     @property
     def divergent(self) -> bool:

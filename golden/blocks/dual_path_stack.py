@@ -15,13 +15,15 @@ until the entry above is popped.
   instruction (Fig 5 line 31): equal PCs delete the entry and the parent path continues at that
   PC (early reconvergence wherever the paths meet); otherwise the path with the smaller PC runs.
 
-A call pushes a call entry (one path per target) that reconverges at the return address, in
-both modes; a branch that only reconverges when the function returns (:data:`RETURN`) takes
-the return address of the innermost call entry as its RPC. An indirect jump can have more than
-two targets: k targets become a chain of k - 1 entries,
-each holding one target and a suspended path for the remaining ones, with the two lowest
-targets on top. Exited threads leave every mask; a path with no threads left counts as having
-reconverged.
+Calls push a call entry (one path per target); a path that executes the return of the
+innermost call has *returned* and waits. An entry whose paths have all returned is popped: a
+call entry's parent continues at the return address, any other entry's parent has returned
+too. So a branch that only reconverges when the function returns (:data:`RETURN`) needs no
+PC, and recursion, where a return address is also a PC inside the callee, is never mistaken for
+a reconvergence. An indirect jump can have more than two targets: k targets become a chain of
+k - 1 entries, each holding one target and a suspended path for the remaining ones, with the two
+lowest targets on top. Exited threads leave every mask; a path with no threads left counts as
+having reconverged.
 """
 
 from __future__ import annotations
@@ -44,6 +46,11 @@ class Path:
     mask: int
     done: bool = False  # waits at the entry's RPC
     suspended: bool = False  # its threads are in the entry above
+    returned: bool = False  # executed the return of the innermost call
+
+    @property
+    def waits(self) -> bool:
+        return self.done or self.returned or self.suspended
 
 
 @dataclass
@@ -51,25 +58,27 @@ class DualEntry:
     paths: list[Path]
     rpc: int = NEVER
     current: int = 0  # the path that runs (ppc)
-    call: bool = False  # a call entry: its paths return to ``rpc``
+    call: bool = False  # a call entry: its paths leave it by returning
 
     def at_rpc(self, pc: int, implicit: bool) -> bool:
-        """Whether a path of this entry at ``pc`` is done: it reached the RPC (in implicit PPC
-        only a call entry has one)."""
-        return pc == self.rpc and (self.call or not implicit)
+        """Whether a path at ``pc`` is done: it reached a real RPC (none in implicit PPC)."""
+        return pc == self.rpc and not implicit and not self.call and pc not in (NEVER, RETURN)
 
     def finished(self, implicit: bool, waiting: int) -> bool:
-        """Whether the entry can be popped: no threads left, every path at the RPC, or (PPC
-        implicit) the two paths at the same PC or only one path left with threads. Paths with
-        threads waiting at a barrier never merge."""
+        """Whether the entry can be popped: no threads left, every path at the RPC or returned,
+        or (PPC implicit) the running paths at the same PC. Paths with threads waiting at a
+        barrier never merge."""
         live = [p for p in self.paths if p.mask]
-        if not live:
+        if all(p.returned or p.done for p in live):
             return True
-        if self.call or not implicit:
-            return all(p.done for p in live)
-        if any(p.suspended or p.mask & waiting for p in live):
+        if not implicit or self.call:
             return False
-        return len(live) == 1 or live[0].pc == live[1].pc
+        running = [p for p in live if not p.returned]
+        if any(p.suspended or p.mask & waiting for p in running):
+            return False
+        if len(running) == 1:
+            return len(live) == 1
+        return len(running) == 2 and running[0].pc == running[1].pc
 
 
 class DualPathStack(DivergenceUnit):
@@ -97,7 +106,7 @@ class DualPathStack(DivergenceUnit):
     # -- queries ------------------------------------------------------------------------------
 
     def _runnable(self, path: Path) -> bool:
-        return bool(path.mask) and not path.done and not path.suspended
+        return bool(path.mask) and not path.waits and not path.mask & self.waiting
 
     def splits(self) -> list[Split]:
         if not self.entries:
@@ -105,12 +114,11 @@ class DualPathStack(DivergenceUnit):
         level = len(self.entries) - 1
         top = self.entries[-1]
         indices = [top.current] if self.paired else range(len(top.paths))
-        out = []
-        for i in indices:
-            path = top.paths[i]
-            if self._runnable(path) and not path.mask & self.waiting:
-                out.append(Split(2 * level + i, path.pc, path.mask))
-        return out
+        return [
+            Split(2 * level + i, top.paths[i].pc, top.paths[i].mask)
+            for i in indices
+            if self._runnable(top.paths[i])
+        ]
 
     def occupancy(self) -> dict[str, int]:
         return {"stack": len(self.entries)}
@@ -127,28 +135,23 @@ class DualPathStack(DivergenceUnit):
         path = top.paths[index]
         if ex.call and ex.targets:
             self._push(top, path, ex, (ex.pc + 4) & 0xFFFF_FFFF, call=True)
+        elif ex.ret and any(e.call for e in self.entries):
+            path.returned = True
         elif ex.divergent:
-            self._push(top, path, ex, self._rpc(ex.rpc), call=False)
+            rpc = NEVER if self.implicit or ex.rpc is None else ex.rpc
+            self._push(top, path, ex, rpc, call=False)
         elif ex.targets:
             (path.pc,) = ex.targets
             path.done = top.at_rpc(path.pc, self.implicit)
         self._settle()
 
-    def _rpc(self, rpc: int | None) -> int:
-        """A branch's RPC: none in implicit mode; RETURN is the innermost call's return."""
-        if self.implicit or rpc is None:
-            return NEVER
-        if rpc == RETURN:
-            return next((e.rpc for e in reversed(self.entries) if e.call), NEVER)
-        return rpc
-
     def _push(self, top: DualEntry, path: Path, ex: Executed, rpc: int, *, call: bool) -> None:
         groups = sorted(ex.targets.items())  # ascending PC
-        if not call and not self.implicit and rpc == top.rpc and len(self.entries) > 1:
+        if not call and top.at_rpc(rpc, self.implicit) and len(self.entries) > 1:
             # Same reconvergence point as the entry (a loop exit, a break): the threads going
             # to the RPC are done, and when the rest fit in the entry they replace the path.
             groups = [(pc, mask) for pc, mask in groups if pc != rpc]
-            others = [p for p in top.paths if p is not path and p.mask and not p.done]
+            others = [p for p in top.paths if p is not path and p.mask and not p.waits]
             if len(groups) + len(others) <= 2:
                 (path.pc, path.mask), *more = groups
                 top.paths = [p for p in top.paths if (p.mask and not p.done) or p is path]
@@ -182,24 +185,28 @@ class DualPathStack(DivergenceUnit):
         """PPC: run the path with the smaller PC (Fig 4 lines 10-15); explicit mode keeps the
         running path until it reaches the RPC. A path whose threads wait at a barrier is passed
         over (Fig 4 does not consider barriers): the other path must be able to reach it."""
-        runnable = [
-            i for i, p in enumerate(entry.paths) if self._runnable(p) and not p.mask & self.waiting
-        ]
+        runnable = [i for i, p in enumerate(entry.paths) if self._runnable(p)]
         if not runnable:
             return
         if self.implicit or entry.current not in runnable:
             entry.current = min(runnable, key=lambda i: entry.paths[i].pc)
 
     def _settle(self) -> None:
-        """Pop finished entries, resuming their parent paths; re-choose the running path."""
+        """Pop finished entries, resuming (or returning) their parent paths; re-choose the
+        running path."""
         while len(self.entries) > 1 and self.entries[-1].finished(self.implicit, self.waiting):
-            done = self.entries.pop()
-            live = [p for p in done.paths if p.mask]
-            parent = next(p for p in self.entries[-1].paths if p.suspended)
+            popped = self.entries.pop()
+            live = [p for p in popped.paths if p.mask]
+            below = self.entries[-1]
+            parent = next(p for p in below.paths if p.suspended)
             parent.suspended = False
-            if self.implicit and live:
-                parent.pc = live[0].pc
-            parent.done = self.entries[-1].at_rpc(parent.pc, self.implicit)
+            if popped.call:
+                parent.pc = popped.rpc  # back from the call, at the return address
+            elif live and all(p.returned for p in live):
+                parent.returned = True  # its threads returned on its behalf
+            elif self.implicit and live:
+                parent.pc = next(p.pc for p in live if not p.returned)
+            parent.done = below.at_rpc(parent.pc, self.implicit) and not parent.returned
         if self.entries and not any(p.mask for p in self.entries[0].paths):
             self.entries.clear()
         elif self.entries:
@@ -211,7 +218,7 @@ class DualPathStack(DivergenceUnit):
         self.waiting &= ~lanes
         for entry in self.entries:
             for path in entry.paths:
-                if path.mask & lanes and not path.suspended:
+                if path.mask & lanes and not path.waits:
                     path.pc += 4
                     path.done = entry.at_rpc(path.pc, self.implicit)
         self._settle()

@@ -16,10 +16,12 @@ stack (seed 002 Sec 3, Fig 5-7), with opportunistic early reconvergence (Sec 4, 
 * A split reaching its reconvergence PC is invalidated and clears its threads from the pending
   mask; when the pending mask becomes zero the RT entry moves back to the first free ST entry
   with the reconvergence mask.
-* A call is handled like a divergence whose RPC is the return address: the calling split's
-  entry moves to the RT and the callee splits reconverge there when they return; each entry
-  also records its call context (the RT entry of the innermost call) so that a branch that only
-  reconverges when the function returns (:data:`RETURN`) reconverges at that entry.
+* A call is handled like a divergence whose reconvergence point is the return: the calling
+  split's entry moves to the RT (a *call entry*, PC = the return address) and the callee splits
+  arrive there by executing the return, never by reaching its PC (with recursion the return
+  address is also a PC inside the callee). Each split records its call context (the RT entry of
+  its innermost call), and a branch that only reconverges when the function returns
+  (:data:`RETURN`) reconverges at that call entry.
 * With ``orec``, every insertion into the ST (a new split, a split that branched to another
   block, an entry coming back from the RT) searches the ST associatively for a split in the same
   block (same block PC) with the same reconvergence entry; if found, a new RT entry at the
@@ -68,6 +70,7 @@ class RtEntry:
     pending: int
     rindex: int = NO_ENTRY
     call: int = NO_ENTRY
+    returns: bool = False  # a call entry: its threads arrive by returning
 
 
 class SplitTables(DivergenceUnit):
@@ -100,8 +103,10 @@ class SplitTables(DivergenceUnit):
         ]
 
     def rpc_of(self, entry: StEntry) -> int:
+        """The PC at which the split reconverges by arriving (NEVER for a call entry, which
+        its threads reach by returning)."""
         target = self.rt[entry.rindex] if entry.rindex != NO_ENTRY else None
-        return NEVER if target is None else target.pc
+        return NEVER if target is None or target.returns else target.pc
 
     def occupancy(self) -> dict[str, int]:
         return {
@@ -119,8 +124,10 @@ class SplitTables(DivergenceUnit):
             raise ValueError(f"split {ex.sid} is not in the split table")
         if ex.call and ex.targets:
             self._diverge(ex.sid, split, ex, (ex.pc + 4) & 0xFFFF_FFFF, call=True)
+        elif ex.ret and split.call != NO_ENTRY:
+            self._return(ex.sid, split)
         elif ex.divergent:
-            self._diverge(ex.sid, split, ex, self._rpc(split, ex.rpc), call=False)
+            self._diverge(ex.sid, split, ex, NEVER if ex.rpc is None else ex.rpc, call=False)
         elif ex.targets:
             (split.next_pc,) = ex.targets
             if ex.control:
@@ -159,23 +166,31 @@ class SplitTables(DivergenceUnit):
         assert target is not None
         target.pending &= ~split.mask
 
-    def _rpc(self, split: StEntry, rpc: int | None) -> int:
-        """A branch's RPC, with RETURN resolved to the split's innermost call's return."""
-        if rpc is None:
-            return NEVER
-        if rpc == RETURN:
-            call = self.rt[split.call] if split.call != NO_ENTRY else None
-            return NEVER if call is None else call.pc
-        return rpc
+    def _return(self, index: int, split: StEntry) -> None:
+        """The split returned from its innermost call: its threads arrive at the call entry
+        (and, should its reconvergence entry lie inside the function, leave that entry's
+        pending mask: they will not come back to it)."""
+        self.st[index] = None
+        rindex = split.rindex
+        while rindex != split.call and rindex != NO_ENTRY:
+            inner = self.rt[rindex]
+            assert inner is not None
+            inner.pending &= ~split.mask
+            inner.rmask &= ~split.mask
+            rindex = inner.rindex
+        call = self.rt[split.call]
+        assert call is not None
+        call.pending &= ~split.mask
 
     def _diverge(self, index: int, split: StEntry, ex: Executed, rpc: int, *, call: bool) -> None:
-        """Split ``split`` over the targets, reconverging at ``rpc`` (a call: at its return
-        address, in a new call context)."""
+        """Split ``split`` over the targets, reconverging at ``rpc`` (a call: when the callees
+        return, in a new call context; RETURN: at the innermost call entry)."""
         self.st[index] = None
-        if rpc == self.rpc_of(split) and not call:
-            rindex = split.rindex  # same reconvergence point: no new RT entry
+        if not call and (rpc == RETURN or rpc == self.rpc_of(split)):
+            # Same reconvergence point (or the return of the innermost call): no new RT entry.
+            rindex = split.call if rpc == RETURN else split.rindex
         else:
-            entry = RtEntry(rpc, split.mask, split.mask, split.rindex, split.call)
+            entry = RtEntry(rpc, split.mask, split.mask, split.rindex, split.call, returns=call)
             rindex = self._allocate_rt(entry, ex.pc)
         context = rindex if call else split.call
         for pc, mask in sorted(ex.targets.items()):

@@ -66,6 +66,8 @@ def squeezed_passes(mask: int, warp_size: int, simd_width: int) -> int:
     return squeeze(mask, warp_size, simd_width).passes
 
 
+REG_RA, REG_T0 = 1, 5  # the registers a RISC-V return jumps through
+
 _MUL = frozenset({"mul", "mulh", "mulhsu", "mulhu"})
 _DIV = frozenset({"div", "divu", "rem", "remu"})
 
@@ -458,8 +460,9 @@ class SM:
                 targets[nxt] = targets.get(nxt, 0) | 1 << lane
         rpc = self.program.rpc(split.pc) if control and self.config.explicit else None
         call = ins.spec.is_jump and ins.rd != 0
+        ret = ins.name == "jalr" and ins.rd == 0 and ins.rs1 in (REG_RA, REG_T0)
         return Executed(
-            split.sid, split.pc, split.mask, targets, exited, barrier, control, rpc, call
+            split.sid, split.pc, split.mask, targets, exited, barrier, control, rpc, call, ret
         )
 
     def _latency(

@@ -98,8 +98,10 @@ class Program:
             if ins is None or not ins.spec.is_branch:
                 continue
             computed = self.ipdom.get(branch, NEVER)
-            if hinted != computed and computed not in (NEVER, RETURN):
-                where = f"{computed:#010x}"
+            if hinted != computed:
+                where = {NEVER: "the end of the kernel", RETURN: "the function's return"}.get(
+                    computed, f"{computed:#010x}"
+                )
                 raise HintMismatch(
                     f"{self.image.source}: rhint at {branch - ILEN_BYTES:#010x} names "
                     f"{hinted:#010x} as the reconvergence PC of the branch at {branch:#010x}, "
