@@ -14,7 +14,7 @@ the next instruction) and charge them the branch / reconvergence latency.
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 #: A reconvergence PC no thread ever reaches: the threads of the split only meet again when
 #: they exit (a branch of the kernel whose immediate postdominator is the end of the program).
@@ -73,6 +73,7 @@ class Executed:
     pc: int
     mask: int
     targets: dict[int, int] = field(default_factory=dict)
+    _: KW_ONLY
     exited: int = 0
     barrier: int = 0
     control: bool = False

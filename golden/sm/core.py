@@ -462,7 +462,16 @@ class SM:
         call = ins.spec.is_jump and ins.rd != 0
         ret = ins.name == "jalr" and ins.rd == 0 and ins.rs1 in (REG_RA, REG_T0)
         return Executed(
-            split.sid, split.pc, split.mask, targets, exited, barrier, control, rpc, call, ret
+            sid=split.sid,
+            pc=split.pc,
+            mask=split.mask,
+            targets=targets,
+            exited=exited,
+            barrier=barrier,
+            control=control,
+            rpc=rpc,
+            call=call,
+            ret=ret,
         )
 
     def _latency(
