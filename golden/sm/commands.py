@@ -22,6 +22,7 @@ from reconverge.golden.sm.config import (
     Scheduler,
     ScoreboardKind,
     SMConfig,
+    WarpFormation,
     parse_policy,
 )
 from reconverge.golden.sm.core import SMResult, run_sm
@@ -30,32 +31,43 @@ from reconverge.golden.sm.plot import plot_run
 
 @dataclass(frozen=True)
 class Variant:
-    """One column of a comparison: a policy and its switches."""
+    """One column of a comparison: a policy and its switches (dynamic warp formation replaces
+    the policy)."""
 
     policy: Policy
     hints: bool = True
     hws: bool = False
+    formation: WarpFormation = WarpFormation.STATIC
 
     @property
     def label(self) -> str:
-        name = self.policy.value
-        if self.policy is Policy.PPC:
-            name += "" if self.hints else " (implicit)"
+        if self.formation is not WarpFormation.STATIC:
+            name = self.formation.value
+        else:
+            name = self.policy.value
+            if self.policy is Policy.PPC:
+                name += "" if self.hints else " (implicit)"
         return name + (" +hws" if self.hws else "")
 
 
+FORMATIONS = ("dwf", "en-dwf")
+
+
 def variants(policies: str, hws: str) -> list[Variant]:
-    """``all`` or a comma list of policy names (``ppc-implicit``: ppc without hints), crossed
-    with hws ``off``, ``on`` or ``both``."""
-    names = [*POLICY_NAMES, "ppc-implicit"] if policies == "all" else policies.split(",")
+    """``all`` or a comma list of policy names (``ppc-implicit``: ppc without hints; ``dwf``,
+    ``en-dwf``: dynamic warp formation), crossed with hws ``off``, ``on`` or ``both``."""
+    every = [*POLICY_NAMES, "ppc-implicit", *FORMATIONS]
+    names = every if policies == "all" else [n.strip() for n in policies.split(",")]
     out = []
     for name in names:
-        name = name.strip()
+        if name in FORMATIONS:
+            out.append(Variant(Policy.SPS, formation=WarpFormation(name)))
+            continue
         implicit = name == "ppc-implicit"
         try:
             policy = Policy.PPC if implicit else parse_policy(name)
         except ValueError as exc:
-            raise cli.UsageError(str(exc)) from None
+            raise cli.UsageError(f"{exc}, ppc-implicit, dwf, en-dwf") from None
         out.append(Variant(policy, hints=not implicit))
     if hws not in ("off", "on", "both"):
         raise cli.UsageError(f"--hws must be off, on or both, not {hws!r}")
@@ -100,6 +112,7 @@ def sm_config(ns: argparse.Namespace, variant: Variant) -> SMConfig:
             policy=variant.policy,
             hws=variant.hws,
             hints=variant.hints,
+            warp_formation=variant.formation,
             scheduler=Scheduler(ns.scheduler),
             scoreboard=ScoreboardKind(ns.scoreboard) if ns.scoreboard else None,
             latencies=_latencies(ns.latency),
@@ -148,6 +161,7 @@ def run_json(
             "policy": config.policy.value,
             "hints": config.hints,
             "hws": config.hws,
+            "warp_formation": config.warp_formation.value,
             "scheduler": config.scheduler.value,
             "scoreboard": config.scoreboard_kind.value,
             "geometry": {
@@ -226,6 +240,10 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
         "--hints", action=argparse.BooleanOptionalAction, default=True,
         help="ppc: explicit (with reconvergence PCs) or implicit",
     )  # fmt: skip
+    p.add_argument(
+        "--warp-formation", choices=[f.value for f in WarpFormation], default="static",
+        help="dynamic warp formation (golden only; replaces the policy)",
+    )  # fmt: skip
     p.add_argument("--trace", help="write the issue trace here as JSON lines")
     p.add_argument("--plot", help="write a PNG of warp activity and occupancy here")
     cli.add_launch_options(p, grid=1, block=32, warp=32)
@@ -235,7 +253,8 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
 def _cmd_run(ns: argparse.Namespace) -> int:
     image = cli.load_program(ns.file)
     launch = launch_config(ns)
-    config = sm_config(ns, Variant(Policy(ns.policy), ns.hints, ns.hws))
+    variant = Variant(Policy(ns.policy), ns.hints, ns.hws, WarpFormation(ns.warp_formation))
+    config = sm_config(ns, variant)
     result = run_on_sm(image, launch, config, trace=bool(ns.trace or ns.plot))
     if ns.trace:
         with open(ns.trace, "w") as f:
@@ -283,6 +302,7 @@ def compare(
                     "policy": variant.policy.value,
                     "hints": variant.hints,
                     "hws": variant.hws,
+                    "warp_formation": variant.formation.value,
                     "label": variant.label,
                     "ok": cli.run_ok(result),
                     "fault": None if result.fault is None else str(result.fault),

@@ -46,6 +46,15 @@ class Scheduler(enum.Enum):
     GTO = "gto"
 
 
+class WarpFormation(enum.Enum):
+    """Static warps (each with its divergence unit), or dynamic warp formation in golden:
+    DWF (seed 001 Sec 3.6) and en-DWF (Sec 4.4), which replace the per-warp policy."""
+
+    STATIC = "static"
+    DWF = "dwf"
+    EN_DWF = "en-dwf"
+
+
 class ScoreboardKind(enum.Enum):
     """Per-warp scoreboard (seed 002 Fig 8a) or masked scoreboard with R-masks (Fig 8b)."""
 
@@ -89,6 +98,7 @@ class SMConfig:
     policy: Policy = Policy.SPS
     hws: bool = False
     hints: bool = True
+    warp_formation: WarpFormation = WarpFormation.STATIC
     scheduler: Scheduler = Scheduler.GTO
     scoreboard: ScoreboardKind | None = None
     latencies: Latencies = field(default_factory=Latencies)

@@ -51,8 +51,14 @@ from reconverge.golden.functional import LaunchConfig, RunResult, decode_word, i
 from reconverge.golden.image import Image
 from reconverge.golden.isa import ILEN_BYTES, MASK32, REG_A0, REG_A7, Instr
 from reconverge.golden.memory import GlobalMemory, LocalMemory, SharedMemory, WarpMemory
-from reconverge.golden.semantics import Outcome, WarpContext, execute
-from reconverge.golden.sm.config import Policy, Scheduler, ScoreboardKind, SMConfig
+from reconverge.golden.semantics import MemAccess, Outcome, WarpContext, execute
+from reconverge.golden.sm.config import (
+    Policy,
+    Scheduler,
+    ScoreboardKind,
+    SMConfig,
+    WarpFormation,
+)
 from reconverge.golden.sm.lsu import access_cost
 from reconverge.golden.sm.metrics import Counters, Metrics
 from reconverge.golden.sm.program import Program, is_control
@@ -421,14 +427,9 @@ class SM:
                 pc=pc,
                 instr=instruction_text(ins.encode(), pc),
             ) from None
-        latency = self._latency(warp, ins, out, lanes, t + passes - 1)
-        if ins.spec.writes_rd and ins.rd:
-            warp.scoreboard.reserve(ins.rd, split.mask)
-            self.seq += 1
-            heapq.heappush(
-                self.writebacks, (t + passes - 1 + latency, self.seq, warp, ins.rd, split.mask)
-            )
-            self.end = max(self.end, t + passes - 1 + latency)
+        counters = [self.counters, warp.counters]
+        latency = self._latency(ins, out.access, lanes, t + passes - 1, counters)
+        self._reserve(warp, ins, split.mask, t + passes - 1 + latency)
         self._count(warp, split, ins, lanes, passes)
         self.port_free = t + passes
         self.last_warp = warp
@@ -475,32 +476,43 @@ class SM:
         )
 
     def _latency(
-        self, warp: _Warp, ins: Instr, out: Outcome, lanes: np.ndarray, last_pass: int
-    ) -> int:
+        self, ins: Instr, access: MemAccess | None, lanes: np.ndarray, last_pass: int,
+        counters: list[Counters],
+    ) -> int:  # fmt: skip
+        """Cycles from the last pass to the writeback of ``ins``; a memory access also occupies
+        the load/store unit and is counted in ``counters``."""
         lat = self.config.latencies
-        if out.access is None:
+        if access is None:
             if ins.name in _MUL:
                 return lat.mul
             if ins.name in _DIV:
                 return lat.div
             return lat.alu
         cost = access_cost(
-            out.access,
+            access,
             lanes,
             self.launch.memmap,
             warp_size=self.geometry.warp_size,
             line_bytes=self.config.line_bytes,
             banks=self.config.shared_banks,
         )
-        for counters in (self.counters, warp.counters):
-            counters.memory_transactions += cost.transactions
-            counters.shared_transactions += cost.shared_cycles
-            counters.bank_conflicts += cost.bank_conflicts
+        for c in counters:
+            c.memory_transactions += cost.transactions
+            c.shared_transactions += cost.shared_cycles
+            c.bank_conflicts += cost.bank_conflicts
         self.lsu_free = self.t + max(cost.cycles, 1)
         memory = lat.global_ if cost.transactions else lat.shared
         done = self.t + max(cost.cycles, 1) - 1 + memory
         self.end = max(self.end, done)
         return done - last_pass
+
+    def _reserve(self, warp: _Warp, ins: Instr, mask: int, done: int) -> None:
+        """Reserve the destination of ``ins`` for the threads of ``mask`` until ``done``."""
+        if ins.spec.writes_rd and ins.rd:
+            warp.scoreboard.reserve(ins.rd, mask)
+            self.seq += 1
+            heapq.heappush(self.writebacks, (done, self.seq, warp, ins.rd, mask))
+            self.end = max(self.end, done)
 
     def _count(self, warp: _Warp, split: Split, ins: Instr, lanes: np.ndarray, passes: int) -> None:
         active = len(lanes)
@@ -557,12 +569,16 @@ class SM:
         for warp in block.warps:
             waiting = warp.unit.waiting
             warp.bar_pc.clear()
-            before = {(s.sid, s.pc) for s in warp.splits}
-            warp.unit.release(waiting)
-            warp.splits = warp.unit.splits()
-            for split in warp.splits:
-                if (split.sid, split.pc) not in before:
-                    warp.ready_at[split.sid] = self.t + 1
+            self._release(warp, waiting)
+
+    def _release(self, warp: _Warp, waiting: int) -> None:
+        """The threads of ``warp`` that waited at the completed barrier continue after it."""
+        before = {(s.sid, s.pc) for s in warp.splits}
+        warp.unit.release(waiting)
+        warp.splits = warp.unit.splits()
+        for split in warp.splits:
+            if (split.sid, split.pc) not in before:
+                warp.ready_at[split.sid] = self.t + 1
 
     def _retire(self, warp: _Warp) -> None:
         self.resident.remove(warp)
@@ -625,5 +641,11 @@ def run_sm(
 ) -> SMResult:
     """Run ``image`` on the cycle-level SM. Like the functional model it never raises for a
     fault of the program: the result carries it. ``observer`` is called after every issue
-    (before the next) with the issue record and the warp's divergence unit."""
-    return SM(image, launch, config or SMConfig(), trace=trace, observer=observer).run()
+    (before the next) with the issue record and the warp's divergence unit. With dynamic warp
+    formation (``config.warp_formation``) the SM is :class:`~reconverge.golden.sm.dwf.DwfSM`."""
+    config = config or SMConfig()
+    if config.warp_formation is WarpFormation.STATIC:
+        return SM(image, launch, config, trace=trace, observer=observer).run()
+    from reconverge.golden.sm.dwf import DwfSM  # it builds on this module
+
+    return DwfSM(image, launch, config, trace=trace, observer=observer).run()

@@ -329,8 +329,9 @@ def test_compare_command_agrees_across_policies() -> None:
                       "--hws", "both", "--json")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)
-    assert len(rows) == 2 * 7
+    assert len(rows) == 2 * 9
     assert all(r["same_results"] and r["ok"] for r in rows)
     assert {r["label"] for r in rows} >= {"sps", "mp-orec +hws", "ppc (implicit)"}
     proc = reconverge("compare", str(DEMO), "--policies", "sps,bogus")
     assert proc.returncode == 2 and "unknown policy 'bogus'" in proc.stderr
+    assert "en-dwf" in proc.stderr

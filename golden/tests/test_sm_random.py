@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from reconverge.golden.asm import assemble
 from reconverge.golden.functional import LaunchConfig, RunResult, run
 from reconverge.golden.geometry import Geometry
-from reconverge.golden.sm.config import Policy, SMConfig
+from reconverge.golden.sm.config import Policy, SMConfig, WarpFormation
 from reconverge.golden.sm.core import SMResult, run_sm
 from reconverge.golden.tests.randprog import NVARS, Program, programs, render
 
@@ -29,6 +29,8 @@ CONFIGS = [
     SMConfig(policy=Policy.PPC, hints=False),
     SMConfig(policy=Policy.MP),
     SMConfig(policy=Policy.MP_OREC),
+    SMConfig(warp_formation=WarpFormation.DWF),
+    SMConfig(warp_formation=WarpFormation.EN_DWF),
 ]
 
 GEOMETRIES = st.sampled_from([(4, 4), (8, 4), (8, 2), (16, 4)])
@@ -65,7 +67,7 @@ def check_every_policy(
     passes = geometry[0] // geometry[1]
     for config in CONFIGS:
         config = replace(config, hws=hws)
-        label = f"{config.policy.value} hints={config.hints} hws={hws}\n{source}"
+        label = f"{config} hws={hws}\n{source}"
         result = run_sm(image, launch, config, trace=True)
         check_same(reference, result, image.symbols, grid * block, label)
         assert max(r.passes for r in result.trace) <= passes, label
