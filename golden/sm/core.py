@@ -522,6 +522,7 @@ class SM:
             counters.thread_instructions += active
             counters.issue_passes += passes
             counters.hint_instructions += ins.name == "rhint"
+            counters.count_active(active)
         self.counters.add_occupancy(warp.unit.occupancy())
         if self.keep_trace:
             record = IssueRecord(self.t, warp.gid, split.sid, split.pc, split.mask, passes)

@@ -246,6 +246,7 @@ class DwfSM(SM):
         self.counters.thread_instructions += dyn.mask.bit_count()
         self.counters.issue_passes += passes
         self.counters.hint_instructions += ins.name == "rhint"
+        self.counters.count_active(dyn.mask.bit_count())
         if self.keep_trace:
             self.trace.append(IssueRecord(t, dyn.ident, 0, pc, dyn.mask, passes))
         self.port_free = t + passes

@@ -27,6 +27,13 @@ class Counters:
     live_cycles: int = 0  # cycles the warp was resident
     max_splits: int = 0
     max_occupancy: dict[str, int] = field(default_factory=dict)  # stack / st / rt
+    #: warp instructions issued with k active threads, at index k (seed 001 Fig 1.1)
+    active_histogram: list[int] = field(default_factory=list)
+
+    def count_active(self, active: int) -> None:
+        if len(self.active_histogram) <= active:
+            self.active_histogram.extend([0] * (active + 1 - len(self.active_histogram)))
+        self.active_histogram[active] += 1
 
     def add_occupancy(self, occupancy: dict[str, int]) -> None:
         for key, value in occupancy.items():
@@ -36,6 +43,13 @@ class Counters:
 
 def ratio(numerator: float, denominator: float) -> float:
     return numerator / denominator if denominator else 0.0
+
+
+def amdahl(fractions: list[float], speedups: list[float]) -> float:
+    """Seed 001 Eq 6.1: overall speedup when ``fractions`` of the work run ``speedups`` times
+    faster and the rest unchanged."""
+    rest = 1.0 - sum(fractions)
+    return 1.0 / (rest + sum(f / s for f, s in zip(fractions, speedups, strict=True)))
 
 
 @dataclass
@@ -69,6 +83,22 @@ class Metrics:
         )
 
     @property
+    def hws_estimate(self) -> float:
+        """Seed 001 Sec 6.1: the speedup hws could give this run, Eq 6.1 with the fraction of
+        warp instructions whose threads fit in q < W/L quarter-warps (threads distributed
+        optimally, ceil(active / L) quarters), each q-quarter instruction Q/q times faster."""
+        quarters = self.warp_size // self.simd_width
+        counts = [0] * quarters
+        for active, n in enumerate(self.counters.active_histogram):
+            if active:
+                counts[-(-active // self.simd_width) - 1] += n
+        total = sum(counts)
+        if not total:
+            return 1.0
+        fractions = [c / total for c in counts[:-1]]
+        return amdahl(fractions, [quarters / q for q in range(1, quarters)])
+
+    @property
     def ipc(self) -> float:
         """Thread instructions per cycle."""
         return ratio(self.counters.thread_instructions, self.cycles)
@@ -87,6 +117,8 @@ class Metrics:
             "splits_per_warp": self.splits_per_warp,
             "max_splits_per_warp": max((w.max_splits for w in self.warps), default=0),
             "max_occupancy": dict(sorted(c.max_occupancy.items())),
+            "active_histogram": c.active_histogram,
+            "hws_estimate": self.hws_estimate,
             "memory_transactions": c.memory_transactions,
             "shared_transactions": c.shared_transactions,
             "bank_conflicts": c.bank_conflicts,

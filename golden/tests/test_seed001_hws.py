@@ -10,6 +10,7 @@ from reconverge.golden.functional import LaunchConfig, run
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.sm.config import Policy, SMConfig
 from reconverge.golden.sm.core import SMResult, run_sm
+from reconverge.golden.sm.metrics import amdahl
 
 # Fig 4.1(c): one branch splits a warp of 32 into B (threads 0-3 and 12-15) and C (the other
 # 24); each side runs one instruction before they meet at D.
@@ -67,3 +68,26 @@ def test_hws_raises_lane_utilisation_not_simd_efficiency() -> None:
     assert hybrid.metrics.lane_utilisation > plain.metrics.lane_utilisation
     # B's addi and j save 3 passes each, C's addi 1.
     assert plain.metrics.counters.issue_passes - hybrid.metrics.counters.issue_passes == 7
+
+
+def test_eq61_reproduces_table61() -> None:
+    """Seed 001 Table 6.1 (NQU): warp distributions over 1, 2, 3 active quarter-warps give
+    the estimated speedups 1.065 (all stages) and 1.104 (last stage)."""
+    speedups = [4, 2, 4 / 3]
+    assert round(amdahl([0.062, 0.026, 0.006], speedups), 3) == 1.065
+    assert round(amdahl([0.058, 0.068, 0.067], speedups), 3) == 1.104
+
+
+def test_hws_estimate_of_fig41() -> None:
+    """Fig 4.1 without hws: B's two instructions (8 threads: 1 quarter) and C's one (24: 3)
+    out of 12 warp instructions; the estimate bounds the measured gain of the ideal squeeze."""
+    plain = run_fig41(False, Policy.SPS)
+    assert plain.metrics is not None
+    histogram = plain.metrics.counters.active_histogram
+    assert histogram[8] == 2 and histogram[24] == 1 and histogram[32] == 9
+    expected = amdahl([2 / 12, 0, 1 / 12], [4, 2, 4 / 3])
+    assert plain.metrics.hws_estimate == pytest.approx(expected)
+    hybrid = run_fig41(True, Policy.SPS)
+    assert hybrid.metrics is not None
+    measured = plain.metrics.counters.issue_passes / hybrid.metrics.counters.issue_passes
+    assert measured == pytest.approx(expected)  # the squeeze is optimal here
