@@ -10,6 +10,7 @@ Only what a loader needs is interpreted; anything that would make the program ru
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from pathlib import Path
 
 from reconverge.golden.errors import UserError
@@ -108,10 +109,41 @@ def read_elf(data: bytes, source: str = "<elf>") -> Image:
     if not segments:
         raise fail("no loadable (PT_LOAD) segment")
 
-    symbols = {}
+    symbols: dict[str, int] = {}
+    spills: dict[int, str] = {}
     if e_shnum and e_shentsize == _SHDR.size and e_shoff + e_shnum * _SHDR.size <= len(data):
         symbols = _read_symbols(data, e_shoff, e_shnum)
-    return Image(e_entry, tuple(segments), symbols, source)
+        spills = _read_spills(data, e_shoff, e_shnum, fail)
+    return Image(e_entry, tuple(segments), symbols, source, spills)
+
+
+SPILL_SECTION = ".reconverge.spill"
+SPILL_KINDS = ("load", "store")
+_SPILL = struct.Struct("<II")
+
+
+def _read_spills(
+    data: bytes, e_shoff: int, e_shnum: int, fail: Callable[[str], ElfError]
+) -> dict[int, str]:
+    """The spill-code PCs of the ``.reconverge.spill`` section: (pc, kind) word pairs."""
+    headers = [_SHDR.unpack_from(data, e_shoff + i * _SHDR.size) for i in range(e_shnum)]
+    names_header = headers[_EHDR.unpack_from(data)[13]] if headers else None
+    if names_header is None:
+        return {}
+    names = data[names_header[4] : names_header[4] + names_header[5]]
+    for sh_name, _, _, _, sh_offset, sh_size, *_ in headers:
+        if _cstring(names, sh_name) != SPILL_SECTION:
+            continue
+        if sh_size % _SPILL.size or sh_offset + sh_size > len(data):
+            raise fail(f"malformed {SPILL_SECTION} section")
+        spills = {}
+        for off in range(sh_offset, sh_offset + sh_size, _SPILL.size):
+            pc, kind = _SPILL.unpack_from(data, off)
+            if kind >= len(SPILL_KINDS):
+                raise fail(f"{SPILL_SECTION}: unknown spill kind {kind} at pc {pc:#010x}")
+            spills[pc] = SPILL_KINDS[kind]
+        return spills
+    return {}
 
 
 def _read_symbols(data: bytes, e_shoff: int, e_shnum: int) -> dict[str, int]:
@@ -222,6 +254,12 @@ def write_elf(image: Image) -> bytes:
     shdrs.append(_SHDR.pack(shstr.add(".strtab"), SHT_STRTAB, 0, 0,
                             append(bytes(strtab.data), 1), len(strtab.data), 0, 0, 1,
                             0))  # fmt: skip
+    if image.spills:
+        table = b"".join(
+            _SPILL.pack(pc, SPILL_KINDS.index(kind)) for pc, kind in sorted(image.spills.items())
+        )
+        shdrs.append(_SHDR.pack(shstr.add(SPILL_SECTION), SHT_PROGBITS, 0, 0,
+                                append(table, 4), len(table), 0, 0, 4, _SPILL.size))  # fmt: skip
     name = shstr.add(".shstrtab")
     shdrs.append(_SHDR.pack(name, SHT_STRTAB, 0, 0, append(bytes(shstr.data), 1),
                             len(shstr.data), 0, 0, 1, 0))  # fmt: skip

@@ -30,6 +30,9 @@ class Image:
     segments: tuple[Segment, ...]
     symbols: Mapping[str, int] = field(default_factory=dict)
     source: str = "<image>"
+    #: PCs of the compiler's spill code: "load" or "store" (the dynamic spill metrics; ELF files
+    #: keep them in the non-loaded section ``.reconverge.spill``)
+    spills: Mapping[int, str] = field(default_factory=dict)
 
     def symbol_at(self, addr: int) -> str | None:
         """A symbol whose value is exactly ``addr`` (the lexicographically first), if any."""

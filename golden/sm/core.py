@@ -523,6 +523,9 @@ class SM:
             counters.issue_passes += passes
             counters.hint_instructions += ins.name == "rhint"
             counters.count_active(active)
+            spill = self.image.spills.get(split.pc)
+            counters.spill_loads += spill == "load"
+            counters.spill_stores += spill == "store"
         self.counters.add_occupancy(warp.unit.occupancy())
         if self.keep_trace:
             record = IssueRecord(self.t, warp.gid, split.sid, split.pc, split.mask, passes)

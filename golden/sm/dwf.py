@@ -247,6 +247,9 @@ class DwfSM(SM):
         self.counters.issue_passes += passes
         self.counters.hint_instructions += ins.name == "rhint"
         self.counters.count_active(dyn.mask.bit_count())
+        spill = self.image.spills.get(pc)
+        self.counters.spill_loads += spill == "load"
+        self.counters.spill_stores += spill == "store"
         if self.keep_trace:
             self.trace.append(IssueRecord(t, dyn.ident, 0, pc, dyn.mask, passes))
         self.port_free = t + passes

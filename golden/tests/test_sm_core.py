@@ -335,3 +335,30 @@ def test_compare_command_agrees_across_policies() -> None:
     proc = reconverge("compare", str(DEMO), "--policies", "sps,bogus")
     assert proc.returncode == 2 and "unknown policy 'bogus'" in proc.stderr
     assert "en-dwf" in proc.stderr
+
+
+SPILLY = f"""
+_start:
+    li   t0, 3
+loop:
+    sw   t0, -4(sp)       # (marked as spill store)
+    lw   t1, -4(sp)       # (marked as spill load)
+    addi t0, t0, -1
+    bnez t0, loop
+    li   a0, 0
+    {EXIT}
+"""
+
+
+def test_spill_metrics_count_the_marked_instructions_and_survive_elf() -> None:
+    from dataclasses import replace as with_fields
+
+    from reconverge.golden.elf import read_elf, write_elf
+
+    image = assemble(SPILLY, "spilly.S")
+    loop = image.symbols["loop"]
+    image = with_fields(image, spills={loop: "store", loop + 4: "load"})
+    assert read_elf(write_elf(image), "x.elf").spills == image.spills
+    result = run_sm(image, launch(block=4), SMConfig())
+    assert result.metrics is not None
+    assert (result.metrics.counters.spill_stores, result.metrics.counters.spill_loads) == (3, 3)
