@@ -45,7 +45,7 @@ class Squeezer(BlockComponent):
             (Signal(range(lsize + 1), name=f"count{q}"), Signal(qbits, name=f"id{q}"))
             for q in range(nq)
         ]
-        for (count, ident), q in zip(cells, range(nq), strict=True):
+        for q, (count, ident) in enumerate(cells):
             m.d.comb += [count.eq(counts[q]), ident.eq(q)]
         for i in range(nq - 1):
             for j in range(i + 1, nq):
@@ -101,12 +101,12 @@ class Squeezer(BlockComponent):
         """Appendix A: ``if (count[i] < count[j]) swap(i, j)``."""
         swap = Signal(name=f"swap_{i}_{j}")
         out_a = (
-            Signal.like(a[0], name=f"s{i}{j}_count{i}"),
-            Signal.like(a[1], name=f"s{i}{j}_id{i}"),
+            Signal.like(a[0], name=f"s{i}_{j}_count{i}"),
+            Signal.like(a[1], name=f"s{i}_{j}_id{i}"),
         )
         out_b = (
-            Signal.like(b[0], name=f"s{i}{j}_count{j}"),
-            Signal.like(b[1], name=f"s{i}{j}_id{j}"),
+            Signal.like(b[0], name=f"s{i}_{j}_count{j}"),
+            Signal.like(b[1], name=f"s{i}_{j}_id{j}"),
         )
         m.d.comb += swap.eq(a[0] < b[0])
         for k in range(2):
