@@ -156,7 +156,7 @@ class _Warp:
         self.exit_codes = np.zeros(width, np.int32)
         self.exited = np.zeros(width, bool)
         self.instructions = np.zeros(width, np.int64)
-        self.counters = Counters()
+        self.counters = Counters(warp=self.gid)
         self.splits: list[Split] = self.unit.splits()
         self.counters.add_occupancy(self.unit.occupancy())
         self.counters.max_splits = len(self.splits)
@@ -268,7 +268,9 @@ class SM:
             idle_cycles=self.idle,
             warp_size=self.geometry.warp_size,
             simd_width=self.geometry.simd_width,
-            warps=self.warp_counters + [w.counters for w in self.resident],
+            warps=sorted(
+                self.warp_counters + [w.counters for w in self.resident], key=lambda c: c.warp
+            ),
         )
         return SMResult(
             self.exit_codes,

@@ -10,8 +10,9 @@ from typing import Any
 
 @dataclass
 class Counters:
-    """Raw event counts of one warp or of the whole SM."""
+    """Raw event counts of one warp (``warp``: its id in the launch) or of the whole SM."""
 
+    warp: int = -1
     warp_instructions: int = 0  # warp instructions issued
     thread_instructions: int = 0  # sum of active threads over issued warp instructions
     issue_passes: int = (
@@ -66,14 +67,12 @@ class Metrics:
     @property
     def simd_efficiency(self) -> float:
         """Active threads / W per issued warp instruction."""
-        c = self.counters
-        return ratio(c.thread_instructions, c.warp_instructions * self.warp_size)
+        return float(self._common(self.counters)["simd_efficiency"])
 
     @property
     def lane_utilisation(self) -> float:
         """Active threads / (passes x L): what hws improves (seed 001)."""
-        c = self.counters
-        return ratio(c.thread_instructions, c.issue_passes * self.simd_width)
+        return float(self._common(self.counters)["lane_utilisation"])
 
     @property
     def splits_per_warp(self) -> float:
@@ -103,26 +102,43 @@ class Metrics:
         """Thread instructions per cycle."""
         return ratio(self.counters.thread_instructions, self.cycles)
 
-    def to_json(self) -> dict[str, Any]:
-        c = self.counters
+    def _common(self, c: Counters) -> dict[str, Any]:
+        """The metrics defined alike for the SM and for one warp."""
         return {
-            "cycles": self.cycles,
             "warp_instructions": c.warp_instructions,
             "thread_instructions": c.thread_instructions,
-            "simd_efficiency": self.simd_efficiency,
-            "lane_utilisation": self.lane_utilisation,
+            "simd_efficiency": ratio(c.thread_instructions, c.warp_instructions * self.warp_size),
+            "lane_utilisation": ratio(c.thread_instructions, c.issue_passes * self.simd_width),
             "issue_passes": c.issue_passes,
-            "idle_cycles": self.idle_cycles,
-            "ipc": self.ipc,
-            "splits_per_warp": self.splits_per_warp,
-            "max_splits_per_warp": max((w.max_splits for w in self.warps), default=0),
             "max_occupancy": dict(sorted(c.max_occupancy.items())),
-            "active_histogram": c.active_histogram,
-            "hws_estimate": self.hws_estimate,
             "memory_transactions": c.memory_transactions,
             "shared_transactions": c.shared_transactions,
             "bank_conflicts": c.bank_conflicts,
             "hint_instructions": c.hint_instructions,
             "spill_loads": c.spill_loads,
             "spill_stores": c.spill_stores,
+        }
+
+    def warp_json(self, c: Counters) -> dict[str, Any]:
+        """One warp's metrics: its resident cycles, splits and table usage too."""
+        return {
+            "warp": c.warp,
+            "cycles": c.live_cycles,
+            **self._common(c),
+            "splits_per_warp": ratio(c.split_cycles, c.live_cycles),
+            "max_splits": c.max_splits,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        c = self.counters
+        return {
+            "cycles": self.cycles,
+            "idle_cycles": self.idle_cycles,
+            "ipc": self.ipc,
+            **self._common(c),
+            "splits_per_warp": self.splits_per_warp,
+            "max_splits_per_warp": max((w.max_splits for w in self.warps), default=0),
+            "active_histogram": c.active_histogram,
+            "hws_estimate": self.hws_estimate,
+            "warps": [self.warp_json(w) for w in self.warps],
         }

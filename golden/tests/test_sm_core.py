@@ -317,6 +317,10 @@ def test_run_command_json_trace_and_plot(tmp_path: Path) -> None:
     report = json.loads(proc.stdout)
     assert report["policy"] == "mp" and report["ok"]
     assert report["geometry"]["simd_width"] == 4
+    warps = report["metrics"]["warps"]
+    assert [w["warp"] for w in warps] == [0, 1, 2, 3]  # two blocks of two warps of 8
+    for key in ("warp_instructions", "thread_instructions", "issue_passes", "hint_instructions"):
+        assert sum(w[key] for w in warps) == report["metrics"][key]
     records = [json.loads(line) for line in trace.read_text().splitlines()]
     assert len(records) == report["metrics"]["warp_instructions"]
     assert set(records[0]) == {"cycle", "warp", "split", "pc", "mask", "passes"}
