@@ -11,8 +11,6 @@ right test number when one expected constant is made wrong.
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -24,53 +22,13 @@ from reconverge.golden.geometry import Geometry
 from reconverge.golden.image import Image
 from reconverge.golden.isa import SPECS, decode, sext
 from reconverge.golden.memmap import GLOBAL_BASE
+from reconverge.golden.tests import gnu
 
 PROGRAM = Path(__file__).parent / "programs" / "rv32ima_selftest.S"
 
 #: Instructions the program does not execute because they are faults at run time: csrrw and
 #: csrrwi always write a CSR (the SIMT CSRs are read-only), ebreak is an unsupported trap.
 NOT_RUNNABLE = frozenset({"csrrw", "csrrwi", "ebreak"})
-
-#: The encodings of the SIMT instructions, for GNU as (which does not know them).
-GNU_BAR = ".word 0x0000000b"
-GNU_RHINT = r".insn j 0x0b, x1, \2"
-
-
-def gnu_tool(name: str) -> str:
-    path = shutil.which(f"riscv64-unknown-elf-{name}")
-    if path is None:
-        pytest.fail(
-            f"riscv64-unknown-elf-{name} not found: `make setup` installs the GNU RISC-V cross "
-            "tools (Debian package binutils-riscv64-unknown-elf)",
-            pytrace=False,
-        )
-    return path
-
-
-def run_tool(cmd: list[str]) -> None:
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if done.returncode:
-        pytest.fail(f"{' '.join(cmd)} failed:\n{done.stdout}{done.stderr}", pytrace=False)
-
-
-def gnu_source(source: str) -> str:
-    """The program with ``bar`` and ``rhint TARGET`` spelt as GNU as directives."""
-    source = re.sub(r"(?m)^(\s*)bar\b", rf"\1{GNU_BAR}", source)
-    return re.sub(r"(?m)^(\s*)rhint\s+(\S+)", rf"\1{GNU_RHINT}", source)
-
-
-def gnu_build(source: str, data_address: int, workdir: Path) -> bytes:
-    """Assemble with GNU as, link .text at 0x80000000 and .data at ``data_address``, and return
-    the memory image from 0x80000000 to the end of .data (objcopy -O binary)."""
-    src, obj, elf, binary = (workdir / f"selftest.{ext}" for ext in ("S", "o", "elf", "bin"))
-    src.write_text(gnu_source(source))
-    as_flags = ["-march=rv32ima_zicsr_zifencei", "-mabi=ilp32", "-mno-relax"]
-    run_tool([gnu_tool("as"), *as_flags, "-o", str(obj), str(src)])
-    ld_flags = ["-m", "elf32lriscv", "--no-relax", "--no-warn-rwx-segments", "-e", "_start"]
-    layout = [f"-Ttext={GLOBAL_BASE:#x}", f"-Tdata={data_address:#x}"]
-    run_tool([gnu_tool("ld"), *ld_flags, *layout, "-o", str(elf), str(obj)])
-    run_tool([gnu_tool("objcopy"), "-O", "binary", str(elf), str(binary)])
-    return binary.read_bytes()
 
 
 def flat_bytes(image: Image) -> bytes:
@@ -109,8 +67,8 @@ def test_assembles_identically_with_gnu_as(source: str, image: Image, tmp_path: 
     assert image.entry == image.symbols["_start"] == GLOBAL_BASE
     assert min(seg.vaddr for seg in image.segments) == GLOBAL_BASE
     ours = flat_bytes(image)
-    gnu = gnu_build(source, image.symbols["counter"], tmp_path)
-    assert ours == gnu, first_difference(ours, gnu)
+    theirs = gnu.build(gnu.gnu_spelling(source), image.symbols["counter"], tmp_path).memory
+    assert ours == theirs, first_difference(ours, theirs)
 
 
 def test_covers_every_runnable_instruction(image: Image) -> None:
