@@ -46,3 +46,8 @@ __all__ = [
     "warpid",
     "warpsize",
 ]
+
+from reconverge.golden.compiler.codegen import compile_kernel
+from reconverge.golden.compiler.launch import Launch, Program
+
+__all__ += ["Launch", "Program", "compile_kernel"]

@@ -1017,4 +1017,4 @@ def build_module(k: lang.Kernel) -> Module:
         built = _Builder(f.source, f.kind, signature_of).build()
         functions[f.name] = built.function
         work.extend(built.callees)
-    return Module(functions[k.name], functions)
+    return Module(functions[k.name], functions, owners)

@@ -200,10 +200,13 @@ class Function:
 
 @dataclass(eq=False)
 class Module:
-    """A kernel and every device function it can call (transitively), by name."""
+    """A kernel and every device function it can call (transitively), by name, with the
+    language objects (:class:`~reconverge.golden.compiler.lang.KernelFunction`) they come
+    from."""
 
     kernel: Function
     functions: dict[str, Function]
+    sources: dict[str, Any] = field(default_factory=dict)
 
     def format(self, annotate: Any = None) -> str:
         return "\n\n".join(f.format(annotate) for f in self.functions.values())
