@@ -312,7 +312,9 @@ BASE_COMMANDS = (
 
 def commands() -> list[Command]:
     """Every sub-command: the base ones here and those of the feature modules."""
-    return [*BASE_COMMANDS]
+    from reconverge.golden.compiler.commands import COMMANDS as COMPILER  # compile, analyze
+
+    return [*BASE_COMMANDS, *COMPILER]
 
 
 def build_parser() -> argparse.ArgumentParser:

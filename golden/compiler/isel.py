@@ -430,7 +430,7 @@ class _Lowering:
                 continue
             # A cycle: save one destination's old value and read it from there.
             dest = next(iter(pending))
-            saved = VReg(f"{dest.name}.old", dest.state, dest.uniform)
+            saved = VReg(f"{dest.name}.old", None, dest.uniform)
             self.emit("mv", [saved], [dest], pos=pos)
             pending = {d: (saved if s is dest else s) for d, s in pending.items()}
 

@@ -275,7 +275,10 @@ class _Allocator:
         return "gp", shared_offset
 
     def temp(self, origin: VReg | None, tag: str) -> VReg:
-        state = origin.state if origin is not None else None
+        """A spill temporary. The one a definition writes (``tag`` w) is that definition of
+        ``origin`` and carries its abstract state (for the soundness check); reloads do not
+        define the value and carry none."""
+        state = origin.state if origin is not None and tag == "w" else None
         uniform = origin.uniform if origin is not None else False
         name = f"{origin.name}.{tag}" if origin is not None else tag
         return VReg(name, state, uniform, spillable=False, origin=origin)

@@ -22,3 +22,20 @@ def version(fa: FunctionAnalysis, var: str, gsa: str | None = None) -> Value:
 
 def versions(fa: FunctionAnalysis, var: str) -> list[Value]:
     return [v for v in fa.values() if v.var == var]
+
+
+def run_case(spec, allocator: str, regs: int, warp_size: int = 8, size=None, seed: int = 0):
+    """Compile suite kernel ``spec``, run it on golden and return (program, outputs, reference)."""
+    import numpy as np  # noqa: F401
+
+    from reconverge.golden.compiler import compile_kernel
+    from reconverge.golden.functional import run
+    from reconverge.golden.geometry import Geometry
+
+    case = spec.case(size, seed)
+    program = compile_kernel(spec.kernel, allocator, regs)
+    launch = program.bind(**case.args)
+    geometry = Geometry(warp_size=warp_size, simd_width=min(8, warp_size))
+    result = run(launch.image, launch.config(case.grid, case.block, geometry=geometry))
+    result.check()
+    return program, launch.outputs(result), spec.reference(size, seed)
