@@ -13,6 +13,17 @@ MODULES = (
     "avg_square",
     "sum_triangle",
     "init_rows",
+    "if_else",
+    "nested",
+    "loop_break",
+    "cond_call",
+    "recursion",
+    "bfs",
+    "nqueens",
+    "mandelbrot",
+    "hashtable",
+    "laplace3d",
+    "interpreter",
 )
 
 

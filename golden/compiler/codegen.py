@@ -24,11 +24,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reconverge.golden import graphs
-from reconverge.golden.asm import assemble, hi20, lo12
+from reconverge.golden.asm import assemble
 from reconverge.golden.compiler import analysis, isel, lang, regalloc
 from reconverge.golden.compiler.errors import CompileError
 from reconverge.golden.compiler.launch import BranchInfo, Program, ValueCheck
-from reconverge.golden.compiler.machine import INVERSE, MFunction, MInstr, Reg, VReg
+from reconverge.golden.compiler.machine import (
+    INVERSE,
+    MFunction,
+    MInstr,
+    Reg,
+    VReg,
+    const_sequence,
+)
 from reconverge.golden.image import Image
 from reconverge.golden.isa import REG_NUMBERS
 from reconverge.golden.memmap import GLOBAL_BASE, SHARED_BASE
@@ -90,12 +97,8 @@ class _Emitter:
         self.count += 1
 
     def const(self, reg: str, value: int) -> None:
-        if -2048 <= value < 2048:
-            self.ins(f"li {reg}, {value}")
-            return
-        self.ins(f"lui {reg}, {hi20(value)}")
-        if lo12(value):
-            self.ins(f"addi {reg}, {reg}, {lo12(value)}")
+        for ins in const_sequence(reg, value):
+            self.ins(ins.format())
 
 
 def compile_kernel(k: lang.Kernel, allocator: str = "linear", regs: int = 16) -> Program:
@@ -271,6 +274,8 @@ def _emit_instr(
     out.ins(ins.format(reg), comment, ins)  # type: ignore[arg-type]
     if ins.spill:
         spill_code[pc] = ins.spill
+    if ins.partial:
+        return
     for d in ins.defs:
         if isinstance(d, VReg) and d.state is not None and not d.state.is_top:
             origin = d.origin or d

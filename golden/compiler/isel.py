@@ -14,11 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from reconverge.golden.asm import hi20, lo12
 from reconverge.golden.compiler import int32
 from reconverge.golden.compiler.analysis import FunctionAnalysis
 from reconverge.golden.compiler.ir import Const, Function, Instr, Operand, Value
-from reconverge.golden.compiler.machine import MBlock, MFunction, MInstr, Reg, VReg
+from reconverge.golden.compiler.machine import (
+    MBlock,
+    MFunction,
+    MInstr,
+    Reg,
+    VReg,
+    const_sequence,
+)
 
 WORD = 4
 
@@ -171,13 +177,7 @@ class _Lowering:
         return ins
 
     def load_const(self, rd: Reg, value: int, pos: object = None) -> None:
-        value = int32.wrap(value)
-        if fits12(value):
-            self.emit("li", [rd], [], imm=value, pos=pos)
-            return
-        self.emit("lui", [rd], [], imm=hi20(value), pos=pos)
-        if lo12(value):
-            self.emit("addi", [rd], [rd], imm=lo12(value), pos=pos)
+        self.cur.instrs += const_sequence(rd, value, pos=pos)  # type: ignore[union-attr]
 
     def reg(self, operand: Operand, pos: object = None) -> Reg:
         """``operand`` in a register: x0 for 0, a fresh register for other constants."""
@@ -265,7 +265,7 @@ class _Lowering:
         if op == "abs":
             t = self.temp()
             self.emit("srai", [t], [x], imm=31, pos=pos)
-            self.emit("xor", [d], [x, t], pos=pos)
+            self.emit("xor", [d], [x, t], pos=pos, partial=True)
             self.emit("sub", [d], [d, t], pos=pos)
             return
         self.emit({"neg": "neg", "inv": "not", "lnot": "seqz"}[op], [d], [x], pos=pos)

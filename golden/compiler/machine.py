@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconverge.golden import graphs
+from reconverge.golden.asm import hi20, lo12
+from reconverge.golden.compiler import int32
 from reconverge.golden.compiler.affine import State
 from reconverge.golden.compiler.errors import Pos
 
@@ -87,6 +89,7 @@ class MInstr:
     spill: str | None = None
     note: str = ""
     clobbers: bool = False  # a call: every allocatable register is dead after it
+    partial: bool = False  # writes an intermediate value of its destination (more follow)
 
     @property
     def is_branch(self) -> bool:
@@ -138,6 +141,19 @@ class MInstr:
         if op == "jal":
             return f"jal ra, {self.target}"
         return op  # ret, ecall, bar
+
+
+def const_sequence(rd: Reg, value: int, **kw: object) -> list[MInstr]:
+    """``rd = value``: ``li`` when it fits 12 bits, else ``lui`` (+ ``addi``), as GNU ``as``
+    expands ``li`` on RV32, but as separate instructions so every MInstr is one word."""
+    value = int32.wrap(value)
+    if -2048 <= value < 2048:
+        return [MInstr("li", [rd], [], imm=value, **kw)]  # type: ignore[arg-type]
+    seq = [MInstr("lui", [rd], [], imm=hi20(value), **kw)]  # type: ignore[arg-type]
+    if lo12(value):
+        seq[0].partial = True
+        seq.append(MInstr("addi", [rd], [rd], imm=lo12(value), **kw))  # type: ignore[arg-type]
+    return seq
 
 
 @dataclass(eq=False)

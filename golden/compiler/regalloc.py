@@ -38,8 +38,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from reconverge.golden import graphs
-from reconverge.golden.asm import hi20, lo12
-from reconverge.golden.compiler import int32
 from reconverge.golden.compiler.errors import CompileError
 from reconverge.golden.compiler.machine import (
     PURE,
@@ -48,6 +46,7 @@ from reconverge.golden.compiler.machine import (
     MInstr,
     Reg,
     VReg,
+    const_sequence,
     live_after,
     liveness,
 )
@@ -284,13 +283,7 @@ class _Allocator:
         return VReg(name, state, uniform, spillable=False, origin=origin)
 
     def const(self, rd: Reg, value: int, kind: str) -> list[MInstr]:
-        value = int32.wrap(value)
-        if -2048 <= value < 2048:
-            return [MInstr("li", [rd], [], imm=value, spill=kind)]
-        out = [MInstr("lui", [rd], [], imm=hi20(value), spill=kind)]
-        if lo12(value):
-            out.append(MInstr("addi", [rd], [rd], imm=lo12(value), spill=kind))
-        return out
+        return const_sequence(rd, value, spill=kind)
 
     def times_tid(self, rd: VReg, c: int, kind: str) -> list[MInstr]:
         """``rd = c * T``."""

@@ -25,16 +25,22 @@ MOD = 1 << 32
 
 @dataclass(frozen=True)
 class Violation:
-    """A definition whose values contradict the analysis."""
+    """A definition whose values contradict the analysis, or a branch called uniform whose
+    threads went different ways (``check`` is None; ``values`` are then empty)."""
 
     pc: int
-    check: ValueCheck
+    check: ValueCheck | None
     block: int
     warp: int
     tids: tuple[int, ...]
     values: tuple[int, ...]
 
     def __str__(self) -> str:
+        if self.check is None:
+            return (
+                f"pc {self.pc:#010x}: branch called uniform diverged in block {self.block} "
+                f"warp {self.warp} (threads {', '.join(map(str, self.tids))})"
+            )
         pairs = ", ".join(f"T={t}: {v}" for t, v in zip(self.tids, self.values, strict=True))
         return (
             f"pc {self.pc:#010x} ({self.check.function}): {self.check.name} claimed "
@@ -90,15 +96,36 @@ def holds(state: State, tids: Sequence[int], values: Sequence[int]) -> bool:
 
 
 class SoundnessObserver:
-    """An observer for :func:`reconverge.golden.functional.run` that collects violations."""
+    """An observer for :func:`reconverge.golden.functional.run` that collects violations.
+
+    Branches are checked too: after a branch called uniform, the first instruction the warp
+    issues for any of the branch's threads must be issued for all of them (threads at one
+    SP:PC issue together in the golden model, so a split shows there)."""
 
     def __init__(self, launch: Launch, warp_size: int) -> None:
         self.checks = launch.program.checks
+        self.uniform_branches = {b.pc for b in launch.program.branches if b.uniform}
         self.warp_size = warp_size
         self.violations: list[Violation] = []
         self.checked = 0
+        self.pending: dict[tuple[int, int], tuple[int, frozenset[int]]] = {}
+
+    def _branch(self, block: int, warp: int, pc: int, lanes: np.ndarray) -> None:
+        key = (block, warp)
+        executed = frozenset(int(x) for x in lanes)
+        if key in self.pending:
+            branch_pc, before = self.pending[key]
+            if before & executed:
+                del self.pending[key]
+                self.checked += 1
+                if not before <= executed:
+                    tids = tuple(sorted(warp * self.warp_size + x for x in before))
+                    self.violations.append(Violation(branch_pc, None, block, warp, tids, ()))
+        if pc in self.uniform_branches:
+            self.pending[key] = (pc, executed)
 
     def __call__(self, block: int, warp: int, pc: int, lanes: np.ndarray, regs: np.ndarray) -> None:
+        self._branch(block, warp, pc, lanes)
         checks = self.checks.get(pc)
         if not checks:
             return
