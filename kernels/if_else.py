@@ -13,7 +13,7 @@ from reconverge.kernels.suite import Case, SuiteKernel, int32_array
 def ifElse(out: Array, data: Array):
     t = ctaid() * ntid() + tid()  # A
     x = data[t]
-    if t % 2 == 0:
+    if t % 2 == 0:  # noqa: SIM108 (the basic blocks of the figure)
         x = x * 3 + 1  # B
     else:
         x = x // 2 - 7  # C

@@ -17,7 +17,7 @@ def nested(out: Array, data: Array):
         x = x + 100  # B
     else:
         x = x * 2  # C
-        if t % 4 == 1:
+        if t % 4 == 1:  # noqa: SIM108 (the basic blocks of the figure)
             x = x - 5  # D
         else:
             x = x ^ 0x55  # E
