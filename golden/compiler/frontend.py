@@ -481,6 +481,10 @@ class _Builder:
                 node, "chained assignment is not in the language", "assign one name at a time"
             )
         target = node.targets[0]
+        if isinstance(target, ast.Tuple | ast.List):
+            raise self.err(
+                target, "unpacking is not in the language", "assign each name separately"
+            )
         if (
             isinstance(node.value, ast.Call)
             and self.scope._global_object(node.value.func) is lang.shared
@@ -504,7 +508,7 @@ class _Builder:
             self.assign(self.local(target), value, node)
         elif isinstance(target, ast.Subscript):
             base = self.array(target.value)
-            index = self.expr(target.slice)
+            index = self.index(target)
             addr = self.address(base, index, target)
             self.emit("store", [addr, value], node, dest=False)
         elif isinstance(target, ast.Tuple | ast.List):
@@ -534,7 +538,7 @@ class _Builder:
             return
         if isinstance(node.target, ast.Subscript):
             base = self.array(node.target.value)
-            index = self.expr(node.target.slice)
+            index = self.index(node.target)
             addr = self.address(base, index, node.target)
             old = self.emit("load", [addr], node.target)
             new = self.binary(op, old, self.expr(node.value), node)  # type: ignore[arg-type]
@@ -833,8 +837,13 @@ class _Builder:
 
     def expr_Subscript(self, node: ast.Subscript) -> Operand:
         base = self.array(node.value)
-        index = self.expr(node.slice)
+        index = self.index(node)
         return self.emit("load", [self.address(base, index, node)], node)  # type: ignore[return-value]
+
+    def index(self, node: ast.Subscript) -> Operand:
+        if isinstance(node.slice, ast.Slice):
+            raise self.err(node, "slices are not in the language", "index one element at a time")
+        return self.expr(node.slice)
 
     def array(self, node: ast.expr) -> Operand:
         """The base address of the array ``node`` names."""
@@ -853,8 +862,6 @@ class _Builder:
         )
 
     def address(self, base: Operand, index: Operand, node: ast.AST) -> Operand:
-        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
-            raise self.err(node, "slices are not in the language", "index one element at a time")
         offset = self.binary("mul", index, Const(WORD), node)
         return self.binary("add", base, offset, node)
 

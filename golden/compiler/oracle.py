@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from reconverge.golden.compiler import frontend, int32, lang
+from reconverge.golden.compiler import frontend, int32, lang, ssa
 from reconverge.golden.compiler.errors import OracleError
 from reconverge.golden.compiler.frontend import Scope
 from reconverge.golden.compiler.ir import Module
@@ -383,6 +383,8 @@ def run(
     ``Array`` parameters) over ``grid`` blocks of ``block`` threads; return every array
     argument's final contents (int32 arrays, by name)."""
     module = frontend.build_module(k)
+    for fn in module.functions.values():
+        ssa.to_ssa(fn)  # the same checks as the compiler (variables used before assignment)
     namespace = _compile(module)
     values, arrays = _arguments(module, args)
     filenames = {obj.source.filename for obj in module.sources.values()}
