@@ -150,7 +150,11 @@ def compile_kernel(k: lang.Kernel, allocator: str = "linear", regs: int = 16) ->
     for pc, fname, ins, reconv in pending:
         branches.append(
             BranchInfo(
-                pc, fname, not ins.divergent, block_pc[reconv] if reconv else None, ins.divergent
+                pc,
+                fname,
+                uniform=not ins.divergent,
+                reconverge=block_pc[reconv] if reconv else None,
+                hinted=ins.divergent and reconv is not None,
             )
         )
     text = "\n".join(emitter.lines) + "\n"

@@ -217,7 +217,7 @@ class _Lowering:
                 self.emit("mv", [d], [self.vreg(a[0])], pos=pos)  # type: ignore[list-item]
         elif op == "param":
             d.home = WORD * ins.attr  # type: ignore[union-attr]
-            self.emit("lw", [d], ["sp"], imm=WORD * ins.attr, pos=pos, spill="param")  # type: ignore[list-item]
+            self.emit("lw", [d], ["sp"], imm=WORD * ins.attr, pos=pos)  # type: ignore[list-item]
         elif op == "csr":
             self.emit("csrr", [d], [], target=ins.attr, pos=pos)  # type: ignore[list-item]
         elif op == "load":

@@ -47,7 +47,9 @@ def test_a_false_claim_is_caught() -> None:
     program = dataclasses.replace(program, checks={**program.checks, **wrong})
     case = avg_square.SPEC.case()
     launch = program.bind(**case.args)
-    _, violations, _ = soundness.check(launch, launch.config(1, case.block, geometry=Geometry(4, 4)))
+    _, violations, _ = soundness.check(
+        launch, launch.config(1, case.block, geometry=Geometry(4, 4))
+    )
     assert violations and all(v.pc in pcs for v in violations)
 
 
@@ -89,6 +91,8 @@ def test_observer_sees_every_warp_instruction() -> None:
     launch = program.bind(**case.args)
     seen = []
     config = launch.config(1, case.block, geometry=Geometry(4, 4))
-    result = run(launch.image, config, lambda b, w, pc, lanes, regs: seen.append((w, pc, len(lanes))))
+    result = run(
+        launch.image, config, lambda b, w, pc, lanes, regs: seen.append((w, pc, len(lanes)))
+    )
     assert len(seen) == result.warp_instructions
     assert sum(n for _, _, n in seen) == int(result.thread_instructions.sum())
