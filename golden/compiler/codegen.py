@@ -15,8 +15,10 @@ The emitted code:
 * the kernel's prologue lowers ``sp`` by its frame, stores the arguments ``a0``..``a7`` into it
   (their home, like PTX's parameter space) and, when some spill slot is in shared memory,
   points ``gp`` at its warp's slice of the spill area;
-* ``exit`` is ``li a0, 0; li a7, 93; ecall``; a device function saves ``ra`` when it calls,
-  returns its value in ``a0`` and pops its frame.
+* ``exit`` is ``li a0, 0; li a7, 93; ecall``; a caller stores the arguments into the
+  callee's frame, moves ``sp`` down to it *before* ``jal`` and back after (so calling threads
+  have the lower SP from the jump on: seed 000 Listing 1); a device function saves ``ra`` when
+  it calls and returns its value in ``a0``.
 """
 
 from __future__ import annotations
@@ -124,9 +126,8 @@ def compile_kernel(k: lang.Kernel, allocator: str = "linear", regs: int = 16) ->
         alloc = regalloc.allocate(
             mf, regs, allocator, shared_ok=shared_ok, shared_base=lambda n=name: shared_base[n]
         )
-        frame = WORD * (mf.params + alloc.local_slots) + (
-            WORD if mf.kind == "device" and mf.calls else 0
-        )
+        # A device function's frame always has the ra slot: every call lowers sp.
+        frame = WORD * (mf.params + alloc.local_slots) + (WORD if mf.kind == "device" else 0)
         if frame >= 2048:
             raise CompileError(f"{name}: a frame of {frame} bytes is too large (at most 2047)")
         frames[name] = frame
@@ -205,7 +206,7 @@ def _emit_function(
         return r if isinstance(r, str) else assignment[r]
 
     out.label(mf.name)
-    if frame:
+    if frame and mf.kind == "kernel":
         out.ins(f"addi sp, sp, {-frame}", "frame")
     if mf.kind == "kernel":
         for k in range(mf.params):
@@ -270,8 +271,6 @@ def _emit_instr(
     if ins.op == "ret":
         if mf.calls:
             out.ins(f"lw ra, {frame - WORD}(sp)")
-        if frame:
-            out.ins(f"addi sp, sp, {frame}")
         out.ins("ret", comment)
         return
     pc = out.pc

@@ -327,7 +327,13 @@ class _Lowering:
             self.emit(
                 "sw", [], [r, "sp"], imm=offset, pos=ins.pos, note=f"argument {k} of {callee}"
             )
+        # The caller moves sp to the callee's frame *before* jumping: from the jal on, the
+        # calling threads have a lower SP than the threads that did not call, so the
+        # stack-less policy (min SP:PC) runs the call first even though the callee lies at
+        # higher addresses (seed 000 Listing 1).
+        self.emit("addi", ["sp"], ["sp"], imm=lambda: -self.frame_of(callee), pos=ins.pos)
         self.emit("jal", [], [], target=callee, pos=ins.pos, clobbers=True)
+        self.emit("addi", ["sp"], ["sp"], imm=lambda: self.frame_of(callee), pos=ins.pos)
         if d is not None:
             self.emit("mv", [d], ["a0"], pos=ins.pos)
 

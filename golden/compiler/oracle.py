@@ -32,8 +32,8 @@ import numpy as np
 
 from reconverge.golden.compiler import frontend, int32, lang, ssa
 from reconverge.golden.compiler.errors import OracleError
-from reconverge.golden.compiler.frontend import Scope
 from reconverge.golden.compiler.ir import Module
+from reconverge.golden.compiler.names import Scope
 
 DEFAULT_STEP_LIMIT = 2_000_000
 

@@ -200,6 +200,29 @@ def check_random_kernel(source: str, allocator: str, regs: int, geometry: Geomet
     assert not violations, "\n".join(map(str, violations[:5])) + "\n" + source
 
 
+REGRESSIONS = [
+    # A call under a divergent condition inside a uniform loop whose counter lives in a shared
+    # slot: before the caller moved sp ahead of the jal, the threads that did not call ran the
+    # remaining iterations first under min(SP:PC) and advanced the shared counter.
+    (
+        HEADER
+        + """\
+    v0 = (v0 + (v0 if v0 < v0 else v0))
+    for i1 in range(0, 3):
+        if v0 < t:
+            v0 = helper((v0 + v3), i1)
+"""
+        + FOOTER,
+        "divergent", 5, Geometry(4, 4), 1, 6, 0,
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", REGRESSIONS, ids=lambda c: f"{c[1]}-{c[2]}")
+def test_random_kernel_regressions(case) -> None:  # type: ignore[no-untyped-def]
+    check_random_kernel(*case)
+
+
 common = dict(
     source=random_kernels(),
     allocator=st.sampled_from(regalloc.ALLOCATORS),
