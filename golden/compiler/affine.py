@@ -243,16 +243,29 @@ class AffineAnalysis:
         return self.state.get(operand, State.top(self.degree))
 
     def run(self) -> dict[Value, State]:
+        """The fixed point, from ⊤ down. A value can only stay ⊤ on a cycle of values waiting
+        for each other (a gamma whose predicate depends on the gamma through a loop): every
+        value is computed at run time, so ⊤ is no answer; those values are set to ⊥ (nothing
+        known) and the fixed point resumed, until none is left."""
         instrs = [i for _, i in self.fn.instructions() if i.dest is not None]
-        changed = True
-        while changed:
-            changed = False
-            for ins in instrs:
-                new = self.transfer(ins)
-                if new != self.state.get(ins.dest):  # type: ignore[arg-type]
-                    self.state[ins.dest] = new  # type: ignore[index]
-                    changed = True
-        return self.state
+        forced: set[Value] = set()
+        while True:
+            changed = True
+            while changed:
+                changed = False
+                for ins in instrs:
+                    if ins.dest in forced:
+                        continue
+                    new = self.transfer(ins)
+                    if new != self.state.get(ins.dest):  # type: ignore[arg-type]
+                        self.state[ins.dest] = new  # type: ignore[index]
+                        changed = True
+            waiting = [i.dest for i in instrs if self.state[i.dest].is_top]  # type: ignore[index]
+            if not waiting:
+                return self.state
+            first = waiting[0]
+            forced.add(first)  # type: ignore[arg-type]
+            self.state[first] = State.divergent(self.degree)  # type: ignore[index]
 
     def transfer(self, ins: Instr) -> State:
         n = self.degree

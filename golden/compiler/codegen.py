@@ -23,21 +23,15 @@ The emitted code:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from reconverge.golden import graphs
 from reconverge.golden.asm import assemble
-from reconverge.golden.compiler import analysis, isel, lang, regalloc
+from reconverge.golden.compiler import analysis, isel, lang, machine, regalloc
 from reconverge.golden.compiler.errors import CompileError
 from reconverge.golden.compiler.launch import BranchInfo, Program, ValueCheck
-from reconverge.golden.compiler.machine import (
-    INVERSE,
-    MFunction,
-    MInstr,
-    Reg,
-    VReg,
-    const_sequence,
-)
+from reconverge.golden.compiler.machine import MFunction, MInstr, Reg, VReg
 from reconverge.golden.image import Image
 from reconverge.golden.isa import REG_NUMBERS
 from reconverge.golden.memmap import GLOBAL_BASE, SHARED_BASE
@@ -80,27 +74,119 @@ def _stack_bytes(
 
 
 class _Emitter:
-    def __init__(self) -> None:
-        self.lines: list[str] = []
+    """Writes the assembly text, counting instructions (each line one word, so PCs are known)
+    and recording what the Program reports per PC."""
+
+    def __init__(self, spill_base: int, per_warp: int) -> None:
+        self.lines = ["    .text", "    .globl _start", "_start:"]
         self.count = 0
-        self.instr_pc: dict[int, int] = {}  # id(MInstr) -> pc
+        self.spill_base = spill_base
+        self.per_warp = per_warp
+        self.checks: dict[int, list[ValueCheck]] = {}
+        self.spill_code: dict[int, str] = {}
+        self.block_pc: dict[str, int] = {}
+        self.pending: list[tuple[int, str, MInstr, str | None]] = []  # branches
 
     @property
     def pc(self) -> int:
         return GLOBAL_BASE + WORD * self.count
 
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
     def label(self, name: str) -> None:
         self.lines.append(f"{name}:")
 
-    def ins(self, text: str, comment: str = "", source: MInstr | None = None) -> None:
-        if source is not None:
-            self.instr_pc[id(source)] = self.pc
+    def ins(self, text: str, comment: str = "") -> None:
         self.lines.append(f"    {text}" + (f"    # {comment}" if comment else ""))
         self.count += 1
 
     def const(self, reg: str, value: int) -> None:
-        for ins in const_sequence(reg, value):
+        for ins in machine.const_sequence(reg, value):
             self.ins(ins.format())
+
+    def branches(self) -> tuple[BranchInfo, ...]:
+        return tuple(
+            BranchInfo(
+                pc,
+                fname,
+                uniform=not ins.divergent,
+                reconverge=self.block_pc[reconv] if reconv else None,
+                hinted=ins.divergent and reconv is not None,
+            )
+            for pc, fname, ins, reconv in self.pending
+        )
+
+    def prologue(self, mf: MFunction, frame: int) -> None:
+        if mf.kind != "kernel":
+            if mf.calls:
+                self.ins(f"sw ra, {frame - WORD}(sp)")
+            return
+        if frame:
+            self.ins(f"addi sp, sp, {-frame}", "frame")
+        for k in range(mf.params):
+            self.ins(f"sw a{k}, {WORD * k}(sp)", f"parameter {k}")
+        if self.per_warp:
+            self.ins("csrr t0, warpid", "gp = this warp's shared spill slots")
+            self.const("t1", self.per_warp)
+            self.ins("mul t0, t0, t1")
+            self.const("gp", self.spill_base)
+            self.ins("add gp, gp, t0")
+
+    def function(self, c: _Compiled) -> None:
+        mf, frame = c.mf, c.frame
+        assignment = c.alloc.assignment
+
+        def reg(r: Reg) -> str:
+            return r if isinstance(r, str) else assignment[r]
+
+        self.label(mf.name)
+        self.prologue(mf, frame)
+        ipdom = graphs.immediate_postdominators(mf.entry, mf.succ)
+        labels = list(mf.blocks)
+        for index, (label, block) in enumerate(mf.blocks.items()):
+            nxt = labels[index + 1] if index + 1 < len(labels) else None
+            self.label(label)
+            self.block_pc[label] = self.pc
+            instrs = block.instrs
+            for i, ins in enumerate(instrs):
+                if ins.op == "mv" and reg(ins.defs[0]) == reg(ins.uses[0]):
+                    continue
+                if ins.op == "j" and ins.target == nxt:
+                    continue
+                if ins.is_branch:
+                    follow = instrs[i + 1] if i + 1 < len(instrs) else None
+                    ins = _arrange_branch(ins, follow, nxt)
+                    reconv = ipdom[label] or mf.exit
+                    if ins.divergent and reconv is not None:
+                        self.ins(f"rhint {reconv}", "reconvergence point")
+                    self.pending.append((self.pc, mf.name, ins, reconv))
+                self.instr(ins, mf, frame, reg)
+
+    def instr(self, ins: MInstr, mf: MFunction, frame: int, reg: Callable[[Reg], str]) -> None:
+        comment = ins.note or (f"line {ins.pos.line}" if ins.pos else "")
+        if ins.op == "exit":
+            self.ins("li a0, 0", comment)
+            self.ins("li a7, 93")
+            self.ins("ecall")
+            return
+        if ins.op == "ret":
+            if mf.calls:
+                self.ins(f"lw ra, {frame - WORD}(sp)")
+            self.ins("ret", comment)
+            return
+        pc = self.pc
+        self.ins(ins.format(reg), comment)
+        if ins.spill:
+            self.spill_code[pc] = ins.spill
+        if ins.partial:
+            return
+        for d in ins.defs:
+            if isinstance(d, VReg) and d.state is not None and not d.state.is_top:
+                origin = d.origin or d
+                check = ValueCheck(mf.name, origin.name, REG_NUMBERS[reg(d)], d.state)
+                self.checks.setdefault(pc, []).append(check)
 
 
 def compile_kernel(k: lang.Kernel, allocator: str = "linear", regs: int = 16) -> Program:
@@ -139,33 +225,16 @@ def compile_kernel(k: lang.Kernel, allocator: str = "linear", regs: int = 16) ->
     per_warp = offset
     user = sum(WORD * a.words for a in module.kernel.shared.values())
     spill_base = SHARED_BASE + -(-user // SPILL_ALIGN) * SPILL_ALIGN
-    emitter = _Emitter()
-    emitter.lines += ["    .text", "    .globl _start", "_start:"]
-    checks: dict[int, list[ValueCheck]] = {}
-    spill_code: dict[int, str] = {}
-    branches: list[BranchInfo] = []
-    block_pc: dict[str, int] = {}
-    pending: list[tuple[int, str, MInstr, str | None]] = []
+    out = _Emitter(spill_base, per_warp)
     for c in compiled.values():
-        _emit_function(c, emitter, spill_base, per_warp, checks, spill_code, pending, block_pc)
-    for pc, fname, ins, reconv in pending:
-        branches.append(
-            BranchInfo(
-                pc,
-                fname,
-                uniform=not ins.divergent,
-                reconverge=block_pc[reconv] if reconv else None,
-                hinted=ins.divergent and reconv is not None,
-            )
-        )
-    text = "\n".join(emitter.lines) + "\n"
-    image = assemble(text, f"{k.name}.S")
-    _check_size(image, emitter.count)
+        out.function(c)
+    image = assemble(out.text, f"{k.name}.S")
+    _check_size(image, out.count)
     return Program(
         kernel=k.name,
         params=tuple(module.kernel.params),
         image=image,
-        asm=text,
+        asm=out.text,
         allocator=allocator,
         regs=regs,
         frames=frames,
@@ -173,9 +242,9 @@ def compile_kernel(k: lang.Kernel, allocator: str = "linear", regs: int = 16) ->
         shared_spill_base=spill_base,
         shared_spill_per_warp=per_warp,
         stack_bytes=_stack_bytes(ma, frames, recursive),
-        checks={pc: tuple(v) for pc, v in checks.items()},
-        spill_code=spill_code,
-        branches=tuple(branches),
+        checks={pc: tuple(v) for pc, v in out.checks.items()},
+        spill_code=out.spill_code,
+        branches=out.branches(),
         allocations={name: c.alloc for name, c in compiled.items()},
         analysis=ma,
         ir_text=ir_text,
@@ -189,98 +258,10 @@ def _check_size(image: Image, count: int) -> None:
         raise AssertionError(f"emitted {count} instructions but assembled {len(code.data)} bytes")
 
 
-def _emit_function(
-    c: _Compiled,
-    out: _Emitter,
-    spill_base: int,
-    per_warp: int,
-    checks: dict[int, list[ValueCheck]],
-    spill_code: dict[int, str],
-    pending: list[tuple[int, str, MInstr, str | None]],
-    block_pc: dict[str, int],
-) -> None:
-    mf, alloc, frame = c.mf, c.alloc, c.frame
-    assignment = alloc.assignment
-
-    def reg(r: Reg) -> str:
-        return r if isinstance(r, str) else assignment[r]
-
-    out.label(mf.name)
-    if frame and mf.kind == "kernel":
-        out.ins(f"addi sp, sp, {-frame}", "frame")
-    if mf.kind == "kernel":
-        for k in range(mf.params):
-            out.ins(f"sw a{k}, {WORD * k}(sp)", f"parameter {k}")
-        if per_warp:
-            out.ins("csrr t0, warpid", "gp = this warp's shared spill slots")
-            out.const("t1", per_warp)
-            out.ins("mul t0, t0, t1")
-            out.const("gp", spill_base)
-            out.ins("add gp, gp, t0")
-    elif mf.calls:
-        out.ins(f"sw ra, {frame - WORD}(sp)")
-    ipdom = graphs.immediate_postdominators(mf.entry, mf.succ)
-    labels = list(mf.blocks)
-    for index, (label, block) in enumerate(mf.blocks.items()):
-        nxt = labels[index + 1] if index + 1 < len(labels) else None
-        out.label(label)
-        block_pc[label] = out.pc
-        instrs = block.instrs
-        for i, ins in enumerate(instrs):
-            if ins.op == "mv" and reg(ins.defs[0]) == reg(ins.uses[0]):
-                continue
-            if ins.op == "j" and ins.target == nxt:
-                continue
-            if ins.is_branch:
-                follow = instrs[i + 1] if i + 1 < len(instrs) else None
-                ins = _arrange_branch(ins, follow, nxt)
-                if ins.divergent:
-                    reconv = ipdom[label] or mf.exit
-                    if reconv is not None:
-                        out.ins(f"rhint {reconv}", "reconvergence point")
-                    pending.append((out.pc, mf.name, ins, reconv))
-                else:
-                    pending.append((out.pc, mf.name, ins, ipdom[label] or mf.exit))
-            _emit_instr(ins, mf, frame, reg, out, checks, spill_code)
-
-
 def _arrange_branch(ins: MInstr, follow: MInstr | None, nxt: str | None) -> MInstr:
     """Fall through instead of jumping: ``b T; j F`` becomes ``b T`` when F is next, and
     ``b!cond F`` when T is next (the ``j`` is then skipped as a jump to the next block)."""
     if follow is not None and follow.is_jump and ins.target == nxt:
         follow.target, ins.target = ins.target, follow.target
-        ins.op = INVERSE[ins.op]
+        ins.op = machine.INVERSE[ins.op]
     return ins
-
-
-def _emit_instr(
-    ins: MInstr,
-    mf: MFunction,
-    frame: int,
-    reg: object,
-    out: _Emitter,
-    checks: dict[int, list[ValueCheck]],
-    spill_code: dict[int, str],
-) -> None:
-    comment = ins.note or (f"line {ins.pos.line}" if ins.pos else "")
-    if ins.op == "exit":
-        out.ins("li a0, 0", comment)
-        out.ins("li a7, 93")
-        out.ins("ecall")
-        return
-    if ins.op == "ret":
-        if mf.calls:
-            out.ins(f"lw ra, {frame - WORD}(sp)")
-        out.ins("ret", comment)
-        return
-    pc = out.pc
-    out.ins(ins.format(reg), comment, ins)  # type: ignore[arg-type]
-    if ins.spill:
-        spill_code[pc] = ins.spill
-    if ins.partial:
-        return
-    for d in ins.defs:
-        if isinstance(d, VReg) and d.state is not None and not d.state.is_top:
-            origin = d.origin or d
-            check = ValueCheck(mf.name, origin.name, REG_NUMBERS[reg(d)], d.state)  # type: ignore[operator]
-            checks.setdefault(pc, []).append(check)

@@ -19,6 +19,7 @@ branch that controls them"), and handles break, continue and early return.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from reconverge.golden import graphs
@@ -59,27 +60,86 @@ class ControlFlow:
         return self.ipdom[label]
 
 
+def _two_disjoint_paths(
+    succ: Callable[[str], list[str]], sources: tuple[str, str], sink: str, avoid: set[str]
+) -> bool:
+    """Whether two paths, one from each source, reach ``sink`` sharing no node before it and
+    passing no node of ``avoid``: a maximum flow of 2 with unit node capacities (each node
+    split into an in- and an out-node; Edmonds-Karp, two augmentations at most)."""
+    cap: dict[tuple[object, object], int] = {}
+    adj: dict[object, set[object]] = {}
+
+    def arc(u: object, v: object, c: int) -> None:
+        cap[(u, v)] = cap.get((u, v), 0) + c
+        cap.setdefault((v, u), 0)
+        adj.setdefault(u, set()).add(v)
+        adj.setdefault(v, set()).add(u)
+
+    source, target = ("source",), ("target",)
+    for s in sources:
+        arc(source, ("in", s), 1)
+    seen: set[str] = set()
+    work = list(sources)
+    while work:
+        v = work.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        if v == sink:
+            arc(("in", v), target, 2)
+            continue
+        if v in avoid:
+            continue
+        arc(("in", v), ("out", v), 1)
+        for w in succ(v):
+            arc(("out", v), ("in", w), 1)
+            work.append(w)
+    flow = 0
+    while flow < 2:
+        parent: dict[object, object | None] = {source: None}
+        queue = [source]
+        while queue and target not in parent:
+            u = queue.pop(0)
+            for v in sorted(adj.get(u, ()), key=repr):
+                if v not in parent and cap[(u, v)] > 0:
+                    parent[v] = u
+                    queue.append(v)
+        if target not in parent:
+            break
+        v: object = target
+        while parent[v] is not None:
+            u = parent[v]
+            cap[(u, v)] -= 1
+            cap[(v, u)] += 1
+            v = u
+        flow += 1
+    return flow == 2
+
+
 def branch_joins(fn: Function, ipdom: dict[str, str | None]) -> dict[str, frozenset[str]]:
-    """The join blocks of every conditional branch (module docstring)."""
+    """The join blocks of every conditional branch (module docstring): the blocks that two
+    paths starting at different successors of the branch reach without sharing a node before
+    it, without passing the branch again and without going past its reconvergence point."""
     joins: dict[str, frozenset[str]] = {}
     for label, block in fn.blocks.items():
         succs = block.succs()
         if block.term is None or block.term.op != "br" or len(succs) < 2:
             continue
         stop = ipdom[label]
-        reached = []
-        for s in succs:
-            seen: set[str] = set()
-            work = [s]
-            while work:
-                node = work.pop()
-                if node in seen or node == label:
-                    continue
-                seen.add(node)
-                if node != stop:
-                    work.extend(fn.succ(node))
-            reached.append(seen)
-        joins[label] = frozenset(reached[0] & reached[1])
+        region: set[str] = set()
+        work = list(succs)
+        while work:
+            node = work.pop()
+            if node in region or node == label:
+                continue
+            region.add(node)
+            if node != stop:
+                work.extend(fn.succ(node))
+        avoid = {label} | ({stop} if stop is not None else set())
+        first, second = succs
+        joins[label] = frozenset(
+            j for j in region if _two_disjoint_paths(fn.succ, (first, second), j, avoid)
+        )
     return joins
 
 

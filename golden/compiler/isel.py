@@ -14,17 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from reconverge.golden import graphs
 from reconverge.golden.compiler import int32
 from reconverge.golden.compiler.analysis import FunctionAnalysis
 from reconverge.golden.compiler.ir import Const, Function, Instr, Operand, Value
-from reconverge.golden.compiler.machine import (
-    MBlock,
-    MFunction,
-    MInstr,
-    Reg,
-    VReg,
-    const_sequence,
-)
+from reconverge.golden.compiler.machine import MBlock, MFunction, MInstr, Reg, VReg
+from reconverge.golden.compiler.machine import const_sequence as constant
 
 WORD = 4
 
@@ -47,34 +42,27 @@ def fits12(value: int) -> bool:
 
 def ssa_interference(fn: Function) -> dict[Value, set[Value]]:
     """Which SSA values are live at the same time (a value interferes with everything live
-    where it is defined; phi results are defined together at the top of their block)."""
+    where it is defined; phi results are defined together at the top of their block; a phi's
+    operand is used at the end of its predecessor)."""
     blocks = fn.blocks
-    live_in: dict[str, set[Value]] = {label: set() for label in blocks}
     phi_uses: dict[str, set[Value]] = {label: set() for label in blocks}
     for b in blocks.values():
         for phi in b.phis:
             for arg, pred in zip(phi.args, phi.attr, strict=True):
                 if isinstance(arg, Value):
                     phi_uses[pred].add(arg)
-
-    def live_out(label: str) -> set[Value]:
-        out = set(phi_uses[label])
-        for s in fn.succ(label):
-            out |= live_in[s] - {p.dest for p in blocks[s].phis}
-        return out
-
-    changed = True
-    while changed:
-        changed = False
-        for label in reversed(list(blocks)):
-            live = live_out(label)
-            for ins in reversed([i for i in blocks[label].all() if i.op != "phi"]):
-                live.discard(ins.dest)  # type: ignore[arg-type]
-                live |= set(ins.uses())
-            live |= {p.dest for p in blocks[label].phis}  # type: ignore[misc]
-            if live != live_in[label]:
-                live_in[label] = live
-                changed = True
+    gen: dict[str, set[Value]] = {}
+    kill: dict[str, set[Value]] = {}
+    for label, b in blocks.items():
+        defined = {p.dest for p in b.phis}
+        used: set[Value] = set()
+        for ins in b.all():
+            if ins.op != "phi":
+                used |= set(ins.uses()) - defined  # type: ignore[operator]
+                defined.add(ins.dest)
+        gen[label] = used | (phi_uses[label] - defined)  # type: ignore[operator]
+        kill[label] = defined - {None}  # type: ignore[operator]
+    _, out = graphs.live_sets(fn.entry, fn.succ, gen, kill)  # type: ignore[arg-type]
     edges: dict[Value, set[Value]] = {}
 
     def conflict(a: Value, others: set[Value]) -> None:
@@ -84,10 +72,10 @@ def ssa_interference(fn: Function) -> dict[Value, set[Value]]:
                 edges.setdefault(o, set()).add(a)
 
     for label, b in blocks.items():
-        live = live_out(label)
+        live = set(out[label]) | phi_uses[label]
         for ins in reversed([i for i in b.all() if i.op != "phi"]):
             if ins.dest is not None:
-                conflict(ins.dest, live)
+                conflict(ins.dest, live)  # type: ignore[arg-type]
                 live.discard(ins.dest)
             live |= set(ins.uses())
         for phi in b.phis:
@@ -177,7 +165,7 @@ class _Lowering:
         return ins
 
     def load_const(self, rd: Reg, value: int, pos: object = None) -> None:
-        self.cur.instrs += const_sequence(rd, value, pos=pos)  # type: ignore[union-attr]
+        self.cur.instrs += constant(rd, value, pos=pos)  # type: ignore[union-attr]
 
     def reg(self, operand: Operand, pos: object = None) -> Reg:
         """``operand`` in a register: x0 for 0, a fresh register for other constants."""

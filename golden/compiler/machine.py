@@ -113,34 +113,29 @@ class MInstr:
         return imm() if callable(imm) else int(imm or 0)
 
     def format(self, name: Callable[[Reg], str] = str) -> str:
-        op = self.op
+        """Assembly text; ``name`` gives each register's name (after allocation)."""
+        template = _TEMPLATES.get(self.op, "{op}")
+        imm = self.immediate() if "{imm}" in template else None
         d = [name(r) for r in self.defs]
         u = [name(r) for r in self.uses]
-        if op in R_TYPE:
-            return f"{op} {d[0]}, {u[0]}, {u[1]}"
-        if op in I_TYPE:
-            return f"{op} {d[0]}, {u[0]}, {self.immediate()}"
-        if op in UNARY:
-            return f"{op} {d[0]}, {u[0]}"
-        if op in ("li", "lui"):
-            return f"{op} {d[0]}, {self.immediate()}"
-        if op == "csrr":
-            return f"csrr {d[0]}, {self.target}"
-        if op == "lw":
-            return f"lw {d[0]}, {self.immediate()}({u[0]})"
-        if op == "sw":
-            return f"sw {u[0]}, {self.immediate()}({u[1]})"
-        if op in AMOS:
-            return f"{op} {d[0]}, {u[1]}, ({u[0]})"
-        if op in BRANCHES:
-            return f"{op} {u[0]}, {u[1]}, {self.target}"
-        if op in ZERO_BRANCHES:
-            return f"{op} {u[0]}, {self.target}"
-        if op in ("j", "rhint"):
-            return f"{op} {self.target}"
-        if op == "jal":
-            return f"jal ra, {self.target}"
-        return op  # ret, ecall, bar
+        return template.format(op=self.op, d=d, u=u, imm=imm, target=self.target)
+
+
+#: Assembly syntax of each instruction: ``d`` are the defined, ``u`` the used registers.
+_TEMPLATES: dict[str, str] = {
+    **dict.fromkeys(R_TYPE, "{op} {d[0]}, {u[0]}, {u[1]}"),
+    **dict.fromkeys(I_TYPE, "{op} {d[0]}, {u[0]}, {imm}"),
+    **dict.fromkeys(UNARY, "{op} {d[0]}, {u[0]}"),
+    **dict.fromkeys(("li", "lui"), "{op} {d[0]}, {imm}"),
+    **dict.fromkeys(AMOS, "{op} {d[0]}, {u[1]}, ({u[0]})"),
+    **dict.fromkeys(BRANCHES, "{op} {u[0]}, {u[1]}, {target}"),
+    **dict.fromkeys(ZERO_BRANCHES, "{op} {u[0]}, {target}"),
+    **dict.fromkeys(("j", "rhint"), "{op} {target}"),
+    "csrr": "csrr {d[0]}, {target}",
+    "lw": "lw {d[0]}, {imm}({u[0]})",
+    "sw": "sw {u[0]}, {imm}({u[1]})",
+    "jal": "jal ra, {target}",
+}
 
 
 def const_sequence(rd: Reg, value: int, **kw: object) -> list[MInstr]:
@@ -212,22 +207,7 @@ def liveness(fn: MFunction) -> tuple[dict[str, set[VReg]], dict[str, set[VReg]]]
             g |= {u for u in ins.uses if isinstance(u, VReg) and u not in k}
             k |= {d for d in ins.defs if isinstance(d, VReg)}
         gen[label], kill[label] = g, k
-    live_in: dict[str, set[VReg]] = {label: set() for label in fn.blocks}
-    live_out: dict[str, set[VReg]] = {label: set() for label in fn.blocks}
-    order = graphs.postorder(fn.entry, fn.succ)
-    changed = True
-    while changed:
-        changed = False
-        for label in order:
-            out: set[VReg] = set()
-            for s in fn.succ(label):
-                out |= live_in[s]
-            new = gen[label] | (out - kill[label])
-            live_out[label] = out
-            if new != live_in[label]:
-                live_in[label] = new
-                changed = True
-    return live_in, live_out
+    return graphs.live_sets(fn.entry, fn.succ, gen, kill)  # type: ignore[return-value]
 
 
 def live_after(block: MBlock, live_out: set[VReg]) -> list[set[VReg]]:

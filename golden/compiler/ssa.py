@@ -30,20 +30,7 @@ def variable_liveness(fn: Function) -> dict[str, set[Value]]:
             if ins.dest in fn.variables:
                 k.add(ins.dest)
         gen[label], kill[label] = g, k
-    live: dict[str, set[Value]] = {label: set() for label in fn.blocks}
-    order = graphs.postorder(fn.entry, fn.succ)
-    changed = True
-    while changed:
-        changed = False
-        for label in order:
-            out: set[Value] = set()
-            for s in fn.succ(label):
-                out |= live[s]
-            new = gen[label] | (out - kill[label])
-            if new != live[label]:
-                live[label] = new
-                changed = True
-    return live
+    return graphs.live_sets(fn.entry, fn.succ, gen, kill)[0]  # type: ignore[return-value]
 
 
 def to_ssa(fn: Function) -> None:

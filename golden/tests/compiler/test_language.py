@@ -174,25 +174,17 @@ def test_shared_array_and_barrier() -> None:
     assert np.array_equal(ref, got)
 
 
-def test_oracle_reports_barrier_that_cannot_complete() -> None:
-    k = build("if tid() == 0:\n    return\nbarrier()")
-    with pytest.raises(OracleError, match="can never complete"):
-        oracle.run(k, {"out": np.zeros(4, np.int32), "n": 0}, block=4)
+ORACLE_ERRORS = [
+    ("if tid() == 0:\n    return\nbarrier()", {}, "can never complete"),
+    ("out[tid() + 2] = 1", {}, r":\d+: index 4 out of bounds of array out"),
+    ("while True:\n    pass", {"step_limit": 1000}, "no completion within 1000"),
+]
 
 
-def test_oracle_reports_out_of_bounds_with_line() -> None:
-    k = build("out[tid() + 2] = 1")
-    with pytest.raises(OracleError, match=r":\d+: index 4 out of bounds of array out"):
-        oracle.run(k, {"out": np.zeros(4, np.int32), "n": 0}, block=4)
-
-
-def test_oracle_step_limit() -> None:
-    k = build("while True:\n    pass")
-    with pytest.raises(OracleError, match="no completion within 1000"):
-        oracle.run(k, {"out": np.zeros(4, np.int32), "n": 0}, step_limit=1000)
-
-
-def test_oracle_argument_errors() -> None:
-    k = build("pass")
+@pytest.mark.parametrize(("body", "options", "message"), ORACLE_ERRORS)
+def test_oracle_reports_run_time_errors(body: str, options: dict, message: str) -> None:
+    k = build(body)
+    with pytest.raises(OracleError, match=message):
+        oracle.run(k, {"out": np.zeros(4, np.int32), "n": 0}, block=4, **options)
     with pytest.raises(OracleError, match="missing argument"):
         oracle.run(k, {"out": np.zeros(4, np.int32)})

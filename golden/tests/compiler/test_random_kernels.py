@@ -215,6 +215,22 @@ REGRESSIONS = [
         + FOOTER,
         "divergent", 5, Geometry(4, 4), 1, 6, 0,
     ),
+    # A gamma whose predicate depended on the gamma itself through the loop (a join found by
+    # mere reachability): the values stayed ⊤ and a loop-carried value was called constant.
+    (
+        HEADER
+        + """\
+    for i4 in range(0, 3):
+        if ((v0 + v0) < (v0 if (v0 + v0) < (v0 + v0) else v0) and (v0 + v0) < (v0 + -8)):
+            v0 += data[v0 & 15]
+        else:
+            v3 = max(data[ntid() & 15], min(v2, i4))
+        if ((tid() <= 0) <= (p >> (v3 & 7)) and v3 <= (tid() << (v3 & 7))):
+            break
+"""
+        + FOOTER,
+        "remat", 14, Geometry(8, 4), 2, 1, 390,
+    ),
 ]  # fmt: skip
 
 
