@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from reconverge.golden.compiler.lang import Kernel
+from reconverge.golden.compiler.launch import Launch
 
 ArgValue = int | np.ndarray
 
@@ -38,6 +39,17 @@ class SuiteKernel:
 
     def case(self, size: int | None = None, seed: int = 0) -> Case:
         return self.make(self.default_size if size is None else size, seed)
+
+    def launch(
+        self, allocator: str = "linear", regs: int = 16, size: int | None = None, seed: int = 0
+    ) -> tuple[Launch, Case]:
+        """The kernel compiled with ``allocator`` and ``regs`` registers, bound to the inputs
+        of ``case(size, seed)``: run ``launch.image`` with ``launch.config(case.grid,
+        case.block, geometry=...)`` on any runner."""
+        from reconverge.golden.compiler import compile_kernel
+
+        case = self.case(size, seed)
+        return compile_kernel(self.kernel, allocator, regs).bind(**case.args), case
 
     def reference(self, size: int | None = None, seed: int = 0) -> dict[str, np.ndarray]:
         """The arrays after the launch, as the oracle computes them."""

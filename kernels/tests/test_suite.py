@@ -20,8 +20,7 @@ GEOMETRIES = [Geometry(4, 4), Geometry(8, 4), Geometry(32, 8)]
 
 
 def run_golden(spec, allocator: str, regs: int, geometry: Geometry, size=None, seed: int = 0):
-    case = spec.case(size, seed)
-    launch = compile_kernel(spec.kernel, allocator, regs).bind(**case.args)
+    launch, case = spec.launch(allocator, regs, size, seed)
     result = run(launch.image, launch.config(case.grid, case.block, geometry=geometry))
     result.check()
     return launch.outputs(result)
