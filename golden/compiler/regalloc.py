@@ -119,34 +119,48 @@ def choose_placement(v: VReg, allocator: str, shared_ok: bool) -> str:
     return LOCAL
 
 
-def live_after_divergent_exit(fn: MFunction) -> set[VReg]:
-    """Registers defined in a loop that a divergent branch leaves and read after it.
+def shared_unsafe(fn: MFunction) -> set[VReg]:
+    """Registers that must not get one slot per warp, though uniform.
 
-    Such a value can be uniform inside the loop (sumTriangle's ``d_in``) yet must not get one
-    slot per warp: the threads that leave early wait at the exit while the others keep
-    redefining it, and each must later read the value of its own last iteration (what the eta
-    function of the GSA form denotes). Registers keep it per thread; a shared slot would hold
-    the last thread's. So these registers stay out of shared memory."""
+    Registers are per thread; a shared slot is per warp. Take a divergent branch ``B`` with
+    successors ``a`` and ``b``, and the code the threads going to ``a`` run until they
+    reconverge at ``B``'s immediate postdominator (around a loop when ``B`` leaves it). A
+    register live on entry to ``b`` (the other threads still need its value) and defined in
+    that code keeps one value per thread in a register or local slot, but would hold only the
+    last writer's value in a shared slot. Two cases of it:
+
+    * a value uniform inside a loop that threads leave at different iterations and read
+      afterwards (sumTriangle's ``d_in``, read by ``d_out = eta(d_in)``: each thread needs
+      its own last iteration's value);
+    * values joined by a phi into one register where one of them is live across a divergent
+      branch and another defined on one side of it.
+
+    These registers stay out of shared memory (local memory, or rematerialised)."""
     live_in, _ = liveness(fn)
+    ipdom = graphs.immediate_postdominators(fn.entry, fn.succ)
+    defined: dict[str, set[VReg]] = {
+        label: {d for i in b.instrs for d in i.defs if isinstance(d, VReg)}
+        for label, b in fn.blocks.items()
+    }
     out: set[VReg] = set()
-    for loop in graphs.natural_loops(fn.entry, fn.succ).values():
-        divergent = any(
-            i.divergent
-            for b in loop.exiting_blocks
-            for i in fn.blocks[b].instrs
-            if i.is_branch  # type: ignore[index]
-        )
-        if not divergent:
+    for label, block in fn.blocks.items():
+        if not any(i.is_branch and i.divergent for i in block.instrs):
             continue
-        defined = {
-            d
-            for b in loop.body
-            for i in fn.blocks[b].instrs
-            for d in i.defs
-            if isinstance(d, VReg)  # type: ignore[index]
-        }
-        for x in loop.exit_blocks:
-            out |= defined & live_in[x]  # type: ignore[index]
+        stop = ipdom[label]
+        succs = fn.succ(label)
+        for a in succs:
+            region: set[str] = set()
+            work = [a]
+            while work:
+                node = work.pop()
+                if node == stop or node in region:
+                    continue
+                region.add(node)
+                work.extend(fn.succ(node))
+            redefined = set().union(*(defined[n] for n in region))
+            for b in succs:
+                if b != a:
+                    out |= live_in[b] & redefined
     return out
 
 
@@ -167,7 +181,7 @@ class _Allocator:
         self.local_slots = 0
         self.shared_slots = 0
         self.shared_base: Callable[[], int] = lambda: 0
-        self.unshareable = live_after_divergent_exit(fn) if shared_ok else set()
+        self.unshareable = shared_unsafe(fn) if shared_ok else set()
 
     # -- intervals ------------------------------------------------------------------------------
 

@@ -231,6 +231,28 @@ REGRESSIONS = [
         + FOOTER,
         "remat", 14, Geometry(8, 4), 2, 1, 390,
     ),
+    # Phi-joined values in one register, one live across a divergent if (needed by the threads
+    # of the else side) and another defined in a loop on the then side: one shared slot for
+    # the register let the then side overwrite the else side's value.
+    (
+        HEADER
+        + """\
+    v1 = data[(ntid() + -1) & 15]
+    if ((v0 < p and (v0 + v0) > (v1 * v0)) and v0 < tid()):
+        v0 = v2
+        if v0 < v0:
+            v0 += v0
+        else:
+            w1 = 0
+            while w1 < 3:
+                w1 += 1
+                v0 = (v0 + (v0 if not v0 < v0 else v0))
+                v1 = p
+                v0 = (v0 + v0)
+"""
+        + FOOTER,
+        "affine", 5, Geometry(4, 4), 1, 12, 0,
+    ),
 ]  # fmt: skip
 
 
