@@ -22,7 +22,7 @@ from reconverge.golden.geometry import Geometry
 
 HEADER = """\
 from reconverge.golden.compiler import Array, atomic_add, barrier, ctaid, device, kernel
-from reconverge.golden.compiler import ntid, shared, tid
+from reconverge.golden.compiler import laneid, ntid, shared, tid, warpid
 
 
 @device
@@ -74,6 +74,7 @@ class _Gen:
 
     def leaf(self) -> str:
         options = [*VARS, "t", "p", "CONST", "tid()", "ntid()", *self.scope]
+        options += ["ctaid()", "laneid()", "warpid()"]
         choice = self.pick(options)
         if choice == "CONST":
             return str(self.draw(st.integers(-8, 8)))
@@ -272,7 +273,7 @@ common = dict(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(**common)
 def test_random_kernels_match_oracle_and_analysis_is_sound(**kw) -> None:  # type: ignore[no-untyped-def]
     check_random_kernel(**kw)
