@@ -69,6 +69,7 @@ class Scope:
     def __init__(self, src: lang.FunctionSource, kind: str) -> None:
         self.src = src
         self.kind = kind
+        self.locals: set[str] = set()  # filled below; globals resolve meanwhile
         self.params = self._params()
         body = walk_body(src.tree.body)
         self.shared_names = {
@@ -143,7 +144,7 @@ class Scope:
         """The module-level object an expression ``name`` or ``module.name`` refers to, or
         None (locals shadow globals)."""
         if isinstance(node, ast.Name):
-            if node.id in getattr(self, "locals", ()):
+            if node.id in self.locals:
                 return None
             if node.id in self.src.globals:
                 return self.src.globals[node.id]
