@@ -312,10 +312,11 @@ BASE_COMMANDS = (
 
 def commands() -> list[Command]:
     """Every sub-command: the base ones here and those of the feature modules."""
-    from reconverge.golden.sm.commands import COMMANDS as SM_COMMANDS
-    from reconverge.hdl.commands import HDL_COMMANDS
+    from reconverge.golden.compiler.commands import COMMANDS as COMPILER  # compile, analyze
+    from reconverge.golden.sm.commands import COMMANDS as SM_COMMANDS  # run, compare
+    from reconverge.hdl.commands import HDL_COMMANDS  # verilog, synth
 
-    return [*BASE_COMMANDS, *SM_COMMANDS, *HDL_COMMANDS]
+    return [*BASE_COMMANDS, *COMPILER, *SM_COMMANDS, *HDL_COMMANDS]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -26,6 +26,7 @@ result with the fault attached (:meth:`RunResult.check` raises it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -127,9 +128,9 @@ class _Warp:
         self.instructions = np.zeros(width, np.int64)
         self.n_runnable = threads
 
-    def issue(self) -> None:
+    def issue(self) -> tuple[int, np.ndarray]:
         """Execute one warp instruction: the one at the minimum SP:PC of the runnable threads,
-        for the threads at that SP:PC (seed 000 Sec 4.1)."""
+        for the threads at that SP:PC (seed 000 Sec 4.1). Returns its pc and lanes."""
         keys = (self.regs[:, REG_SP].astype(np.uint64) << 32) | self.pc
         keys = np.where(self.runnable, keys, _NOT_RUNNABLE)
         common = keys.min()
@@ -143,6 +144,7 @@ class _Warp:
             self._stop(lanes, self.exited)
         if out.barrier:
             self._stop(lanes, self.waiting)
+        return pc, lanes
 
     def _fetch(self, pc: int, lanes: np.ndarray) -> Instr:
         """Fetch and decode the instruction at ``pc`` for ``lanes`` (decoding is cached by word,
@@ -190,12 +192,19 @@ def initial_registers(width: int, image: Image, config: LaunchConfig) -> np.ndar
     return regs
 
 
+#: ``observer(block, warp, pc, lanes, regs)``, see :func:`run`.
+Observer = Callable[[int, int, int, np.ndarray, np.ndarray], None]
+
+
 class _Machine:
     """One run: global memory, the per-thread results, and the warp-instruction budget."""
 
-    def __init__(self, image: Image, config: LaunchConfig) -> None:
+    def __init__(
+        self, image: Image, config: LaunchConfig, observer: Observer | None = None
+    ) -> None:
         self.image = image
         self.config = config
+        self.observer = observer
         self.memory = GlobalMemory(config.memmap)
         self.memory.load_image(image)
         shape = (config.grid, config.block)
@@ -249,7 +258,9 @@ class _Machine:
                 continue
             if self.steps >= self.config.step_limit:
                 raise _step_limit_fault(block, warps, self.config.step_limit)
-            warp.issue()
+            pc, lanes = warp.issue()
+            if self.observer is not None:
+                self.observer(block, warp.index, pc, lanes, warp.regs)
             self.steps += 1
             turn = (warp.index + 1) % len(warps)
 
@@ -301,8 +312,14 @@ def _step_limit_fault(block: int, warps: list[_Warp], limit: int) -> StepLimitFa
     )
 
 
-def run(image: Image, config: LaunchConfig) -> RunResult:
+def run(image: Image, config: LaunchConfig, observer: Observer | None = None) -> RunResult:
     """Run ``image`` from its entry point in every thread of the launch (see the module
     docstring for the execution model). Raises only for host-side errors (e.g. an image that
-    does not fit global memory, :class:`~reconverge.golden.memory.AddressError`)."""
-    return _Machine(image, config).run()
+    does not fit global memory, :class:`~reconverge.golden.memory.AddressError`).
+
+    ``observer``, when given, is called after every executed warp instruction as
+    ``observer(block, warp, pc, lanes, regs)``: the warp's index in its block, the
+    instruction's pc, the indices of the lanes that executed it (increasing) and the warp's
+    registers afterwards (a ``(W, 32)`` uint32 array, lane-major; read it, do not keep or
+    modify it). The compiler's dynamic soundness check of the divergence analysis uses it."""
+    return _Machine(image, config, observer).run()

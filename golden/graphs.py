@@ -39,6 +39,7 @@ __all__ = [
     "dominator_tree",
     "immediate_dominators",
     "immediate_postdominators",
+    "live_sets",
     "natural_loops",
     "postorder",
     "predecessors",
@@ -314,3 +315,31 @@ def natural_loops(entry: N, succ: Successors[N]) -> dict[N, Loop]:
         exits = tuple((n, s) for n in members for s in dict.fromkeys(succ(n)) if s not in body)
         loops[h] = Loop(h, frozenset(body), tuple(latches[h]), exits, parent_of(h))
     return loops
+
+
+def live_sets(
+    entry: N,
+    succ: Successors[N],
+    gen: Mapping[N, set[Hashable]],
+    kill: Mapping[N, set[Hashable]],
+) -> tuple[dict[N, set[Hashable]], dict[N, set[Hashable]]]:
+    """Backward liveness: the least solution of ``in(n) = gen(n) | (out(n) - kill(n))`` and
+    ``out(n) = union of in(s) over the successors s``, for the nodes reachable from ``entry``.
+    ``gen(n)`` holds what ``n`` reads before writing it, ``kill(n)`` what ``n`` writes.
+    Returns ``(in, out)``."""
+    order = postorder(entry, succ)
+    live_in: dict[N, set[Hashable]] = {n: set() for n in order}
+    live_out: dict[N, set[Hashable]] = {n: set() for n in order}
+    changed = True
+    while changed:
+        changed = False
+        for n in order:
+            out: set[Hashable] = set()
+            for s in succ(n):
+                out |= live_in[s]
+            live_out[n] = out
+            new = gen[n] | (out - kill[n])
+            if new != live_in[n]:
+                live_in[n] = new
+                changed = True
+    return live_in, live_out

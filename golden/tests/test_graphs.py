@@ -189,3 +189,33 @@ def test_deep_chain_does_not_recurse() -> None:
     g = {i: [i + 1] for i in range(n)} | {n: []}
     assert graphs.immediate_dominators(0, g.__getitem__)[n] == n - 1
     assert graphs.immediate_postdominators(0, g.__getitem__)[0] == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(random_graphs(), st.data())
+def test_live_sets_match_path_definition(graph: Graph, data: st.DataObject) -> None:
+    """v is live into n iff some path from n reaches a node reading v with no node writing it
+    in between (n itself: read before written)."""
+    nodes = sorted(reach(graph, 0))
+    subsets = st.sets(st.sampled_from(["x", "y"]))
+    gen = {n: data.draw(subsets) for n in nodes}
+    kill = {n: data.draw(subsets) for n in nodes}
+    live_in, live_out = graphs.live_sets(0, graph.__getitem__, gen, kill)
+
+    def live_into(n: int, v: str) -> bool:
+        seen, work = set(), [n]
+        while work:
+            m = work.pop()
+            if m in seen:
+                continue
+            seen.add(m)
+            if v in gen[m]:
+                return True
+            if v not in kill[m]:
+                work.extend(graph[m])
+        return False
+
+    for n in nodes:
+        for v in ("x", "y"):
+            assert (v in live_in[n]) == live_into(n, v)
+            assert (v in live_out[n]) == any(live_into(s, v) for s in graph[n])

@@ -1,0 +1,92 @@
+"""Spill placement of seed 004 Ch. 4 on avgSquare with three registers: Fig 4.2 (linear scan,
+every spill in local memory) and Fig 4.4 (the affine allocator: d in shared memory, N's
+dynamic part in shared memory and N rebuilt from it)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from reconverge.golden.compiler import compile_kernel, regalloc
+from reconverge.golden.tests.compiler.helpers import run_case
+from reconverge.kernels import avg_square
+
+
+def code(program) -> str:
+    """The kernel body's assembly without comments."""
+    return re.sub(r"[ \t]*#[^\n]*", "", program.asm.split("avgSquare.b0:")[1])
+
+
+def placements(program, function: str = "avgSquare") -> dict[str, set[str]]:
+    """Source variable -> the placements of its spilled registers."""
+    out: dict[str, set[str]] = {}
+    for vreg, place in program.allocations[function].spilled.items():
+        for var in {v.var for v in vreg.values}:
+            out.setdefault(var, set()).add(place.kind)
+    return out
+
+
+def test_fig_4_2_linear_scan_spills_s_d_and_n_to_local_memory() -> None:
+    program = compile_kernel(avg_square.avgSquare, "linear", 3)
+    spilled = placements(program)
+    params = {"c", "m", "v"}
+    # Fig 4.2: with three registers s, d and N get local slots; i stays in a register.
+    assert set(spilled) - params == {"s", "d", "N"}
+    for var in ("s", "d", "N"):
+        assert spilled[var] == {regalloc.LOCAL}, var
+    assert "i" not in spilled
+    # The parameters are reloaded from their home at each use, never stored
+    # (Fig 4.2 loads c, m and v from the parameter space: "ld.global [0] c").
+    for var in params:
+        assert spilled[var] == {regalloc.PARAM}
+    local = [k for k in program.spill_code.values() if k == "local"]
+    assert local and "shared" not in program.spill_code.values()
+    assert "gp" not in code(program)
+
+
+def test_fig_4_4_affine_allocator_shares_d_and_rebuilds_n() -> None:
+    program = compile_kernel(avg_square.avgSquare, "affine", 3)
+    spilled = placements(program)
+    assert spilled["s"] == {regalloc.LOCAL}  # divergent: stays in local memory
+    assert regalloc.SHARED in spilled["d"]  # uniform: one slot per warp (row ii)
+    assert spilled["N"] == {regalloc.SHARED_AFFINE}  # N = T + c*c (row iv)
+    # The initial d = 0 is its own SSA value, a constant: rematerialised (row i).
+    assert spilled["d"] <= {regalloc.SHARED, regalloc.REMAT_CONST}
+    alloc = program.allocations["avgSquare"]
+    n_place = next(p for r, p in alloc.spilled.items() if r.name.startswith("N"))
+    assert n_place.slope == 1
+    body = code(program)
+    off = 4 * n_place.slot
+    # Fig 4.4 L7: N's dynamic part (N - T) stored to shared memory ...
+    assert re.search(rf"csrr (\w+), tid\n\s+sub \1, \w+, \1\n\s+sw \1, {off}\(gp\)", body)
+    # ... and L9-L10: reloaded and N rebuilt as T + part before the loop test.
+    assert re.search(rf"lw (\w+), {off}\(gp\)\n\s+csrr (\w+), tid\n\s+add \2, \2, \1", body)
+    # d lives in shared memory: d = d + 1 in the loop loads and stores it there (L18-L20).
+    d_slot = 4 * next(p.slot for r, p in alloc.spilled.items() if p.kind == regalloc.SHARED)
+    assert re.search(
+        rf"lw (\w+), {d_slot}\(gp\)\n\s+addi \1, \1, 1\n\s+sw \1, {d_slot}\(gp\)", body
+    )
+    assert program.shared_spill_per_warp == 8  # two words per warp (Sec 4.2.1)
+
+
+@pytest.mark.parametrize("allocator", regalloc.ALLOCATORS)
+@pytest.mark.parametrize("warp_size", [1, 4, 32])
+def test_avg_square_three_registers_matches_oracle(allocator: str, warp_size: int) -> None:
+    _, out, ref = run_case(avg_square.SPEC, allocator, 3, warp_size)
+    for name, expected in ref.items():
+        assert np.array_equal(out[name], expected), name
+
+
+def test_loop_uniform_value_live_after_divergent_exit_stays_out_of_shared_memory() -> None:
+    """sumTriangle's d_in is uniform inside the loop, but the threads leave the loop at
+    different iterations and read it afterwards (d_out = eta(d_in)): one slot per warp would
+    hand them the last thread's value, so it stays in local memory."""
+    from reconverge.kernels import sum_triangle
+
+    program = compile_kernel(sum_triangle.sumTriangle, "affine", 3)
+    spilled = placements(program, "sumTriangle")
+    assert regalloc.SHARED not in spilled.get("d", set())
+    _, out, ref = run_case(sum_triangle.SPEC, "affine", 3, 32)
+    assert np.array_equal(out["v"], ref["v"])

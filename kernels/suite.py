@@ -1,0 +1,63 @@
+"""The kernel suite's common shape: every workload is a :class:`SuiteKernel` — a kernel of
+the kernel language, an input generator at a size parameter, and (through the oracle) its
+reference output."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from reconverge.golden.compiler.lang import Kernel
+from reconverge.golden.compiler.launch import Launch
+
+ArgValue = int | np.ndarray
+
+
+@dataclass(frozen=True)
+class Case:
+    """One launch: the kernel's arguments by parameter name (ints, and int32 arrays for
+    ``Array`` parameters), the grid and the block size."""
+
+    args: Mapping[str, ArgValue]
+    grid: int
+    block: int
+
+
+@dataclass(frozen=True)
+class SuiteKernel:
+    """A workload of the suite. ``make(size, seed)`` builds a launch; ``size`` scales the
+    work, ``default_size`` is small enough for RTL co-simulation. ``shape`` says which seed
+    figure or control-flow shape it reproduces."""
+
+    name: str
+    kernel: Kernel
+    make: Callable[[int, int], Case]
+    default_size: int
+    shape: str
+
+    def case(self, size: int | None = None, seed: int = 0) -> Case:
+        return self.make(self.default_size if size is None else size, seed)
+
+    def launch(
+        self, allocator: str = "linear", regs: int = 16, size: int | None = None, seed: int = 0
+    ) -> tuple[Launch, Case]:
+        """The kernel compiled with ``allocator`` and ``regs`` registers, bound to the inputs
+        of ``case(size, seed)``: run ``launch.image`` with ``launch.config(case.grid,
+        case.block, geometry=...)`` on any runner."""
+        from reconverge.golden.compiler import compile_kernel
+
+        case = self.case(size, seed)
+        return compile_kernel(self.kernel, allocator, regs).bind(**case.args), case
+
+    def reference(self, size: int | None = None, seed: int = 0) -> dict[str, np.ndarray]:
+        """The arrays after the launch, as the oracle computes them."""
+        from reconverge.golden.compiler import oracle
+
+        case = self.case(size, seed)
+        return oracle.run(self.kernel, case.args, grid=case.grid, block=case.block)
+
+
+def int32_array(values: object) -> np.ndarray:
+    return np.asarray(values, dtype=np.int64).astype(np.int32)
