@@ -12,7 +12,6 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +24,6 @@ from reconverge.golden.geometry import Geometry
 from reconverge.golden.image import Image
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-#: The built-in program of ``reconverge demo`` (package data of reconverge.kernels).
-DEMO_PROGRAM = "divergent_demo.S"
 
 
 class UsageError(UserError):
@@ -199,12 +195,6 @@ def disasm_file(path: str | Path) -> list[str]:
     return disassemble_image(load_program(path))
 
 
-def demo_source() -> tuple[str, str]:
-    """(name, text) of the built-in divergent demo program."""
-    text = resources.files("reconverge.kernels").joinpath(DEMO_PROGRAM).read_text()
-    return DEMO_PROGRAM, text
-
-
 # ----------------------------------------------------------------------------------------------
 # argparse front end
 
@@ -216,7 +206,10 @@ def parse_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
 
 
-def add_launch_options(p: argparse.ArgumentParser, grid: int, block: int, warp: int) -> None:
+def add_launch_options(
+    p: argparse.ArgumentParser, grid: int | None, block: int | None, warp: int
+) -> None:
+    """Launch options; a default of None means "the workload's own" (a kernel's case)."""
     p.add_argument("--grid", type=parse_int, default=grid, help="blocks in the grid")
     p.add_argument("--block", type=parse_int, default=block, help="threads per block")
     p.add_argument("--warp-size", type=parse_int, default=warp, help="threads per warp (W)")
@@ -247,19 +240,6 @@ def _report(result: RunResult, config: LaunchConfig, source: str, as_json: bool)
     else:
         print(format_result(result, config, source))
     return EXIT_OK if run_ok(result) else EXIT_FAILED
-
-
-def _cmd_demo(ns: argparse.Namespace) -> int:
-    name, text = demo_source()
-    image = assemble(text, name)
-    config = _launch_config(ns.grid, ns.block, ns.warp_size, ns.arg, ns.step_limit)
-    result = run(image, config)
-    status = _report(result, config, name, ns.json)
-    if not ns.json and result.fault is None:
-        out = image.symbols["result"]
-        words = result.memory.read_words(out, config.grid * config.block)
-        print(f"result[] at {out:#x}: " + " ".join(str(int(w)) for w in words))
-    return status
 
 
 def _cmd_asm(ns: argparse.Namespace) -> int:
@@ -298,12 +278,6 @@ def _configure_asm(p: argparse.ArgumentParser) -> None:
 
 
 BASE_COMMANDS = (
-    Command(
-        "demo",
-        "assemble and run the built-in divergent program",
-        lambda p: add_launch_options(p, grid=2, block=16, warp=8),
-        _cmd_demo,
-    ),
     Command("exec", "run an ELF (or assembly) program on golden", _configure_exec, _cmd_exec),
     Command("asm", "assemble RISC-V assembly into an ELF", _configure_asm, _cmd_asm),
     Command("disasm", "disassemble an ELF (or assembly) program", _file_and_json, _cmd_disasm),

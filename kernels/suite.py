@@ -41,15 +41,22 @@ class SuiteKernel:
         return self.make(self.default_size if size is None else size, seed)
 
     def launch(
-        self, allocator: str = "linear", regs: int = 16, size: int | None = None, seed: int = 0
+        self,
+        allocator: str = "linear",
+        regs: int = 16,
+        size: int | None = None,
+        seed: int = 0,
+        *,
+        hints: bool = True,
     ) -> tuple[Launch, Case]:
-        """The kernel compiled with ``allocator`` and ``regs`` registers, bound to the inputs
-        of ``case(size, seed)``: run ``launch.image`` with ``launch.config(case.grid,
-        case.block, geometry=...)`` on any runner."""
+        """The kernel compiled with ``allocator`` and ``regs`` registers (``hints``: with
+        reconvergence hints), bound to the inputs of ``case(size, seed)``: run ``launch.image``
+        with ``launch.config(case.grid, case.block, geometry=...)`` on any runner."""
         from reconverge.golden.compiler import compile_kernel
 
         case = self.case(size, seed)
-        return compile_kernel(self.kernel, allocator, regs).bind(**case.args), case
+        program = compile_kernel(self.kernel, allocator, regs, hints=hints)
+        return program.bind(**case.args), case
 
     def reference(self, size: int | None = None, seed: int = 0) -> dict[str, np.ndarray]:
         """The arrays after the launch, as the oracle computes them."""

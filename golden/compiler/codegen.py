@@ -23,8 +23,8 @@ The emitted code:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 
 from reconverge.golden import graphs
 from reconverge.golden.asm import assemble
@@ -33,7 +33,7 @@ from reconverge.golden.compiler.errors import CompileError
 from reconverge.golden.compiler.launch import BranchInfo, Program, ValueCheck
 from reconverge.golden.compiler.machine import MFunction, MInstr, Reg, VReg
 from reconverge.golden.image import Image
-from reconverge.golden.isa import REG_NUMBERS
+from reconverge.golden.isa import REG_NUMBERS, decode
 from reconverge.golden.memmap import GLOBAL_BASE, SHARED_BASE
 
 WORD = 4
@@ -77,8 +77,9 @@ class _Emitter:
     """Writes the assembly text, counting instructions (each line one word, so PCs are known)
     and recording what the Program reports per PC."""
 
-    def __init__(self, spill_base: int, per_warp: int) -> None:
+    def __init__(self, spill_base: int, per_warp: int, hints: bool) -> None:
         self.lines = ["    .text", "    .globl _start", "_start:"]
+        self.hints = hints
         self.count = 0
         self.spill_base = spill_base
         self.per_warp = per_warp
@@ -159,7 +160,7 @@ class _Emitter:
                     follow = instrs[i + 1] if i + 1 < len(instrs) else None
                     ins = _arrange_branch(ins, follow, nxt)
                     reconv = ipdom[label] or mf.exit
-                    if ins.divergent and reconv is not None:
+                    if ins.divergent and reconv is not None and self.hints:
                         self.ins(f"rhint {reconv}", "reconvergence point")
                     self.pending.append((self.pc, mf.name, ins, reconv))
                 self.instr(ins, mf, frame, reg)
@@ -189,9 +190,12 @@ class _Emitter:
                 self.checks.setdefault(pc, []).append(check)
 
 
-def compile_kernel(k: lang.Kernel, allocator: str = "linear", regs: int = 16) -> Program:
+def compile_kernel(
+    k: lang.Kernel, allocator: str = "linear", regs: int = 16, *, hints: bool = True
+) -> Program:
     """Compile kernel ``k`` with ``allocator`` (linear, divergent, remat, affine) and a budget of
-    ``regs`` registers per thread."""
+    ``regs`` registers per thread; ``hints=False`` leaves out the reconvergence hints (for the
+    policies that do not use them: stack-less, PPC implicit)."""
     if not isinstance(k, lang.Kernel):
         raise CompileError(f"compile_kernel needs a @kernel function, not {k!r}")
     if allocator not in regalloc.ALLOCATORS:
@@ -225,11 +229,12 @@ def compile_kernel(k: lang.Kernel, allocator: str = "linear", regs: int = 16) ->
     per_warp = offset
     user = sum(WORD * a.words for a in module.kernel.shared.values())
     spill_base = SHARED_BASE + -(-user // SPILL_ALIGN) * SPILL_ALIGN
-    out = _Emitter(spill_base, per_warp)
+    out = _Emitter(spill_base, per_warp, hints)
     for c in compiled.values():
         out.function(c)
     image = assemble(out.text, f"{k.name}.S")
     _check_size(image, out.count)
+    image = replace(image, spills=_spill_accesses(image, out.spill_code))
     return Program(
         kernel=k.name,
         params=tuple(module.kernel.params),
@@ -250,6 +255,18 @@ def compile_kernel(k: lang.Kernel, allocator: str = "linear", regs: int = 16) ->
         ir_text=ir_text,
         gsa_text=gsa_text,
     )
+
+
+def _spill_accesses(image: Image, spill_code: Mapping[int, str]) -> dict[int, str]:
+    """The spill code's memory accesses, for the SM's dynamic spill metrics: "load" or
+    "store" by PC (rematerialisation and address arithmetic are not accesses)."""
+    out = {}
+    for pc in spill_code:
+        word = image.read_word(pc)
+        spec = decode(word).spec if word is not None else None
+        if spec is not None and (spec.is_load or spec.is_store):
+            out[pc] = "load" if spec.is_load else "store"
+    return out
 
 
 def _check_size(image: Image, count: int) -> None:

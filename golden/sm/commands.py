@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from reconverge.golden import cli
+from reconverge.golden.compiler.regalloc import ALLOCATORS
 from reconverge.golden.functional import LaunchConfig
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.image import Image
@@ -27,6 +28,8 @@ from reconverge.golden.sm.config import (
 )
 from reconverge.golden.sm.core import SMResult, run_sm
 from reconverge.golden.sm.plot import plot_run
+from reconverge.golden.sm.workload import Workload, load_workload
+from reconverge.kernels import suite
 
 
 @dataclass(frozen=True)
@@ -123,20 +126,19 @@ def sm_config(ns: argparse.Namespace, variant: Variant) -> SMConfig:
         raise cli.UsageError(str(exc)) from None
 
 
-def launch_config(ns: argparse.Namespace) -> LaunchConfig:
-    geometry = _geometry(ns)
-    if ns.grid < 1 or ns.block < 1:
+def workload_of(ns: argparse.Namespace, spec: str) -> Workload:
+    if (ns.grid is not None and ns.grid < 1) or (ns.block is not None and ns.block < 1):
         raise cli.UsageError(f"grid and block must be positive (got {ns.grid}, {ns.block})")
-    try:
-        return LaunchConfig(
-            grid=ns.grid,
-            block=ns.block,
-            geometry=geometry,
-            args=tuple(ns.arg),
-            step_limit=ns.step_limit,
-        )
-    except ValueError as exc:
-        raise cli.UsageError(str(exc)) from None
+    return load_workload(
+        spec,
+        grid=ns.grid,
+        block=ns.block,
+        args=tuple(ns.arg),
+        allocator=ns.allocator,
+        regs=ns.regs,
+        size=ns.size,
+        seed=ns.seed,
+    )
 
 
 def run_on_sm(
@@ -150,10 +152,10 @@ def run_on_sm(
 
 
 def run_json(
-    result: SMResult, launch: LaunchConfig, config: SMConfig, source: str
+    result: SMResult, launch: LaunchConfig, config: SMConfig, work: Workload
 ) -> dict[str, Any]:
     """The JSON form of ``reconverge run`` (keys documented in README.md)."""
-    out = cli.result_json(result, launch, source)
+    out = cli.result_json(result, launch, work.source)
     assert result.metrics is not None
     g = launch.geometry
     out.update(
@@ -174,6 +176,9 @@ def run_json(
             },
             "metrics": result.metrics.to_json(),
             "memory_digest": memory_digest(result),
+            "oracle_mismatches": work.mismatches(result, config.explicit)
+            if work.launches
+            else None,
         }
     )
     return out
@@ -182,6 +187,15 @@ def run_json(
 def memory_digest(result: SMResult) -> str:
     """SHA-256 of the final global memory: equal for every policy on one program."""
     return hashlib.sha256(result.memory.data.tobytes()).hexdigest()
+
+
+def results_of(work: Workload, result: SMResult, hints: bool) -> object:
+    """What must not depend on the policy: a kernel's output arrays (its code differs with and
+    without hints), or a program's whole memory."""
+    outputs = work.outputs(result, hints)
+    if outputs is None:
+        return memory_digest(result)
+    return {name: array.tolist() for name, array in outputs.items()}
 
 
 def format_metrics(result: SMResult, config: SMConfig) -> str:
@@ -215,9 +229,17 @@ def format_metrics(result: SMResult, config: SMConfig) -> str:
 # argparse
 
 
-def add_sm_options(p: argparse.ArgumentParser) -> None:
+def add_kernel_options(p: argparse.ArgumentParser) -> None:
+    """How a suite kernel given instead of a program file is compiled and sized."""
+    p.add_argument("--allocator", choices=ALLOCATORS, default="linear", help="for kernels")
+    p.add_argument("--regs", type=cli.parse_int, default=16, help="for kernels: registers")
+    p.add_argument("--size", type=cli.parse_int, default=None, help="for kernels: input size")
+    p.add_argument("--seed", type=cli.parse_int, default=0, help="for kernels: input seed")
+
+
+def add_sm_options(p: argparse.ArgumentParser, simd_width: int = 0) -> None:
     p.add_argument(
-        "--simd-width", type=cli.parse_int, default=0, help="lanes L (default min(8, W))"
+        "--simd-width", type=cli.parse_int, default=simd_width, help="lanes L (0: min(8, W))"
     )
     p.add_argument("--warps", type=cli.parse_int, default=8, help="warp slots of the SM")
     p.add_argument("--stack-depth", type=cli.parse_int, default=Geometry.stack_depth)
@@ -233,7 +255,7 @@ def add_sm_options(p: argparse.ArgumentParser) -> None:
 
 
 def _configure_run(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", help="ELF file or .S assembly")
+    p.add_argument("file", help="ELF file, .S assembly, or a suite kernel (name or FILE.py)")
     p.add_argument("--policy", choices=POLICY_NAMES, default="sps")
     p.add_argument("--hws", action="store_true", help="hybrid warp size (seed 001)")
     p.add_argument(
@@ -246,15 +268,17 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     p.add_argument("--trace", help="write the issue trace here as JSON lines")
     p.add_argument("--plot", help="write a PNG of warp activity and occupancy here")
-    cli.add_launch_options(p, grid=1, block=32, warp=32)
+    cli.add_launch_options(p, grid=None, block=None, warp=32)
+    add_kernel_options(p)
     add_sm_options(p)
 
 
 def _cmd_run(ns: argparse.Namespace) -> int:
-    image = cli.load_program(ns.file)
-    launch = launch_config(ns)
+    work = workload_of(ns, ns.file)
     variant = Variant(Policy(ns.policy), ns.hints, ns.hws, WarpFormation(ns.warp_formation))
     config = sm_config(ns, variant)
+    launch = work.config(_geometry(ns), ns.step_limit, config.explicit)
+    image = work.image_for(config.explicit)
     result = run_on_sm(image, launch, config, trace=bool(ns.trace or ns.plot))
     if ns.trace:
         with open(ns.trace, "w") as f:
@@ -267,15 +291,19 @@ def _cmd_run(ns: argparse.Namespace) -> int:
             cycles=result.metrics.cycles,
             warp_size=launch.geometry.warp_size,
             simd_width=launch.geometry.simd_width,
-            title=f"{Path(ns.file).name} under {config.policy.value}",
+            title=f"{Path(ns.file).name} under {variant.label}",
             path=ns.plot,
         )
+    wrong = work.mismatches(result, config.explicit)
     if ns.json:
-        print(json.dumps(run_json(result, launch, config, image.source), indent=1))
+        print(json.dumps(run_json(result, launch, config, work), indent=1))
     else:
-        print(cli.format_result(result, launch, image.source))
+        print(cli.format_result(result, launch, work.source))
         print(format_metrics(result, config))
-    return cli.EXIT_OK if cli.run_ok(result) else cli.EXIT_FAILED
+        if work.launches is not None and result.fault is None:
+            print(f"outputs differ from the oracle: {', '.join(wrong)}" if wrong else
+                  "outputs match the oracle")  # fmt: skip
+    return cli.EXIT_OK if cli.run_ok(result) and not wrong else cli.EXIT_FAILED
 
 
 def compare(
@@ -284,21 +312,21 @@ def compare(
     """One row per (file, variant): the run's metrics, its speedup over the first variant,
     and whether its results equal the first variant's (they always must)."""
     rows: list[dict[str, Any]] = []
-    launch = launch_config(ns)
     for path in files:
-        image = cli.load_program(path)
-        first: SMResult | None = None
+        work = workload_of(ns, path)
+        first: tuple[SMResult, object] | None = None
         for variant in chosen:
-            result = run_on_sm(image, launch, sm_config(ns, variant))
+            config = sm_config(ns, variant)
+            launch = work.config(_geometry(ns), ns.step_limit, config.explicit)
+            result = run_on_sm(work.image_for(config.explicit), launch, config)
             assert result.metrics is not None
-            first = first or result
-            assert first.metrics is not None
-            same = memory_digest(result) == memory_digest(first) and (
-                result.exit_codes.tolist() == first.exit_codes.tolist()
-            )
+            outcome = (results_of(work, result, config.explicit), result.exit_codes.tolist())
+            first = first or (result, outcome)
+            assert first[0].metrics is not None
+            same = outcome == first[1]
             rows.append(
                 {
-                    "file": image.source,
+                    "file": work.source,
                     "policy": variant.policy.value,
                     "hints": variant.hints,
                     "hws": variant.hws,
@@ -307,7 +335,10 @@ def compare(
                     "ok": cli.run_ok(result),
                     "fault": None if result.fault is None else str(result.fault),
                     "same_results": same,
-                    "speedup": first.metrics.cycles / result.metrics.cycles
+                    "oracle_mismatches": work.mismatches(result, config.explicit)
+                    if work.launches
+                    else None,
+                    "speedup": first[0].metrics.cycles / result.metrics.cycles
                     if result.metrics.cycles
                     else 0.0,
                     **result.metrics.to_json(),
@@ -354,30 +385,65 @@ def format_table(rows: list[dict[str, Any]]) -> str:
                 lines.append(f"  {r['label']}: {r['fault']}")
             elif not r["same_results"]:
                 lines.append(f"  {r['label']}: RESULTS DIFFER from {group[0]['label']}")
+            elif r["oracle_mismatches"]:
+                lines.append(f"  {r['label']}: differs from the oracle in {r['oracle_mismatches']}")
     return "\n".join(lines)
 
 
-def _configure_compare(p: argparse.ArgumentParser) -> None:
-    p.add_argument("files", nargs="+", help="ELF files or .S assembly")
+def _compare_options(
+    p: argparse.ArgumentParser, *, hws: str, warp_size: int, simd_width: int
+) -> None:
     p.add_argument(
         "--policies", default="all", help="all, or a comma list (ppc-implicit: no hints)"
     )
-    p.add_argument("--hws", default="off", help="off, on or both")
-    cli.add_launch_options(p, grid=1, block=32, warp=32)
-    add_sm_options(p)
+    p.add_argument("--hws", default=hws, help="off, on or both")
+    cli.add_launch_options(p, grid=None, block=None, warp=warp_size)
+    add_kernel_options(p)
+    add_sm_options(p, simd_width)
+
+
+def _configure_compare(p: argparse.ArgumentParser) -> None:
+    p.add_argument("files", nargs="+", help="ELF, .S, suite kernels (names or FILE.py), or all")
+    _compare_options(p, hws="off", warp_size=32, simd_width=0)
 
 
 def _cmd_compare(ns: argparse.Namespace) -> int:
-    rows = compare(ns.files, ns, variants(ns.policies, ns.hws))
+    files = list(suite()) if ns.files == ["all"] else ns.files
+    rows = compare(files, ns, variants(ns.policies, ns.hws))
     if ns.json:
         print(json.dumps(rows, indent=1))
     else:
         print(format_table(rows))
-    good = all(r["ok"] and r["same_results"] for r in rows)
+    good = all(r["ok"] and r["same_results"] and not r["oracle_mismatches"] for r in rows)
     return cli.EXIT_OK if good else cli.EXIT_FAILED
 
 
+#: The main job's default: kernels whose control flow the seeds study (seed 002 Fig 6 and
+#: Fig 10, a data-dependent loop), compiled, run under every policy, compared.
+DEMO_KERNELS = ("nested", "loopBreak", "mandelbrot")
+
+
+def _configure_demo(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "files", nargs="*", default=list(DEMO_KERNELS),
+        help=f"kernels or programs (default: {' '.join(DEMO_KERNELS)})",
+    )  # fmt: skip
+    p.add_argument(
+        "--policies", default="all", help="all, or a comma list; ppc-implicit = no hints"
+    )
+    p.add_argument("--hws", default="both", help="off, on or both")
+    cli.add_launch_options(p, grid=None, block=None, warp=8)
+    add_kernel_options(p)
+    add_sm_options(p, simd_width=4)
+
+
 COMMANDS = (
+    cli.Command(
+        "demo",
+        "the main job: compile the demo kernels, run them under every policy, compare",
+        _configure_demo,
+        lambda ns: _cmd_compare(ns),
+    ),
     cli.Command(
         "run", "run a program on the cycle-level SM under one policy", _configure_run, _cmd_run
     ),

@@ -123,5 +123,8 @@ class SMConfig:
 
     @property
     def explicit(self) -> bool:
-        """Whether the policy consumes reconvergence PCs (ppc only in explicit mode)."""
+        """Whether the policy consumes reconvergence PCs (ppc only in explicit mode; dynamic
+        warp formation never)."""
+        if self.warp_formation is not WarpFormation.STATIC:
+            return False
         return self.policy.uses_hints or (self.policy is Policy.PPC and self.hints)

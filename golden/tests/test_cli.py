@@ -11,7 +11,7 @@ import pytest
 
 from reconverge.golden import cli
 
-DEMO = Path(cli.__file__).resolve().parents[1] / "kernels" / cli.DEMO_PROGRAM
+DEMO = Path(cli.__file__).resolve().parents[1] / "kernels" / "divergent_demo.S"
 RECONVERGE = str(Path(sys.executable).with_name("reconverge"))
 
 RESULT_KEYS = {
@@ -33,7 +33,7 @@ def reconverge(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize(("grid", "block", "warp"), [(1, 1, 1), (2, 16, 8), (1, 40, 32)])
-def test_demo_program_computes_collatz_steps(grid: int, block: int, warp: int) -> None:
+def test_divergent_program_computes_collatz_steps(grid: int, block: int, warp: int) -> None:
     result, config, image = cli.exec_elf(DEMO, grid=grid, block=block, warp_size=warp)
     result.check()
     words = result.memory.read_words(image.symbols["result"], grid * block)
@@ -44,13 +44,16 @@ def test_demo_program_computes_collatz_steps(grid: int, block: int, warp: int) -
     assert (efficiency == 1.0) if warp == 1 else (0 < efficiency < 1)
 
 
-def test_demo_command_prints_results() -> None:
-    proc = reconverge("demo")
+def test_demo_command_compares_every_policy_on_the_demo_kernels() -> None:
+    """`make run`: the demo kernels compiled, run under every policy with and without hws,
+    one table per kernel, all matching the oracle."""
+    proc = reconverge("demo", "--json")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines()[-1].startswith("result[] at 0x")
-    steps = [int(v) for v in proc.stdout.splitlines()[-1].split(":")[1].split()]
-    assert steps == [collatz_steps(g + 1) for g in range(32)]
-    assert "ok" in proc.stdout.splitlines()
+    rows = json.loads(proc.stdout)
+    kernels = {r["file"].split()[0] for r in rows}
+    assert kernels == {"nested", "loopBreak", "mandelbrot"}
+    assert len(rows) == 3 * 2 * 9
+    assert all(r["ok"] and r["same_results"] and r["oracle_mismatches"] == [] for r in rows)
 
 
 def test_asm_exec_disasm_round_trip(tmp_path: Path) -> None:

@@ -366,3 +366,17 @@ def test_spill_metrics_count_the_marked_instructions_and_survive_elf() -> None:
     result = run_sm(image, launch(block=4), SMConfig())
     assert result.metrics is not None
     assert (result.metrics.counters.spill_stores, result.metrics.counters.spill_loads) == (3, 3)
+
+
+def test_run_command_on_a_suite_kernel_checks_the_oracle() -> None:
+    proc = reconverge("run", "loopBreak", "--policy", "ppc", "--no-hints", "--warp-size", "8",
+                      "--json")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["oracle_mismatches"] == []
+    assert report["metrics"]["hint_instructions"] == 0  # the hint-free code for implicit PPC
+    proc = reconverge("run", "loopBreak", "--grid", "2")
+    assert proc.returncode == 2
+    assert "a kernel runs with its suite case's grid, block and inputs" in proc.stderr
+    proc = reconverge("run", "noSuchKernel")
+    assert proc.returncode == 2 and "nor a suite kernel" in proc.stderr

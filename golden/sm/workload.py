@@ -1,0 +1,142 @@
+"""What ``reconverge run`` and ``reconverge compare`` run: a program (an ELF or assembly file,
+launched with the command line's grid, block and arguments), or a kernel of the kernel
+language compiled on the fly and bound to the inputs of its suite case (a suite kernel's name,
+or a ``FILE.py`` that defines ``SPEC = SuiteKernel(...)``), whose outputs are then checked
+against the oracle. A kernel is compiled twice, with reconvergence hints for the policies that
+use them and without for the others (DESIGN.md: the hints are emitted for sps, mp, dps, ppc
+explicit and left out for stack-less and ppc implicit), so that the dynamic instruction counts
+compare as seed 003 does."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from reconverge.golden import cli
+from reconverge.golden.compiler.errors import CompileError
+from reconverge.golden.compiler.launch import Launch
+from reconverge.golden.functional import LaunchConfig, RunResult
+from reconverge.golden.geometry import Geometry
+from reconverge.golden.image import Image
+from reconverge.kernels import SuiteKernel, suite
+
+PROGRAM_SUFFIXES = (".elf", ".s", ".S", ".asm")
+DEFAULT_GRID, DEFAULT_BLOCK = 1, 32
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A runnable program with its launch; for a compiled kernel, its launches with and
+    without hints and the oracle's reference outputs."""
+
+    source: str
+    image: Image
+    grid: int
+    block: int
+    args: tuple[int, ...]
+    launches: Mapping[bool, Launch] | None = None  # by hints
+    reference: Mapping[str, np.ndarray] | None = None
+
+    def image_for(self, hints: bool) -> Image:
+        return self.image if self.launches is None else self.launches[hints].image
+
+    def config(self, geometry: Geometry, step_limit: int, hints: bool) -> LaunchConfig:
+        """The launch of the code with or without hints (its arrays are placed after it)."""
+        try:
+            if self.launches is not None:
+                return self.launches[hints].config(
+                    self.grid, self.block, geometry=geometry, step_limit=step_limit
+                )
+            return LaunchConfig(self.grid, self.block, geometry, args=self.args,
+                                step_limit=step_limit)  # fmt: skip
+        except ValueError as exc:
+            raise cli.UsageError(str(exc)) from None
+
+    def outputs(self, result: RunResult, hints: bool) -> dict[str, np.ndarray] | None:
+        """The kernel's output arrays after a run of the code with or without hints (None for
+        a program)."""
+        if self.launches is None:
+            return None
+        return self.launches[hints].outputs(result)
+
+    def mismatches(self, result: RunResult, hints: bool) -> list[str]:
+        """The output arrays that differ from the oracle's (empty for programs)."""
+        outputs = self.outputs(result, hints)
+        if outputs is None or self.reference is None or result.fault is not None:
+            return []
+        return [n for n, want in self.reference.items() if not np.array_equal(outputs[n], want)]
+
+
+def _file_suite_kernel(path: Path) -> SuiteKernel:
+    """The ``SPEC`` suite kernel a Python file defines (a kernel needs inputs to run)."""
+    name = f"reconverge_workload_{path.stem}_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise cli.UsageError(f"{path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except CompileError:
+        raise
+    except Exception as exc:
+        raise cli.UsageError(f"{path}: importing it raised {type(exc).__name__}: {exc}") from None
+    found = getattr(module, "SPEC", None)
+    if not isinstance(found, SuiteKernel):
+        raise cli.UsageError(
+            f"{path}: defines no SPEC = SuiteKernel(...), so its kernel has no inputs to run "
+            "with; compile it with `reconverge compile` and run the ELF with --arg, or add a "
+            "SuiteKernel (see kernels/*.py)"
+        )
+    return found
+
+
+def load_workload(
+    spec: str,
+    *,
+    grid: int | None,
+    block: int | None,
+    args: tuple[int, ...],
+    allocator: str,
+    regs: int,
+    size: int | None,
+    seed: int,
+) -> Workload:
+    """A program file, or a suite kernel (by name or ``FILE.py``) compiled and bound."""
+    path = Path(spec)
+    if path.suffix in PROGRAM_SUFFIXES or (path.is_file() and path.suffix != ".py"):
+        image = cli.load_program(path)
+        return Workload(image.source, image, grid or DEFAULT_GRID, block or DEFAULT_BLOCK, args)
+    if path.suffix == ".py":
+        if not path.is_file():
+            raise cli.UsageError(f"{path}: no such file")
+        kernel = _file_suite_kernel(path)
+    else:
+        kernels = suite()
+        if spec not in kernels:
+            raise cli.UsageError(
+                f"{spec}: not a program file (.elf, .S) nor a suite kernel ({', '.join(kernels)})"
+            )
+        kernel = kernels[spec]
+    if grid is not None or block is not None or args:
+        raise cli.UsageError(
+            f"{spec}: a kernel runs with its suite case's grid, block and inputs; choose them "
+            "with --size and --seed"
+        )
+    launches = {}
+    for hints in (True, False):
+        launches[hints], case = kernel.launch(allocator, regs, size, seed, hints=hints)
+    return Workload(
+        f"{kernel.name} (size {kernel.default_size if size is None else size}, seed {seed})",
+        launches[True].image,
+        case.grid,
+        case.block,
+        launches[True].args,
+        launches,
+        kernel.reference(size, seed),
+    )
