@@ -8,7 +8,7 @@ RV_PREFIX := riscv64-unknown-elf-
 APT_PACKAGES := iverilog binutils-riscv64-unknown-elf gcc-riscv64-unknown-elf verilator
 JOBS ?= 2
 
-.PHONY: all setup system-deps run test test-slow lint docs clean area
+.PHONY: all setup system-deps run test test-slow lint docs results bench area clean area
 
 all: test
 
@@ -33,7 +33,8 @@ $(STAMP): pyproject.toml
 
 setup: system-deps $(STAMP)
 
-# The main job on a built-in default: assemble a small divergent program and run it on the golden model.
+# The main job on a built-in default: compile the demo kernels, run them under every divergence
+# policy on the cycle-level SM, print the comparison.
 run: setup
 	$(VENV)/bin/reconverge demo
 
@@ -50,6 +51,14 @@ lint: setup
 # Regenerate the generated parts of docs/ from the code that defines them.
 docs: setup
 	$(PY) -m reconverge.golden.isadoc docs/isa.md
+
+# Every policy on the whole kernel suite (docs/results.md, about a minute).
+results: setup
+	$(PY) -m reconverge.golden.sm.results docs/results.md
+
+# Simulation speed of the golden models, measured side by side.
+bench: setup
+	$(PY) -m reconverge.golden.sm.bench
 
 # Area and timing of the HDL blocks from real Yosys/nextpnr runs (a few minutes).
 area: setup
