@@ -8,7 +8,7 @@ RV_PREFIX := riscv64-unknown-elf-
 APT_PACKAGES := iverilog binutils-riscv64-unknown-elf gcc-riscv64-unknown-elf verilator
 JOBS ?= 2
 
-.PHONY: all setup system-deps run test test-slow lint docs results bench area clean area
+.PHONY: all setup system-deps run test test-slow lint docs results bench area clean
 
 all: test
 
