@@ -604,7 +604,9 @@ class SplitTablesBlock(Block):
                 covered = -1
                 break
             covered |= part
-        if covered != split.mask:
+        # a divergence's further targets may follow in MORE cycles
+        wide = len(targets) == MAX_TARGETS and covered & ~split.mask == 0
+        if covered != split.mask and not wide:
             raise ValueError(f"{self.name}: targets, exited and barrier must partition split {sid}")
         if v["rpc"] not in (self.never, self.return_code):
             self._check_pc(v["rpc"])
