@@ -122,15 +122,18 @@ class SplitTables(BlockComponent):
         """Materialise every value of ``state`` as a named signal (waveforms, and a cut in the
         expression trees)."""
         out = state.copy()
+
+        def wire(name: str, width: int, value: Value) -> Value:
+            return value if isinstance(value, Signal) else self._wire(m, name, width, value)
+
         for table in ("st", "rt", "q"):
             for field, values in getattr(out, table).items():
                 width = self.widths[table][field]
                 values[:] = [
-                    self._wire(m, f"{prefix}_{table}{i}_{field}", width, v)
-                    for i, v in enumerate(values)
+                    wire(f"{prefix}_{table}{i}_{field}", width, v) for i, v in enumerate(values)
                 ]
         for field, width in self.widths["misc"].items():
-            setattr(out, field, self._wire(m, f"{prefix}_{field}", width, getattr(out, field)))
+            setattr(out, field, wire(f"{prefix}_{field}", width, getattr(out, field)))
         return out
 
     def _index(self, values: list[Value], index: Value) -> Value:

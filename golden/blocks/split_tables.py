@@ -449,6 +449,8 @@ class SplitTablesBlock(Block):
     """
 
     name = "split_tables"
+    #: An operation shows in the outputs after one clock edge (the outputs are registers).
+    latency = 1
 
     def __init__(
         self, warp_size: int, st_size: int, rt_size: int, pc_width: int = 32, orec: int = 0

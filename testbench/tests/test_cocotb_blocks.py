@@ -20,6 +20,7 @@ from reconverge.hdl.arbiter import Arbiter
 from reconverge.testbench import cocotb_run
 from reconverge.testbench.scenarios import applicable, params_id
 from reconverge.testbench.scenarios import arbiter as arbiter_stimulus
+from reconverge.testbench.scenarios import split_tables as tables_stimulus
 from reconverge.testbench.scenarios import squeezer as squeezer_stimulus
 
 CYCLES = 3000
@@ -43,6 +44,13 @@ def test_arbiter_cocotb(params: dict[str, int], scenario: str) -> None:
 def test_squeezer_cocotb(params: dict[str, int], scenario: str) -> None:
     """Squeezer (seed 001 Sec 4.1-4.3) Verilog == golden ``Squeezer`` on the named scenario."""
     cocotb_run.run("squeezer", params, scenario, CYCLES)
+
+
+@pytest.mark.parametrize(("params", "scenario"), _cases("split_tables", tables_stimulus.PARAM_SETS))
+def test_split_tables_cocotb(params: dict[str, int], scenario: str) -> None:
+    """Split/reconvergence tables (seed 002 Sec 3.3.1, Fig 7) Verilog == golden
+    ``SplitTablesBlock`` on the named scenario."""
+    cocotb_run.run("split_tables", params, scenario, CYCLES)
 
 
 class _TieToLowerInput(Arbiter):
