@@ -112,9 +112,9 @@ BLOCKS: dict[str, BlockSpec] = {
                 Param("orec", 1, "opportunistic early reconvergence (0/1)"),
             ),
             (
+                {"warp_size": 4, "st_size": 4, "rt_size": 4, "pc_width": 16, "orec": 0},
                 {"warp_size": 4, "st_size": 4, "rt_size": 4, "pc_width": 16, "orec": 1},
-                {"warp_size": 8, "st_size": 4, "rt_size": 4, "pc_width": 16, "orec": 0},
-                {"warp_size": 16, "st_size": 16, "rt_size": 8, "pc_width": 24, "orec": 1},
+                {"warp_size": 8, "st_size": 8, "rt_size": 4, "pc_width": 16, "orec": 1},
             ),
         ),
     )
