@@ -8,6 +8,10 @@ examples as directed scenarios:
 - ``seed000_sec42_memory_coalescing`` — seed 000 Sec 4.2, memory mode with replays;
 - ``seed001_fig43_squeeze_steps`` — seed 001 Fig 4.3 / Sec 4.1-4.2, the squeezer;
 - ``seed001_fig41_warps_b_c`` — seed 001 Fig 4.1 as Sec 4.1 describes it;
+- ``seed002_fig6_nested_divergence`` — seed 002 Fig 6, the split and reconvergence tables;
+- ``seed002_fig11_early_reconvergence`` — seed 002 Fig 10/11, OREC;
+- ``seed002_sec5_full_split_table_waits``, ``seed002_sec333_barrier_while_diverged``,
+  ``calls_and_returns``, ``rt_overflow``, ``random_barrier_storm`` — the tables' other cases;
 - ``random`` (thousands of cycles) and ``exhaustive`` (every mask of a small warp).
 """
 
@@ -78,7 +82,11 @@ def test_cocotb_catches_a_broken_block() -> None:
 
 LONG = [
     pytest.param(block, params, id=f"{block}-{params_id(params)}")
-    for block, module in (("arbiter", arbiter_stimulus), ("squeezer", squeezer_stimulus))
+    for block, module in (
+        ("arbiter", arbiter_stimulus),
+        ("squeezer", squeezer_stimulus),
+        ("split_tables", tables_stimulus),
+    )
     for params in module.PARAM_SETS + module.EXTRA_PARAM_SETS
 ]
 
