@@ -30,6 +30,7 @@ what one clock cycle does; this is that cycle as registers and combinational log
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from amaranth.hdl import Array, Cat, Module, Mux, Signal, Value
@@ -55,27 +56,19 @@ class _State:
         return _State(**out)
 
 
+@dataclass(eq=False)
 class _Item:
     """A split to insert in the ST (block PC = next PC = ``pc``), with the ST entry it prefers
     or the RT entry it comes from (one-hot)."""
 
-    def __init__(self, valid: Value, pc: Value, mask: Value, rix: Value, call: Value,
-                 rpc: Value, prefer: list[Value] | None = None,
-                 move: list[Value] | None = None) -> None:  # fmt: skip
-        self.valid, self.pc, self.mask, self.rix, self.call, self.rpc = (
-            valid, pc, mask, rix, call, rpc,
-        )  # fmt: skip
-        self.prefer = prefer
-        self.move = move
-
-
-def _first(bits: list[Value]) -> tuple[list[Value], Value]:
-    """One-hot of the first set bit (lowest index), and whether any is set."""
-    onehot, seen = [], Value.cast(0)
-    for bit in bits:
-        onehot.append(bit & ~seen)
-        seen = seen | bit
-    return onehot, seen
+    valid: Value
+    pc: Value
+    mask: Value
+    rix: Value
+    call: Value
+    rpc: Value
+    prefer: list[Value] | None = None
+    move: list[Value] | None = None
 
 
 def _select(onehot: list[Value], values: list[Value]) -> Value:
@@ -112,8 +105,12 @@ class SplitTables(BlockComponent):
         return [self._w(m, f"{name}{i}", v) for i, v in enumerate(values)]
 
     def _first(self, m: Module, name: str, bits: list[Value]) -> tuple[list[Signal], Signal]:
-        onehot, found = _first(bits)
-        return self._ws(m, name, onehot), self._w(m, f"{name}_any", found)
+        """One-hot of the first set bit (lowest index), and whether any is set."""
+        onehot, seen = [], Value.cast(0)
+        for i, bit in enumerate(bits):
+            onehot.append(self._w(m, f"{name}{i}", bit & ~seen))
+            seen = self._w(m, f"{name}_seen{i}", seen | bit)
+        return onehot, seen
 
     def _select(self, m: Module, name: str, onehot: list[Value], values: list[Value]) -> Signal:
         return self._w(m, name, _select(onehot, values))
