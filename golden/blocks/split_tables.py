@@ -29,7 +29,8 @@ stack (seed 002 Sec 3, Fig 5-7), with opportunistic early reconvergence (Sec 4, 
   waits there, and the trailing split reconverges with it there (Fig 11 steps 2-4).
 
 Overflowing the RT is an error (:class:`TableOverflow`): the threads of a warp could not be
-tracked any more.
+tracked any more. The update that overflows changes nothing; ``overflow`` stays set (and
+every further update is ignored) until the next launch.
 
 **The hardware cycle.** The class is also the functional core of the HDL block's golden twin
 (:class:`SplitTablesBlock`), so every update is defined as what one clock cycle of the block
@@ -38,8 +39,9 @@ does (:meth:`SplitTables.cycle`), with the hardware's limits:
 1. *the operation*: at most :data:`MAX_TARGETS` target groups per update (an indirect jump
    with more targets is presented as one update plus ``more`` cycles that insert the rest into
    the same reconvergence entry); exited threads leave every entry at once; a return clears its
-   threads from every RT entry of its call context in parallel (the entries between the split
-   and its call entry are exactly those); a barrier release advances every released split and
+   threads from every RT entry of its call context in parallel (with RPCs that follow the
+   IPDOM structure, exactly the entries between the split and its call entry, which the
+   atomic model walked by R-index); a barrier release advances every released split and
    lets each that reaches its RPC arrive, in parallel;
 2. *the insertions*: at most :data:`MAX_INSERTS` ST insertions, each with its associative
    search, in sequence: the update's targets, or else RT entries whose pending mask is zero
