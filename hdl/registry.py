@@ -100,6 +100,23 @@ BLOCKS: dict[str, BlockSpec] = {
                 {"warp_size": 32, "simd_width": 8, "latency": 2},
             ),
         ),
+        BlockSpec(
+            "split_tables",
+            "warp split table and reconvergence table with OREC (seed 002 Sec 3.3.1, Fig 7)",
+            "reconverge.hdl.split_tables:SplitTables",
+            (
+                Param("warp_size", 32, "threads per warp W"),
+                Param("st_size", 32, "split table entries (seed 002: W suffice)"),
+                Param("rt_size", 16, "reconvergence table entries"),
+                Param("pc_width", 32, "PC bits"),
+                Param("orec", 1, "opportunistic early reconvergence (0/1)"),
+            ),
+            (
+                {"warp_size": 4, "st_size": 4, "rt_size": 4, "pc_width": 16, "orec": 0},
+                {"warp_size": 4, "st_size": 4, "rt_size": 4, "pc_width": 16, "orec": 1},
+                {"warp_size": 8, "st_size": 8, "rt_size": 4, "pc_width": 16, "orec": 1},
+            ),
+        ),
     )
 }
 

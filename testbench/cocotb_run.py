@@ -21,6 +21,9 @@ from typing import Any
 
 from reconverge.testbench.scenarios import params_id
 
+#: Generated Verilog by (block, parameters, variant): converting a large block takes seconds.
+_VERILOG: dict[tuple[str, str, str], str] = {}
+
 #: The cocotb test module (one generic lock-step test, told what to run by environment).
 TEST_MODULE = "reconverge.testbench.cocotb_blocks"
 
@@ -79,8 +82,11 @@ def build(
     runner = _runner(sim)
     with _locked(build_dir):
         source = build_dir / f"{block}.v"
-        dut = lookup(block).build(params) if component is None else component
-        write_if_changed(source, to_verilog(dut, block))
+        key = (block, params_id(params), variant)
+        if component is not None or key not in _VERILOG:  # one conversion per process
+            dut = lookup(block).build(params) if component is None else component
+            _VERILOG[key] = to_verilog(dut, block)
+        write_if_changed(source, _VERILOG[key])
         build_args = ["-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEOVERLAP"] if sim == "verilator" else []
         binary = build_dir / block
         if (

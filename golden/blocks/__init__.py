@@ -4,10 +4,15 @@ and the building blocks of the golden cycle-level SM model. Pure Python, no HDL 
 
 from reconverge.golden.blocks.arbiter import Arbiter, coalesce, line_key, pc_key, reduce
 from reconverge.golden.blocks.base import Block, Pipelined, Port
+from reconverge.golden.blocks.split_tables import SplitTables, SplitTablesBlock
 from reconverge.golden.blocks.squeezer import Squeezed, Squeezer, squeeze, squeeze_steps
 
 #: Every golden twin by the block name the CLI and the HDL registry use.
-TWINS: dict[str, type[Block]] = {"arbiter": Arbiter, "squeezer": Squeezer}
+TWINS: dict[str, type[Block]] = {
+    "arbiter": Arbiter,
+    "squeezer": Squeezer,
+    "split_tables": SplitTablesBlock,
+}
 
 __all__ = [
     "TWINS",
@@ -15,6 +20,8 @@ __all__ = [
     "Block",
     "Pipelined",
     "Port",
+    "SplitTables",
+    "SplitTablesBlock",
     "Squeezed",
     "Squeezer",
     "coalesce",

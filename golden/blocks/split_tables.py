@@ -28,14 +28,46 @@ stack (seed 002 Sec 3, Fig 5-7), with opportunistic early reconvergence (Sec 4, 
   leading split's next PC (the early reconvergence point) gathers both, the leading split
   waits there, and the trailing split reconverges with it there (Fig 11 steps 2-4).
 
-Overflowing the RT is an error (:class:`TableOverflow`): the stack-less threads of a warp
-could not be tracked any more.
+Overflowing the RT is an error (:class:`TableOverflow`): the threads of a warp could not be
+tracked any more. The update that overflows changes nothing; ``overflow`` stays set (and
+every further update is ignored) until the next launch.
+
+**The hardware cycle.** The class is also the functional core of the HDL block's golden twin
+(:class:`SplitTablesBlock`), so every update is defined as what one clock cycle of the block
+does (:meth:`SplitTables.cycle`), with the hardware's limits:
+
+1. *the operation*: at most :data:`MAX_TARGETS` target groups per update (an indirect jump
+   with more targets is presented as one update plus ``more`` cycles that insert the rest into
+   the same reconvergence entry); exited threads leave every entry at once; a return clears its
+   threads from every RT entry of its call context in parallel (with RPCs that follow the
+   IPDOM structure, exactly the entries between the split and its call entry, which the
+   atomic model walked by R-index); a barrier release advances every released split and
+   lets each that reaches its RPC arrive, in parallel;
+2. *the insertions*: at most :data:`MAX_INSERTS` ST insertions, each with its associative
+   search, in sequence: the update's targets, or else RT entries whose pending mask is zero
+   (first RT entries first); RT entries that have no threads left vanish;
+3. *the admissions*: at most :data:`MAX_ADMITS` queued splits enter free ST entries.
+
+Work beyond these limits (several reconvergences at one barrier release, a queue to admit
+after several entries were freed) is left for the following cycles, during which the block is
+*busy* and takes no update. :meth:`execute` and :meth:`release`, the interface the cycle-level
+SM uses, run the update's cycle and then the busy cycles until the tables have settled, so the
+SM (which charges its own branch latency) and the HDL block see the same tables.
+
+The waiting queue holds at most W - ``st_size`` splits (the splits of a warp have disjoint,
+non-empty masks) plus the insertions of one cycle before admission: :attr:`queue_size`; none
+when ``st_size`` >= W (the seed's choice, Sec 3.3.1).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import enum
+from collections.abc import Callable, Mapping
+from contextlib import suppress
+from dataclasses import dataclass, replace
+from typing import Any
 
+from reconverge.golden.blocks.base import Block, Port, PortValue, Values, bits_for
 from reconverge.golden.blocks.divergence import (
     NEVER,
     RETURN,
@@ -46,6 +78,10 @@ from reconverge.golden.blocks.divergence import (
 )
 
 NO_ENTRY = -1  # R-index of a split with no reconvergence entry (it only ends by exiting)
+
+MAX_TARGETS = 2  # target groups per update
+MAX_INSERTS = 2  # ST insertions (with their associative search) per cycle
+MAX_ADMITS = 2  # queued splits admitted to the ST per cycle
 
 
 @dataclass
@@ -73,6 +109,21 @@ class RtEntry:
     returns: bool = False  # a call entry: its threads arrive by returning
 
 
+#: What an operation leaves to insert: splits (with the ST entry they prefer) or the indices
+#: of RT entries that move back to the ST.
+_Inserts = list[tuple[StEntry | int, int | None]]
+
+
+@dataclass(frozen=True)
+class _Continuation:
+    """What a ``more`` cycle needs of the divergence it continues: the RPC the targets are
+    compared with, the reconvergence entry and the call context of the new splits."""
+
+    rpc: int
+    rindex: int
+    context: int
+
+
 class SplitTables(DivergenceUnit):
     occupancy_keys = ("st", "rt")
 
@@ -88,10 +139,22 @@ class SplitTables(DivergenceUnit):
     ) -> None:
         super().__init__(warp_size, valid, entry)
         self.orec = orec
-        self.st: list[StEntry | None] = [None] * st_size
-        self.rt: list[RtEntry | None] = [None] * rt_size
+        self.st_size = st_size
+        self.rt_size = rt_size
+        self.queue_size = max(0, warp_size - st_size) + MAX_INSERTS if st_size < warp_size else 0
+        self.launch(valid, entry)
+
+    def launch(self, valid: int, entry: int) -> None:
+        """Start a warp: threads ``valid`` at ``entry`` in ST entry 0, everything else empty."""
+        self.live = valid
+        self.waiting = 0
+        self.overflow = False
+        self.st: list[StEntry | None] = [None] * self.st_size
+        self.rt: list[RtEntry | None] = [None] * self.rt_size
         self.queue: list[StEntry] = []  # splits waiting for a free ST entry
-        self.st[0] = StEntry(entry, entry, valid)
+        self._cont: _Continuation | None = None
+        if valid:
+            self.st[0] = StEntry(entry, entry, valid)
 
     # -- queries ------------------------------------------------------------------------------
 
@@ -114,46 +177,177 @@ class SplitTables(DivergenceUnit):
             "rt": sum(e is not None for e in self.rt),
         }
 
-    # -- updates ------------------------------------------------------------------------------
+    @property
+    def continues(self) -> bool:
+        """The last update was a divergence whose further targets a ``more`` cycle takes."""
+        return self._cont is not None
+
+    @property
+    def busy(self) -> bool:
+        """Work is left from an earlier cycle: an RT entry to move back or to drop, a queued
+        split to admit to a free ST entry."""
+        return any(r is not None and r.pending == 0 for r in self.rt) or bool(
+            self.queue and _first_free(self.st) is not None
+        )
+
+    # -- the interface of the cycle-level SM ---------------------------------------------------
 
     def execute(self, ex: Executed) -> None:
-        self._retire(ex)
-        self._remove_threads(ex.exited)
+        """Apply the outcome of an issued instruction and let the tables settle: the update's
+        cycle, ``more`` cycles for targets beyond the first :data:`MAX_TARGETS` (in ascending
+        PC order, as one update would take them), busy cycles in between."""
+        targets = sorted(ex.targets.items())
+        self.update(replace(ex, targets=dict(targets[:MAX_TARGETS])))
+        self.settle()
+        for i in range(MAX_TARGETS, len(targets), MAX_TARGETS):
+            if self._cont is None:
+                break  # not a divergence (a return): the other targets mean nothing here
+            self.more(dict(targets[i : i + MAX_TARGETS]))
+            self.settle()
+
+    def release(self, lanes: int) -> None:
+        self.resume(lanes)
+        self.settle()
+
+    def settle(self) -> None:
+        """Run busy cycles until the tables have settled."""
+        while self.busy and not self.overflow:
+            self.cycle()
+
+    # -- one clock cycle -----------------------------------------------------------------------
+
+    def update(self, ex: Executed) -> None:
+        """One cycle with an update (at most :data:`MAX_TARGETS` targets)."""
+        if len(ex.targets) > MAX_TARGETS:
+            raise ValueError(f"an update takes at most {MAX_TARGETS} targets")
+        self.cycle(lambda: self._update(ex))
+
+    def more(self, targets: Mapping[int, int]) -> None:
+        """One cycle that inserts more targets of the last divergence (its RPC, reconvergence
+        entry and call context)."""
+        self.cycle(lambda: self._more(targets))
+
+    def resume(self, lanes: int) -> None:
+        """One cycle of a barrier release: ``lanes`` continue after the barrier."""
+        self.cycle(lambda: self._release(lanes))
+
+    def cycle(self, operation: Callable[[], _Inserts] | None = None) -> None:
+        """One clock edge: ``operation`` (which returns the splits to insert; None for an idle
+        or busy cycle), the insertions, the admissions. After an RT overflow the tables stay
+        as they were until the next launch."""
+        if self.overflow:
+            return
+        if operation is not None and self.busy:
+            raise ValueError("the split tables are busy: no update this cycle")
+        inserts: _Inserts = [] if operation is None else operation()
+        for i, r in enumerate(self.rt):  # entries whose threads have all gone
+            if r is not None and r.pending == 0 and r.rmask == 0:
+                self.rt[i] = None
+        if not inserts:
+            inserts = self._reconverged()
+        for entry, prefer in inserts:
+            if isinstance(entry, int):  # an RT entry that moves back now
+                r = self.rt[entry]
+                assert r is not None
+                self.rt[entry] = None
+                self._insert(StEntry(r.pc, r.pc, r.rmask, r.rindex, r.call))
+            else:
+                self._insert(entry, prefer)
+        for _ in range(MAX_ADMITS):
+            free = _first_free(self.st)
+            if not self.queue or free is None:
+                break
+            self.st[free] = self.queue.pop(0)
+
+    # -- operations (the first part of a cycle) ------------------------------------------------
+
+    def _update(self, ex: Executed) -> _Inserts:
         split = self.st[ex.sid]
         if split is None:
             raise ValueError(f"split {ex.sid} is not in the split table")
-        if ex.call and ex.targets:
-            self._diverge(ex.sid, split, ex, (ex.pc + 4) & 0xFFFF_FFFF, call=True)
-        elif ex.ret and split.call != NO_ENTRY:
+        targets = sorted(ex.targets.items())
+        call = ex.call and bool(targets)
+        ret = not call and ex.ret and split.call != NO_ENTRY
+        rpc = (ex.pc + 4) & 0xFFFF_FFFF if call else NEVER if ex.rpc is None else ex.rpc
+        divergent = call or (not ret and len(targets) > 1)
+        new_entry = call or (divergent and rpc != RETURN and rpc != self.rpc_of(split))
+        if new_entry and _first_free(self.rt) is None:
+            self.overflow = True
+            raise TableOverflow(
+                f"reconvergence table overflow: the branch or call at pc {ex.pc:#010x} needs "
+                f"more than {len(self.rt)} RT entries"
+            )
+        self._cont = None
+        self._retire(ex)
+        self._remove_threads(ex.exited)
+        if self.st[ex.sid] is None:  # every thread exited
+            return []
+        if ret:
             self._return(ex.sid, split)
-        elif ex.divergent:
-            self._diverge(ex.sid, split, ex, NEVER if ex.rpc is None else ex.rpc, call=False)
-        elif ex.targets:
-            (split.next_pc,) = ex.targets
-            if ex.control:
-                split.pc = split.next_pc
-            if split.next_pc == self.rpc_of(split):
-                self._arrive(ex.sid, split)
-            elif ex.control and self.orec:
-                self.st[ex.sid] = None  # re-inserted: the branch unit writes the new block PC
-                self._insert(split, prefer=ex.sid)
-        self._drain()
+            return []
+        if divergent:
+            self.st[ex.sid] = None
+            if not new_entry:  # same reconvergence point, or the return of the innermost call
+                rindex = split.call if rpc == RETURN else split.rindex
+            else:
+                rindex = _first_free(self.rt)  # type: ignore[assignment]
+                self.rt[rindex] = RtEntry(
+                    rpc, split.mask, split.mask, split.rindex, split.call, returns=call
+                )
+            self._cont = _Continuation(rpc, rindex, rindex if call else split.call)
+            return self._targets(targets)
+        if not targets:
+            return []
+        ((split.next_pc, _),) = targets
+        if ex.control:
+            split.pc = split.next_pc
+        if split.next_pc == self.rpc_of(split):
+            self._arrive(ex.sid, split)
+        elif ex.control and self.orec:
+            self.st[ex.sid] = None  # re-inserted: the branch unit writes the new block PC
+            return [(split, ex.sid)]
+        return []
 
-    def release(self, lanes: int) -> None:
+    def _more(self, targets: Mapping[int, int]) -> _Inserts:
+        if self._cont is None:
+            raise ValueError("no divergence to continue")
+        return self._targets(sorted(targets.items()))
+
+    def _targets(self, targets: list[tuple[int, int]]) -> _Inserts:
+        """The new splits of a divergence; a target at the RPC arrives there at once."""
+        cont = self._cont
+        assert cont is not None
+        inserts: _Inserts = []
+        for pc, mask in targets:
+            if pc == cont.rpc:
+                target = self.rt[cont.rindex]
+                assert target is not None
+                target.pending &= ~mask
+            else:
+                inserts.append((StEntry(pc, pc, mask, cont.rindex, cont.context), None))
+        return inserts
+
+    def _release(self, lanes: int) -> _Inserts:
+        """The barrier completed: the released splits continue after it (in parallel)."""
+        self._cont = None
         self.waiting &= ~lanes
         for i, split in enumerate(self.st):
             if split is not None and split.mask & lanes:
                 split.next_pc += 4
                 if split.next_pc == self.rpc_of(split):
                     self._arrive(i, split)
-        self._drain()
+        return []
 
     def _remove_threads(self, lanes: int) -> None:
+        """Exited threads (the issuing split's: none of them waits in the queue) leave every
+        entry; a split left without threads is invalidated."""
         if not lanes:
             return
-        for e in (*self.st, *self.queue):
+        for i, e in enumerate(self.st):
             if e is not None:
                 e.mask &= ~lanes
+                if not e.mask:
+                    self.st[i] = None
         for r in self.rt:
             if r is not None:
                 r.rmask &= ~lanes
@@ -167,62 +361,36 @@ class SplitTables(DivergenceUnit):
         target.pending &= ~split.mask
 
     def _return(self, index: int, split: StEntry) -> None:
-        """The split returned from its innermost call: its threads arrive at the call entry
-        (and, should its reconvergence entry lie inside the function, leave that entry's
-        pending mask: they will not come back to it)."""
+        """The split returned from its innermost call: its threads arrive at the call entry,
+        and leave every entry of the call's context (the entries between the split and the
+        call entry: they will not come back to them). In parallel: an entry of the context
+        that is not on the split's way to the call entry holds none of its threads."""
         self.st[index] = None
-        rindex = split.rindex
-        while rindex != split.call and rindex != NO_ENTRY:
-            inner = self.rt[rindex]
-            assert inner is not None
-            inner.pending &= ~split.mask
-            inner.rmask &= ~split.mask
-            rindex = inner.rindex
+        for r in self.rt:
+            if r is not None and r.call == split.call:
+                r.pending &= ~split.mask
+                r.rmask &= ~split.mask
         call = self.rt[split.call]
         assert call is not None
         call.pending &= ~split.mask
 
-    def _diverge(self, index: int, split: StEntry, ex: Executed, rpc: int, *, call: bool) -> None:
-        """Split ``split`` over the targets, reconverging at ``rpc`` (a call: when the callees
-        return, in a new call context; RETURN: at the innermost call entry)."""
-        self.st[index] = None
-        if not call and (rpc == RETURN or rpc == self.rpc_of(split)):
-            # Same reconvergence point (or the return of the innermost call): no new RT entry.
-            rindex = split.call if rpc == RETURN else split.rindex
-        else:
-            entry = RtEntry(rpc, split.mask, split.mask, split.rindex, split.call, returns=call)
-            rindex = self._allocate_rt(entry, ex.pc)
-        context = rindex if call else split.call
-        for pc, mask in sorted(ex.targets.items()):
-            if pc == rpc:
-                target = self.rt[rindex]
-                assert target is not None
-                target.pending &= ~mask
-            else:
-                self._insert(StEntry(pc, pc, mask, rindex, context))
+    def _reconverged(self) -> _Inserts:
+        """The first RT entries whose pending mask is zero: they move back to the ST."""
+        ready = [i for i, r in enumerate(self.rt) if r is not None and r.pending == 0]
+        return [(i, None) for i in ready[:MAX_INSERTS]]
 
-    def _allocate_rt(self, entry: RtEntry, pc: int) -> int:
-        free = self._free(self.rt)
-        if free is None:
-            raise TableOverflow(
-                f"reconvergence table overflow: the branch or call at pc {pc:#010x} needs more "
-                f"than {len(self.rt)} RT entries"
-            )
-        self.rt[free] = entry
-        return free
-
-    @staticmethod
-    def _free(table: list[StEntry | None] | list[RtEntry | None]) -> int | None:
-        return next((i for i, e in enumerate(table) if e is None), None)
+    # -- insertion -----------------------------------------------------------------------------
 
     def _insert(self, entry: StEntry, prefer: int | None = None) -> None:
         """Insert into the first free ST entry (``prefer``: the entry the split had), after
-        the associative search for early reconvergence; queue the split if the ST is full."""
+        the associative search for early reconvergence; queue the split if the ST is full (or
+        others already wait)."""
         if self.orec and self._early_reconvergence(entry):
             return
-        free = prefer if prefer is not None and self.st[prefer] is None else self._free(self.st)
+        free = prefer if prefer is not None and self.st[prefer] is None else _first_free(self.st)
         if free is None or self.queue:
             self.queue.append(entry)
+            assert len(self.queue) <= self.queue_size, "split queue overflow"
         else:
             self.st[free] = entry
 
@@ -240,7 +408,7 @@ class SplitTables(DivergenceUnit):
             if lead.next_pc == entry.next_pc:  # both at the same instruction: merge now
                 lead.mask |= entry.mask
                 return True
-            free = self._free(self.rt)
+            free = _first_free(self.rt)
             if free is None:
                 return False  # no RT entry for the early point: keep running apart
             self.rt[free] = RtEntry(
@@ -251,20 +419,212 @@ class SplitTables(DivergenceUnit):
             return False
         return False
 
-    def _drain(self) -> None:
-        """Move complete RT entries back to the ST; admit queued splits to free ST entries."""
-        moved = True
-        while moved:
-            moved = False
-            for i, r in enumerate(self.rt):
-                if r is not None and r.pending == 0:
-                    self.rt[i] = None
-                    if r.rmask:
-                        self._insert(StEntry(r.pc, r.pc, r.rmask, r.rindex, r.call))
-                    moved = True
-        for i, e in enumerate(self.st):
-            if e is not None and e.mask == 0:
-                self.st[i] = None
-        self.queue = [e for e in self.queue if e.mask]
-        while self.queue and (free := self._free(self.st)) is not None:
-            self.st[free] = self.queue.pop(0)
+
+def _first_free(table: list[StEntry | None] | list[RtEntry | None]) -> int | None:
+    return next((i for i, e in enumerate(table) if e is None), None)
+
+
+# -- the golden twin of the HDL block ----------------------------------------------------------
+
+
+class Op(enum.IntEnum):
+    """The ``op`` input of :class:`SplitTablesBlock`: what the block does this cycle."""
+
+    IDLE = 0  # nothing new (a busy block finishes earlier work)
+    LAUNCH = 1  # start a warp: threads ``lanes`` at ``pc``
+    EXECUTE = 2  # the outcome of the instruction split ``sid`` issued at ``pc``
+    MORE = 3  # more targets of the last divergence (an indirect jump with > 2 targets)
+    RELEASE = 4  # the barrier completed: ``lanes`` (waiting) continue after it
+
+
+class SplitTablesBlock(Block):
+    """Cycle twin of ``reconverge.hdl.split_tables.SplitTables``: the warp's ST and RT (seed
+    002 Sec 3.3.1, Fig 7) with their control, one operation per cycle. Its behaviour is
+    :class:`SplitTables`' (:meth:`SplitTables.cycle`, the core of this twin); the ports only
+    encode it.
+
+    Parameters: warp size W, ``st_size`` and ``rt_size`` entries, ``pc_width`` P bits of PC,
+    ``orec`` (0/1) opportunistic early reconvergence. PCs are multiples of 4 below 2^P - 4; an
+    RPC of all ones is :data:`NEVER` (no reconvergence point), all ones - 1 is :data:`RETURN`.
+    The outputs are registers (nothing combinational from the inputs); the entries of an
+    invalid ST/RT entry read as zero.
+    """
+
+    name = "split_tables"
+    #: An operation shows in the outputs after one clock edge (the outputs are registers).
+    latency = 1
+
+    def __init__(
+        self, warp_size: int, st_size: int, rt_size: int, pc_width: int = 32, orec: int = 0
+    ) -> None:
+        if not 1 <= warp_size <= 64:
+            raise ValueError(f"warp size W={warp_size} must be in 1..64")
+        for label, size in (("st_size", st_size), ("rt_size", rt_size)):
+            if not 1 <= size <= 64:
+                raise ValueError(f"{label} must be in 1..64, not {size}")
+        if not 6 <= pc_width <= 32:
+            raise ValueError(f"pc_width must be in 6..32, not {pc_width}")
+        if orec not in (0, 1):
+            raise ValueError(f"orec must be 0 or 1, not {orec}")
+        self.warp_size, self.st_size, self.rt_size = warp_size, st_size, rt_size
+        self.pc_width, self.orec = pc_width, orec
+        self.never = (1 << pc_width) - 1
+        self.return_code = self.never - 1
+        self.pc_limit = (1 << pc_width) - 4
+        self.core = self._empty()
+        w, p, s, r = warp_size, pc_width, st_size, rt_size
+        self._ports = (
+            Port("op", "in", 3),
+            Port("sid", "in", bits_for(s)),
+            Port("pc", "in", p),
+            Port("lanes", "in", w),
+            Port("target_pc", "in", p, MAX_TARGETS),
+            Port("target_mask", "in", w, MAX_TARGETS),
+            Port("exited", "in", w),
+            Port("barrier", "in", w),
+            Port("control", "in", 1),
+            Port("call", "in", 1),
+            Port("ret", "in", 1),
+            Port("rpc", "in", p),
+            Port("busy", "out", 1),
+            Port("overflow", "out", 1),
+            Port("live", "out", w),
+            Port("waiting", "out", w),
+            Port("st_valid", "out", s),
+            Port("st_issue", "out", s),
+            Port("st_pc", "out", p, s),
+            Port("st_block", "out", p, s),
+            Port("st_mask", "out", w, s),
+            Port("st_rpc", "out", p, s),
+            Port("rt_valid", "out", r),
+            Port("rt_pc", "out", p, r),
+            Port("rt_rmask", "out", w, r),
+            Port("rt_pending", "out", w, r),
+            Port("rt_returns", "out", r),
+            Port("st_count", "out", (s + self.core.queue_size).bit_length()),
+            Port("rt_count", "out", r.bit_length()),
+            Port("queued", "out", max(1, self.core.queue_size.bit_length())),
+        )
+
+    def _empty(self) -> SplitTables:
+        return SplitTables(self.warp_size, 0, 0, self.st_size, self.rt_size, orec=bool(self.orec))
+
+    @property
+    def ports(self) -> tuple[Port, ...]:
+        return self._ports
+
+    def reset(self) -> None:
+        self.core = self._empty()
+
+    # -- outputs -------------------------------------------------------------------------------
+
+    def _code(self, pc: int) -> int:
+        return self.never if pc == NEVER else pc
+
+    def outputs(self, inputs: Mapping[str, PortValue]) -> Values:
+        t = self.core
+        st = [(i, e) for i, e in enumerate(t.st) if e is not None]
+        rt = [(i, e) for i, e in enumerate(t.rt) if e is not None]
+
+        def array(n: int, items: list[tuple[int, int]]) -> tuple[int, ...]:
+            out = [0] * n
+            for i, v in items:
+                out[i] = v
+            return tuple(out)
+
+        s, r = self.st_size, self.rt_size
+        return {
+            "busy": int(t.busy),
+            "overflow": int(t.overflow),
+            "live": t.live,
+            "waiting": t.waiting,
+            "st_valid": sum(1 << i for i, _ in st),
+            "st_issue": sum(1 << i for i, e in st if not e.mask & t.waiting),
+            "st_pc": array(s, [(i, e.next_pc) for i, e in st]),
+            "st_block": array(s, [(i, e.pc) for i, e in st]),
+            "st_mask": array(s, [(i, e.mask) for i, e in st]),
+            "st_rpc": array(s, [(i, self._code(t.rpc_of(e))) for i, e in st]),
+            "rt_valid": sum(1 << i for i, _ in rt),
+            "rt_pc": array(r, [(i, self._code(e.pc)) for i, e in rt]),
+            "rt_rmask": array(r, [(i, e.rmask) for i, e in rt]),
+            "rt_pending": array(r, [(i, e.pending) for i, e in rt]),
+            "rt_returns": sum(1 << i for i, e in rt if e.returns),
+            "st_count": len(st) + len(t.queue),
+            "rt_count": len(rt),
+            "queued": len(t.queue),
+        }
+
+    # -- one clock edge ------------------------------------------------------------------------
+
+    def clock(self, inputs: Mapping[str, PortValue]) -> None:
+        v: Mapping[str, Any] = inputs
+        op, t = v["op"], self.core
+        if op == Op.LAUNCH:
+            self._check_pc(v["pc"])
+            t.launch(v["lanes"], v["pc"])
+        elif t.overflow or op == Op.IDLE:
+            t.cycle()  # after an overflow every operation is ignored until the next launch
+        elif op not in (Op.EXECUTE, Op.MORE, Op.RELEASE):
+            raise ValueError(f"{self.name}: op {op} is not an operation")
+        elif t.busy:
+            raise ValueError(f"{self.name}: op {Op(op).name} while the block is busy")
+        elif op == Op.RELEASE:
+            if v["lanes"] & ~t.waiting:
+                raise ValueError(f"{self.name}: release of lanes {v['lanes']:#x} that do not wait")
+            t.resume(v["lanes"])
+        elif op == Op.MORE:
+            if not t.continues:
+                raise ValueError(f"{self.name}: MORE without a divergence to continue")
+            t.more(self._targets(v, t.live))
+        else:
+            self._execute(v)
+
+    def _check_pc(self, pc: int) -> None:
+        if pc % 4 or pc >= self.pc_limit:
+            raise ValueError(
+                f"{self.name}: pc {pc:#x} is not a multiple of 4 below {self.pc_limit:#x}"
+            )
+
+    def _targets(self, v: Mapping[str, Any], within: int) -> dict[int, int]:
+        """The non-empty target groups: distinct PCs, disjoint masks within ``within``."""
+        targets: dict[int, int] = {}
+        for pc, mask in zip(v["target_pc"], v["target_mask"], strict=True):
+            if mask:
+                self._check_pc(pc)
+                if pc in targets or mask & sum(targets.values()) or mask & ~within:
+                    raise ValueError(f"{self.name}: target groups overlap or leave the split")
+                targets[pc] = mask
+        return targets
+
+    def _execute(self, v: Mapping[str, Any]) -> None:
+        t, sid = self.core, v["sid"]
+        split = t.st[sid] if sid < len(t.st) else None
+        if split is None or split.mask & t.waiting or v["pc"] != split.next_pc:
+            raise ValueError(f"{self.name}: split {sid} cannot issue at pc {v['pc']:#x}")
+        targets = self._targets(v, split.mask)
+        covered = 0
+        for part in (*targets.values(), v["exited"], v["barrier"]):
+            if part & covered:
+                covered = -1
+                break
+            covered |= part
+        # a divergence's further targets may follow in MORE cycles
+        wide = len(targets) == MAX_TARGETS and covered & ~split.mask == 0
+        if covered != split.mask and not wide:
+            raise ValueError(f"{self.name}: targets, exited and barrier must partition split {sid}")
+        if v["rpc"] not in (self.never, self.return_code):
+            self._check_pc(v["rpc"])
+        ex = Executed(
+            sid,
+            v["pc"],
+            split.mask,
+            targets,
+            exited=v["exited"],
+            barrier=v["barrier"],
+            control=bool(v["control"]),
+            rpc={self.never: NEVER, self.return_code: RETURN}.get(v["rpc"], v["rpc"]),
+            call=bool(v["call"]),
+            ret=bool(v["ret"]),
+        )
+        with suppress(TableOverflow):  # the overflow output goes high, the tables stay as they were
+            t.update(ex)

@@ -15,10 +15,11 @@ from reconverge.hdl.lint import verilator_lint
 from reconverge.hdl.registry import BLOCKS
 from reconverge.hdl.synth import synth_tools_available
 from reconverge.hdl.verilog import to_verilog
-from reconverge.testbench.scenarios import arbiter, params_id, squeezer
+from reconverge.testbench.scenarios import arbiter, params_id, split_tables, squeezer
 
 SETS = [("arbiter", p) for p in arbiter.PARAM_SETS + arbiter.EXTRA_PARAM_SETS[:3]]
 SETS += [("squeezer", p) for p in squeezer.PARAM_SETS + squeezer.EXTRA_PARAM_SETS[1:]]
+SETS += [("split_tables", p) for p in split_tables.PARAM_SETS[:2] + split_tables.EXTRA_PARAM_SETS]
 IDS = [f"{b}-{params_id(p)}" for b, p in SETS]
 
 
@@ -73,6 +74,21 @@ def test_verilog_command(tmp_path, capsys) -> None:
     assert "module squeezer(" in capsys.readouterr().out
 
 
+TABLES = ["--param", "warp_size=4", "--param", "st_size=4", "--param", "rt_size=4",
+          "--param", "pc_width=12", "--param", "orec=1"]  # fmt: skip
+
+
+def test_verilog_command_split_tables(capsys) -> None:
+    """The tables' ports: array ports per ST / RT entry, two target groups per update."""
+    assert main(["verilog", "split_tables", *TABLES, "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["module"] == "split_tables" and info["latency"] == 1
+    bits = {p["name"]: p["bits"] for p in info["ports"]}
+    assert bits["target_pc"] == 2 * 12 and bits["target_mask"] == 2 * 4
+    assert bits["st_pc"] == bits["st_block"] == bits["st_rpc"] == 4 * 12
+    assert bits["rt_pending"] == 4 * 4 and bits["st_valid"] == bits["rt_valid"] == 4
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -81,6 +97,8 @@ def test_verilog_command(tmp_path, capsys) -> None:
         (["verilog", "arbiter", "--param", "n=two"], "n='two' is not an integer"),
         (["verilog", "arbiter", "--param", "n=0"], "1..1024 inputs"),
         (["synth", "squeezer", "--param", "simd_width=64"], "no larger than W=32"),
+        (["verilog", "split_tables", "--param", "orec=2"], "orec must be 0 or 1"),
+        (["verilog", "split_tables", "--param", "pc_width=40"], "pc_width must be in 6..32"),
         (["verilog", "arbiter", "-o", "/nonexistent/dir/a.v"], "No such file"),
     ],
 )
@@ -130,3 +148,18 @@ def test_synth_counts_pipeline_registers(capsys) -> None:
     outputs = 1 + 8 + 8 + 2 + 2 + 2
     assert r["generic"]["flip_flops"] == 1 + 8 + 2 + outputs
     assert "fmax_mhz" not in r["ecp5"]
+
+
+@yowasp
+def test_synth_split_tables_registers(capsys) -> None:
+    """The tables' flip-flops are exactly the state of Fig 7 and its control: per ST entry
+    valid, block PC, next PC, mask, R-index, call context, RPC; per RT entry valid, PC, two
+    masks, R-index, call context, call flag; live and waiting masks, overflow, the MORE
+    continuation (no queue when ST >= W)."""
+    assert main(["synth", "split_tables", *TABLES, "--no-pnr", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    w, p, rb = 4, 12, 3
+    st = 1 + p + p + w + rb + rb + p
+    rt = 1 + p + w + w + rb + rb + 1
+    misc = w + w + 1 + (1 + p + rb + rb + p)
+    assert r["generic"]["flip_flops"] == 4 * st + 4 * rt + misc

@@ -38,9 +38,13 @@ def params_id(params: dict[str, int]) -> str:
 
 
 def scenarios_for(block: str) -> dict[str, ScenarioSpec]:
-    from reconverge.testbench.scenarios import arbiter, squeezer
+    from reconverge.testbench.scenarios import arbiter, split_tables, squeezer
 
-    table = {"arbiter": arbiter.SCENARIOS, "squeezer": squeezer.SCENARIOS}[block]
+    table = {
+        "arbiter": arbiter.SCENARIOS,
+        "squeezer": squeezer.SCENARIOS,
+        "split_tables": split_tables.SCENARIOS,
+    }[block]
     return {s.name: s for s in table}
 
 

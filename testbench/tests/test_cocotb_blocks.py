@@ -8,6 +8,10 @@ examples as directed scenarios:
 - ``seed000_sec42_memory_coalescing`` — seed 000 Sec 4.2, memory mode with replays;
 - ``seed001_fig43_squeeze_steps`` — seed 001 Fig 4.3 / Sec 4.1-4.2, the squeezer;
 - ``seed001_fig41_warps_b_c`` — seed 001 Fig 4.1 as Sec 4.1 describes it;
+- ``seed002_fig6_nested_divergence`` — seed 002 Fig 6, the split and reconvergence tables;
+- ``seed002_fig11_early_reconvergence`` — seed 002 Fig 10/11, OREC;
+- ``seed002_sec5_full_split_table_waits``, ``seed002_sec333_barrier_while_diverged``,
+  ``calls_and_returns``, ``rt_overflow``, ``random_barrier_storm`` — the tables' other cases;
 - ``random`` (thousands of cycles) and ``exhaustive`` (every mask of a small warp).
 """
 
@@ -20,6 +24,7 @@ from reconverge.hdl.arbiter import Arbiter
 from reconverge.testbench import cocotb_run
 from reconverge.testbench.scenarios import applicable, params_id
 from reconverge.testbench.scenarios import arbiter as arbiter_stimulus
+from reconverge.testbench.scenarios import split_tables as tables_stimulus
 from reconverge.testbench.scenarios import squeezer as squeezer_stimulus
 
 CYCLES = 3000
@@ -43,6 +48,13 @@ def test_arbiter_cocotb(params: dict[str, int], scenario: str) -> None:
 def test_squeezer_cocotb(params: dict[str, int], scenario: str) -> None:
     """Squeezer (seed 001 Sec 4.1-4.3) Verilog == golden ``Squeezer`` on the named scenario."""
     cocotb_run.run("squeezer", params, scenario, CYCLES)
+
+
+@pytest.mark.parametrize(("params", "scenario"), _cases("split_tables", tables_stimulus.PARAM_SETS))
+def test_split_tables_cocotb(params: dict[str, int], scenario: str) -> None:
+    """Split/reconvergence tables (seed 002 Sec 3.3.1, Fig 7) Verilog == golden
+    ``SplitTablesBlock`` on the named scenario."""
+    cocotb_run.run("split_tables", params, scenario, CYCLES)
 
 
 class _TieToLowerInput(Arbiter):
@@ -70,7 +82,11 @@ def test_cocotb_catches_a_broken_block() -> None:
 
 LONG = [
     pytest.param(block, params, id=f"{block}-{params_id(params)}")
-    for block, module in (("arbiter", arbiter_stimulus), ("squeezer", squeezer_stimulus))
+    for block, module in (
+        ("arbiter", arbiter_stimulus),
+        ("squeezer", squeezer_stimulus),
+        ("split_tables", tables_stimulus),
+    )
     for params in module.PARAM_SETS + module.EXTRA_PARAM_SETS
 ]
 

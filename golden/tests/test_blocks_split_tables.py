@@ -1,0 +1,224 @@
+"""Golden split/reconvergence tables twin (seed 002 Sec 3.3.1, Fig 7): the directed scenarios
+(Fig 6, Fig 11, Sec 5, Sec 3.3.3, calls, overflow) on the twin alone, the hardware cycle's
+limits (two targets per update and MORE cycles, two insertions and admissions per cycle, busy
+cycles), invariants of the tables under random valid streams, and the input checks."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reconverge.golden.blocks import TWINS, SplitTables, SplitTablesBlock
+from reconverge.golden.blocks.divergence import Executed, TableOverflow
+from reconverge.golden.blocks.split_tables import NO_ENTRY, Op
+from reconverge.testbench.lockstep import Scenario, run_golden
+from reconverge.testbench.scenarios import applicable, rng_for
+from reconverge.testbench.scenarios import split_tables as stimulus
+
+ALL_SETS = stimulus.PARAM_SETS + stimulus.EXTRA_PARAM_SETS
+CASES = [
+    pytest.param(params, spec, id=f"{'-'.join(map(str, params.values()))}-{spec.name}")
+    for params in ALL_SETS
+    for spec in applicable("split_tables", SplitTablesBlock(**params))
+]
+
+
+@pytest.mark.parametrize(("params", "spec"), CASES)
+def test_scenarios_on_the_twin(params: dict[str, int], spec) -> None:
+    """Every scenario's own checks (the seed's tables after each step) hold on the twin."""
+    model = TWINS["split_tables"](**params)
+    assert run_golden(model, spec.make(model, rng_for("twin", params, spec.name), 2000)) > 0
+
+
+A, B, C, D, E = 0x100, 0x200, 0x300, 0x400, 0x500
+
+
+def test_wide_divergence_is_an_update_and_more_cycles() -> None:
+    """An indirect jump to four targets: the update takes the two lowest PCs, one MORE cycle
+    the other two, all with the same reconvergence entry; ``execute`` does both."""
+    targets = {E: 0b1000, B: 0b0001, D: 0b0100, C: 0b0010}
+    whole = SplitTables(4, 0b1111, A, st_size=4, rt_size=2)
+    whole.execute(Executed(0, A, 0b1111, targets, control=True, rpc=0x600))
+    cycles = SplitTables(4, 0b1111, A, st_size=4, rt_size=2)
+    cycles.update(Executed(0, A, 0b1111, {B: 0b0001, C: 0b0010}, control=True, rpc=0x600))
+    assert cycles.continues and [e.pc for e in cycles.st if e] == [B, C]
+    cycles.more({D: 0b0100, E: 0b1000})
+    for unit in (whole, cycles):
+        assert [(s.pc, s.mask) for s in unit.splits()] == sorted(targets.items())
+        assert {e.rindex for e in unit.st if e} == {0}
+        assert unit.occupancy() == {"st": 4, "rt": 1}
+    with pytest.raises(ValueError, match="at most 2 targets"):
+        cycles.update(Executed(1, C, 0b0010, {A: 1, B: 2, C: 4}, control=True))
+
+
+def _three_waiting() -> SplitTables:
+    """Three splits, each the last pending one of its RT entry, wait at a barrier just before
+    their RPC (seed 002 Sec 3.3.3: the other splits ran on)."""
+    unit = SplitTables(8, 0xFF, A, st_size=8, rt_size=4)
+    unit.execute(
+        Executed(0, A, 0xFF, {B: 0x03, C: 0x0C, D: 0x30, E: 0xC0}, control=True, rpc=0x900)
+    )
+
+    def sid(pc: int) -> int:
+        return next(s.sid for s in unit.splits() if s.pc == pc)
+
+    for block, low, high in ((B, 0x01, 0x02), (C, 0x04, 0x08), (D, 0x10, 0x20)):
+        rpc = block + 0x20
+        split = {block + 8: low, block + 16: high}
+        unit.execute(Executed(sid(block), block, low | high, split, control=True, rpc=rpc))
+        unit.execute(Executed(sid(block + 8), block + 8, low, {rpc: low}, control=True))
+        unit.execute(Executed(sid(block + 16), block + 16, high, {rpc - 4: high}, control=True))
+        unit.execute(Executed(sid(rpc - 4), rpc - 4, high, {}, barrier=high))
+    return unit
+
+
+def test_three_reconvergences_at_one_release_take_a_busy_cycle() -> None:
+    unit = _three_waiting()
+    assert unit.waiting == 0x2A and unit.occupancy() == {"st": 4, "rt": 4}
+    unit.resume(0x2A)  # one cycle: three entries complete, two move back
+    assert unit.busy and sum(r is not None and r.pending == 0 for r in unit.rt) == 1
+    unit.cycle()
+    assert not unit.busy
+    assert sorted((s.pc, s.mask) for s in unit.splits()) == [
+        (B + 0x20, 0x03), (C + 0x20, 0x0C), (D + 0x20, 0x30), (E, 0xC0),
+    ]  # fmt: skip
+    settled = _three_waiting()
+    settled.release(0x2A)  # the SM's interface: the release and its busy cycle
+    assert [(s.sid, s.pc, s.mask) for s in settled.splits()] == [
+        (s.sid, s.pc, s.mask) for s in unit.splits()
+    ]
+    with pytest.raises(ValueError, match="busy"):
+        busy = _three_waiting()
+        busy.resume(0x2A)
+        busy.update(Executed(0, E, 0xC0, {E + 4: 0xC0}))
+
+
+def test_admissions_are_two_per_cycle() -> None:
+    """Seed 002 Sec 5 with three ST entries: six single-thread splits, three wait in the
+    queue, in order. When the three in the ST reach their RPC at one barrier release, two
+    queued splits enter in that cycle and the third in a busy cycle."""
+    rpc = 0x900
+    unit = SplitTables(8, 0x3F, A, st_size=3, rt_size=2)
+    unit.execute(Executed(0, A, 0x3F, {A + 4 * (t + 1): 1 << t for t in range(6)},
+                          control=True, rpc=rpc))  # fmt: skip
+    assert [e.pc for e in unit.st if e] == [A + 4, A + 8, A + 12]
+    assert [e.pc for e in unit.queue] == [A + 16, A + 20, A + 24]
+    assert unit.queue_size == 7 and unit.occupancy() == {"st": 6, "rt": 1}
+    for sid in range(3):
+        pc = A + 4 * (sid + 1)
+        unit.execute(Executed(sid, pc, 1 << sid, {rpc - 4: 1 << sid}, control=True))
+        unit.execute(Executed(sid, rpc - 4, 1 << sid, {}, barrier=1 << sid))
+    assert unit.waiting == 0b111 and not unit.splits()
+    unit.resume(0b111)
+    assert [e.pc if e else None for e in unit.st] == [A + 16, A + 20, None]
+    assert unit.busy and len(unit.queue) == 1
+    unit.cycle()
+    assert [e.pc for e in unit.st if e] == [A + 16, A + 20, A + 24] and not unit.busy
+
+
+def test_rt_overflow_is_sticky_and_changes_nothing() -> None:
+    unit = SplitTables(2, 0b11, A, st_size=2, rt_size=1)
+    unit.execute(Executed(0, A, 0b11, {B: 1, C: 2}, control=True, rpc=D))
+    before = (list(unit.st), list(unit.rt))
+    with pytest.raises(TableOverflow, match="needs more than 1 RT entries"):
+        unit.execute(Executed(0, B, 1, {0x800: 1}, control=True, call=True))
+    assert unit.overflow and (unit.st, unit.rt) == before
+    unit.update(Executed(1, C, 2, {D: 2}, control=True))  # ignored after the overflow
+    assert (unit.st, unit.rt) == before
+    unit.launch(0b11, A)
+    assert not unit.overflow and [(s.pc, s.mask) for s in unit.splits()] == [(A, 0b11)]
+
+
+def test_return_leaves_every_entry_of_its_call_context() -> None:
+    """A return clears its threads from all RT entries of the call (in parallel): those on
+    the split's way to the call entry, and none other holds its threads."""
+    unit = SplitTables(4, 0b1111, A, st_size=4, rt_size=4)
+    unit.execute(Executed(0, A, 0b1111, {0x800: 0b1111}, control=True, call=True))
+    unit.execute(Executed(0, 0x800, 0b1111, {B: 0b0011, C: 0b1100}, control=True, rpc=0x900))
+    unit.execute(Executed(0, B, 0b0011, {D: 0b0001, E: 0b0010}, control=True, rpc=0x880))
+    d = next(s.sid for s in unit.splits() if s.pc == D)
+    unit.execute(Executed(d, D, 0b0001, {A + 4: 0b0001}, control=True, ret=True))
+    entries = {r.pc: (r.rmask, r.pending) for r in unit.rt if r}
+    assert entries == {A + 4: (0b1111, 0b1110), 0x900: (0b1110, 0b1110), 0x880: (0b0010, 0b0010)}
+
+
+# -- invariants under random valid streams -----------------------------------------------------
+
+
+def check_invariants(t: SplitTables) -> None:
+    """Splits (ST and queue) have non-empty, disjoint masks of live threads; a pending mask is
+    within its reconvergence mask; every running split's threads are pending at its RT entry;
+    the ST and queue hold at most W splits; a waiting thread is in a split."""
+    splits = [e for e in t.st if e] + t.queue
+    seen = 0
+    for e in splits:
+        assert e.mask and not e.mask & seen and not e.mask & ~t.live
+        seen |= e.mask
+        if e.rindex != NO_ENTRY:
+            r = t.rt[e.rindex]
+            assert r is not None and e.mask & ~r.pending == 0
+    for r in t.rt:
+        if r is not None:
+            assert r.pending & ~r.rmask == 0
+    assert len(splits) <= t.warp_size and len(t.queue) <= t.queue_size
+    assert t.waiting & ~seen == 0
+
+
+def with_invariants(model: SplitTablesBlock, scenario: Scenario) -> Scenario:
+    """``scenario``, checking the invariants after every clock edge that left the tables
+    settled."""
+    step = next(scenario)
+    while True:
+        out = yield step
+        if not model.core.busy and not model.core.overflow:
+            check_invariants(model.core)
+        try:
+            step = scenario.send(out)
+        except StopIteration:
+            return
+
+
+@settings(max_examples=25, deadline=None)
+@given(index=st.integers(0, len(ALL_SETS) - 1), seed=st.integers(0, 2**32), storm=st.booleans())
+def test_invariants_hold_on_random_streams(index: int, seed: int, storm: bool) -> None:
+    model = SplitTablesBlock(**ALL_SETS[index])
+    make = stimulus.storm if storm else stimulus.random_stream
+    assert run_golden(model, with_invariants(model, make(model, rng_for(seed), 600))) > 0
+
+
+# -- input checks ------------------------------------------------------------------------------
+
+
+def _launched() -> SplitTablesBlock:
+    model = SplitTablesBlock(4, 4, 4, 12, 1)
+    model.clock(stimulus.launch(model, 0b1111, A))
+    return model
+
+
+@pytest.mark.parametrize(
+    ("inputs", "message"),
+    [
+        (lambda m: stimulus.execute(m, 1, A, {B: 0b1111}), "split 1 cannot issue"),
+        (lambda m: stimulus.execute(m, 0, B, {C: 0b1111}), "cannot issue at pc 0x200"),
+        (lambda m: stimulus.execute(m, 0, A, {B: 0b0011}), "must partition split 0"),
+        (lambda m: stimulus.execute(m, 0, A, {B: 0b0011, C: 0b0110}), "overlap"),
+        (lambda m: stimulus.execute(m, 0, A, {0x202: 0b1111}), "not a multiple of 4"),
+        (lambda m: stimulus.execute(m, 0, A, {0xFFC: 0b1111}), "below 0xffc"),
+        (lambda m: stimulus.release(m, 0b0001), "do not wait"),
+        (lambda m: stimulus.more(m, {B: 1}), "MORE without a divergence"),
+        (lambda m: {**m.idle_inputs(), "op": 7}, "op 7 is not an operation"),
+    ],
+)
+def test_invalid_inputs_are_rejected(inputs, message: str) -> None:
+    model = _launched()
+    with pytest.raises(ValueError, match=message):
+        model.clock(inputs(model))
+
+
+def test_parameters_are_checked() -> None:
+    with pytest.raises(ValueError, match=r"st_size must be in 1\.\.64"):
+        SplitTablesBlock(4, 0, 4)
+    with pytest.raises(ValueError, match="orec must be 0 or 1"):
+        SplitTablesBlock(4, 4, 4, 16, 2)
+    assert Op.MORE == 3 and SplitTablesBlock(32, 32, 16).core.queue_size == 0
