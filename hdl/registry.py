@@ -100,6 +100,37 @@ BLOCKS: dict[str, BlockSpec] = {
                 {"warp_size": 32, "simd_width": 8, "latency": 2},
             ),
         ),
+        BlockSpec(
+            "sps_stack",
+            "SPS reconvergence stack (seed 002 Sec 2.2, Fig 3)",
+            "reconverge.hdl.sps_stack:SpsStack",
+            (
+                Param("warp_size", 32, "threads per warp W (mask width)"),
+                Param("depth", 16, "stack entries; overflow beyond"),
+                Param("pc_width", 32, "PC bits (the two top codes are NEVER and RETURN)"),
+            ),
+            (
+                {"warp_size": 8, "depth": 8, "pc_width": 16},
+                {"warp_size": 32, "depth": 16, "pc_width": 32},
+                {"warp_size": 32, "depth": 32, "pc_width": 32},
+            ),
+        ),
+        BlockSpec(
+            "dual_path_stack",
+            "dual-path stack, DPS and PPC explicit/implicit (seed 003 Fig 4/5)",
+            "reconverge.hdl.dual_path_stack:DualPathStack",
+            (
+                Param("warp_size", 32, "threads per warp W (mask width)"),
+                Param("depth", 16, "stack entries; overflow beyond"),
+                Param("pc_width", 32, "PC bits (the two top codes are NEVER and RETURN)"),
+                Param("mode", 2, "0 = DPS, 1 = PPC explicit (hints), 2 = PPC implicit"),
+            ),
+            (
+                {"warp_size": 8, "depth": 8, "pc_width": 16, "mode": 2},
+                {"warp_size": 32, "depth": 16, "pc_width": 32, "mode": 0},
+                {"warp_size": 32, "depth": 16, "pc_width": 32, "mode": 2},
+            ),
+        ),
     )
 }
 

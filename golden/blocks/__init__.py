@@ -5,16 +5,20 @@ and the building blocks of the golden cycle-level SM model. Pure Python, no HDL 
 from reconverge.golden.blocks.arbiter import Arbiter, coalesce, line_key, pc_key, reduce
 from reconverge.golden.blocks.base import Block, Pipelined, Port
 from reconverge.golden.blocks.squeezer import Squeezed, Squeezer, squeeze, squeeze_steps
+from reconverge.golden.blocks.stack_twins import DualPathStackTwin, SpsStackTwin
 
 #: Every golden twin by the block name the CLI and the HDL registry use.
 TWINS: dict[str, type[Block]] = {"arbiter": Arbiter, "squeezer": Squeezer}
+TWINS |= {"sps_stack": SpsStackTwin, "dual_path_stack": DualPathStackTwin}
 
 __all__ = [
     "TWINS",
     "Arbiter",
     "Block",
+    "DualPathStackTwin",
     "Pipelined",
     "Port",
+    "SpsStackTwin",
     "Squeezed",
     "Squeezer",
     "coalesce",

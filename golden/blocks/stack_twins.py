@@ -68,6 +68,8 @@ class StackTwin(Block):
 
     #: split slots on the outputs (SPS 1, dual-path 2)
     slots: int
+    #: An update shows on the outputs one clock later (the outputs come from the registers).
+    latency = 1
 
     def __init__(self, warp_size: int, depth: int, pc_width: int = 32) -> None:
         Geometry(warp_size=warp_size, simd_width=1, stack_depth=depth)  # validates W
