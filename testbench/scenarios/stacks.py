@@ -150,6 +150,16 @@ def _may_return(model: StackTwin) -> bool:
     return False
 
 
+def _elsewhere(model: StackTwin, pc: int) -> int | None:
+    """A real PC other than ``pc`` held by some path or entry of the stack (the other path of
+    a dual-path entry first): paths that meet there reconverge early in implicit PPC."""
+    unit = model.unit
+    assert unit is not None
+    pcs = [p.pc for p in getattr(unit.entries[-1], "paths", ())]
+    pcs += [e.pc for e in reversed(unit.entries) if hasattr(e, "pc")]
+    return next((x for x in pcs if x != pc and x not in (NEVER, RETURN)), None)
+
+
 def random_outcome(
     model: StackTwin, prog: Program, rng: random.Random, sid: int, pc: int, mask: int
 ) -> Executed:
@@ -160,12 +170,18 @@ def random_outcome(
     real_rpc = _top_rpc(model) not in (NEVER, RETURN)
     roll = rng.random()
     base = {"sid": sid, "pc": pc, "mask": mask}
+    if pc + 4 == _top_rpc(model) and roll < 0.25:
+        return Executed(**base, barrier=mask)  # a barrier right before the RPC
     if roll < 0.30:
         return Executed(**base, targets={prog.next(pc): mask})
     if roll < 0.45 and real_rpc:  # reaches the reconvergence point
         return Executed(**base, targets={_top_rpc(model): mask}, control=True)
     if roll < 0.50:
         return Executed(**base, targets={prog.pc(): mask}, control=True)
+    if roll < 0.58 and (meet := _elsewhere(model, pc)):  # to where other threads are
+        return Executed(**base, targets={meet: mask}, control=True)
+    if roll < 0.61 and real_rpc and _top_rpc(model) >= 0x80:  # just before the RPC
+        return Executed(**base, targets={_top_rpc(model) - 4: mask}, control=True)
     if roll < 0.70 and lanes >= 2:
         return _branch(model, prog, rng, base, 2)
     if roll < 0.74 and lanes >= 3:
@@ -194,6 +210,8 @@ def _branch(model: StackTwin, prog: Program, rng: random.Random, base: dict, k: 
     roll = rng.random()
     if roll < 0.3:
         rpc: int | None = _top_rpc(model)  # a loop exit, a break: the same RPC
+        if rpc not in (NEVER, RETURN) and rng.random() < 0.5 and rpc not in pcs:
+            targets[rpc] = targets.pop(pcs[-1])  # the breaking threads jump to it
     elif roll < 0.45:
         rpc = rng.choice(pcs)  # an if-then: one side is the RPC
     elif roll < 0.55 and not unit.in_call:
