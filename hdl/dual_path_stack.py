@@ -35,7 +35,7 @@ from amaranth.hdl import Cat, Module, Mux, Signal, Value
 
 from reconverge.golden.blocks import stack_twins as golden
 from reconverge.hdl.ports import BlockComponent
-from reconverge.hdl.stack_common import Decoded, decode_update, one_hot
+from reconverge.hdl.stack_common import Decoded, decode_update, nested, one_hot
 
 
 @dataclass
@@ -218,11 +218,11 @@ class DualPathStack(BlockComponent):
         m.d.comb += [
             live.eq((sp != 0) & ~overflow),
             apply.eq(self.valid & live & ~(pushing & (sp == d))),
-            releasing.eq(~self.valid & live & self.release.any()),
+            releasing.eq(~self.valid & live & self.bar_release.any()),
         ]
         new_waiting = Signal(w, name="waiting_next")
         m.d.comb += new_waiting.eq(
-            Mux(apply, waiting | self.barrier, Mux(releasing, waiting & ~self.release, waiting))
+            Mux(apply, waiting | self.barrier, Mux(releasing, waiting & ~self.bar_release, waiting))
         )
         top_new = self._modify_top(m, u, top, rpc, replaced)
         pushed = self._pushed(m, u, top, rpc)
@@ -324,7 +324,7 @@ class DualPathStack(BlockComponent):
         """``release``: a running path whose threads waited moves past the ``bar``."""
         paths = []
         for p in e.paths:
-            go = used & (p.mask & self.release).any() & ~(p.done | p.susp | p.ret)
+            go = used & (p.mask & self.bar_release).any() & ~(p.done | p.susp | p.ret)
             pc = Mux(go, p.pc + 4, p.pc)
             paths.append(replace(p, pc=pc, done=Mux(go, self._at_rpc(e.rpc, e.call, pc), p.done)))
         return replace(e, paths=(paths[0], paths[1]))
@@ -348,7 +348,7 @@ class DualPathStack(BlockComponent):
             u.branch
             & ~self.more
             & self._at_rpc(top.rpc, top.call, rpc)
-            & (sp > 1)
+            & nested(sp, self.model.depth)
             & (groups + kept <= 2)
         )
         return replaced

@@ -27,7 +27,7 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 
 from reconverge.golden.blocks import stack_twins as golden
 from reconverge.hdl.ports import BlockComponent
-from reconverge.hdl.stack_common import decode_update, highest_kept, one_hot
+from reconverge.hdl.stack_common import decode_update, highest_kept, nested, one_hot
 
 
 class SpsStack(BlockComponent):
@@ -92,7 +92,7 @@ class SpsStack(BlockComponent):
         m.d.comb += [
             pushes.eq(push_hi + push_lo),
             pushing.eq(u.cont | u.call | u.branch),
-            replace.eq(u.branch & (self.rpc == top_rpc) & ~top_call & (sp > 1)),
+            replace.eq(u.branch & (self.rpc == top_rpc) & ~top_call & nested(sp, d)),
             base.eq(sp - replace),
         ]
         live = Signal(name="live")
@@ -106,8 +106,8 @@ class SpsStack(BlockComponent):
         top_released = Signal(name="top_released")
         m.d.comb += [
             apply.eq(self.valid & live & ~too_deep),
-            releasing.eq(~self.valid & live & self.release.any()),
-            top_released.eq((top_mask & self.release).any()),
+            releasing.eq(~self.valid & live & self.bar_release.any()),
+            top_released.eq((top_mask & self.bar_release).any()),
         ]
 
         # 2-3. the entries after the update (or the release), before popping
@@ -180,7 +180,7 @@ class SpsStack(BlockComponent):
         with m.If(~self.launch & apply):
             m.d.sync += waiting.eq(waiting | self.barrier)
         with m.If(~self.launch & releasing):
-            m.d.sync += waiting.eq(waiting & ~self.release)
+            m.d.sync += waiting.eq(waiting & ~self.bar_release)
         with m.If(~self.launch & self.valid & live & too_deep):
             m.d.sync += overflow.eq(1)
         return m

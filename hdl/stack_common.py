@@ -32,6 +32,12 @@ def highest_kept(m: Module, keep: Sequence[Value], width: int) -> Signal:
     return out
 
 
+def nested(sp: Value, depth: int) -> Value:
+    """``sp > 1``: the top entry is not the bottom one (constant 0 for a one-entry stack, where
+    Verilator would flag the comparison as constant)."""
+    return sp > 1 if depth > 1 else Value.cast(0)
+
+
 @dataclass
 class Group:
     """A target group (pc, lane mask) and whether it is present (non-empty mask)."""

@@ -25,7 +25,7 @@ port             dir  width        meaning
 ``call``, ``ret``  in 1            a linking jump; a return (``jalr`` x0 through ra or t0)
 ``more``         in   1            another update of the same instruction follows (k > 2)
 ``cont``         in   1            this update continues the previous one (k > 2)
-``release``      in   W            barrier released: these waiting lanes continue after it
+``bar_release``  in   W            barrier released: these waiting lanes continue after it
 ``split_valid``  out  1 / 2        the top entry's split (SPS) or paths (dual) that may issue
 ``split_pc``     out  PCW / 2xPCW  their PCs (0 when not valid)
 ``split_mask``   out  W / 2xW      their active masks (0 when not valid)
@@ -34,7 +34,7 @@ port             dir  width        meaning
 ``overflow``     out  1            an update did not fit; sticky until reset or launch
 ===============  ===  ===========  ==========================================================
 
-Protocol: at most one of ``launch``, ``valid`` and a non-zero ``release`` per cycle (the SM
+Protocol: at most one of ``launch``, ``valid`` and a non-zero ``bar_release`` per cycle (the SM
 presents a barrier release in a cycle of its own). Updates and releases are ignored while the
 stack is empty or the overflow flag is set; an update that would overflow changes nothing but
 the flag. PC codes all ones and all ones - 1 stand for NEVER and RETURN; real PCs stay below
@@ -97,7 +97,7 @@ class StackTwin(Block):
             Port("ret", "in", 1),
             Port("more", "in", 1),
             Port("cont", "in", 1),
-            Port("release", "in", w),
+            Port("bar_release", "in", w),
             Port("split_valid", "out", n),
             Port("split_pc", "out", pcw, count),
             Port("split_mask", "out", w, count),
@@ -135,7 +135,7 @@ class StackTwin(Block):
 
     def check_inputs(self, inputs: Mapping[str, PortValue]) -> None:
         super().check_inputs(inputs)
-        if inputs["launch"] + inputs["valid"] + bool(inputs["release"]) > 1:
+        if inputs["launch"] + inputs["valid"] + bool(inputs["bar_release"]) > 1:
             raise ValueError(f"{self.name}: launch, valid and release in the same cycle")
         pcs, masks = inputs["target_pc"], inputs["target_mask"]
         if inputs["valid"] and all(masks) and pcs[0] == pcs[1]:  # type: ignore[index]
@@ -175,8 +175,8 @@ class StackTwin(Block):
                 unit.update(self.update_of(inputs))
             except TableOverflow:
                 self.overflow = True
-        elif inputs["release"]:
-            unit.release(inputs["release"])  # type: ignore[arg-type]
+        elif inputs["bar_release"]:
+            unit.release(inputs["bar_release"])  # type: ignore[arg-type]
 
     def outputs(self, inputs: Mapping[str, PortValue]) -> Values:
         unit = self.unit

@@ -1,6 +1,7 @@
 """The cocotb stimulus in Amaranth's own simulator: each block against its golden twin, every
 output every cycle (fast unit tests; the cocotb suite on the generated Verilog is the one that
-counts). Seed scenarios: seed 000 Table 2 / Listing 1 / Sec 4.2, seed 001 Fig 4.1 / Fig 4.3."""
+counts). Seed scenarios: seed 000 Table 2 / Listing 1 / Sec 4.2, seed 001 Fig 4.1 / Fig 4.3,
+seed 002 Fig 3 (SPS stack), seed 003 Fig 4/5 (PPC)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from reconverge.testbench.amaranth_sim import simulate
 from reconverge.testbench.lockstep import Mismatch
 from reconverge.testbench.scenarios import applicable, params_id, rng_for
 from reconverge.testbench.scenarios import arbiter as arbiter_stimulus
+from reconverge.testbench.scenarios import dual_path_stack as dual_path_stimulus
+from reconverge.testbench.scenarios import sps_stack as sps_stimulus
 from reconverge.testbench.scenarios import squeezer as squeezer_stimulus
 
 CYCLES = 400
@@ -20,6 +23,8 @@ CYCLES = 400
 SETS = {
     "arbiter": arbiter_stimulus.PARAM_SETS + arbiter_stimulus.EXTRA_PARAM_SETS,
     "squeezer": squeezer_stimulus.PARAM_SETS + squeezer_stimulus.EXTRA_PARAM_SETS,
+    "sps_stack": sps_stimulus.PARAM_SETS + sps_stimulus.EXTRA_PARAM_SETS,
+    "dual_path_stack": dual_path_stimulus.PARAM_SETS + dual_path_stimulus.EXTRA_PARAM_SETS,
 }
 CASES = [
     pytest.param(block, params, spec, id=f"{block}-{params_id(params)}-{spec.name}")

@@ -84,7 +84,7 @@ def nested_calls(model: SpsStackTwin, rng: random.Random, cycles: int) -> Scenar
     assert out["depth"] == 1 and split_of(out) == (ret_addr, 0b1111) and out["in_call"] == 0
     out = yield from issue(sh, out, {}, barrier=0b1111)
     assert out["split_valid"] == 0
-    yield from sh.drive(idle(model) | {"release": 0b1111})
+    yield from sh.drive(idle(model) | {"bar_release": 0b1111})
     out = yield from sh.drive(idle(model))
     assert split_of(out) == (ret_addr + 4, 0b1111)
 

@@ -55,7 +55,7 @@ def launch(model: StackTwin, pc: int, mask: int) -> Values:
 
 
 def release(model: StackTwin, lanes: int) -> Values:
-    return idle(model) | {"release": lanes}
+    return idle(model) | {"bar_release": lanes}
 
 
 def update(model: StackTwin, u: StackUpdate, swap: bool = False) -> Values:

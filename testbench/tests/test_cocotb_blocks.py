@@ -8,6 +8,8 @@ examples as directed scenarios:
 - ``seed000_sec42_memory_coalescing`` — seed 000 Sec 4.2, memory mode with replays;
 - ``seed001_fig43_squeeze_steps`` — seed 001 Fig 4.3 / Sec 4.1-4.2, the squeezer;
 - ``seed001_fig41_warps_b_c`` — seed 001 Fig 4.1 as Sec 4.1 describes it;
+- ``seed002_fig3_sps`` — seed 002 Fig 3, the SPS stack on Fig 2's if/else;
+- ``seed003_fig4_ppc_implicit`` / ``_explicit`` — seed 003 Fig 4/5, the PPC next-PC algorithm;
 - ``random`` (thousands of cycles) and ``exhaustive`` (every mask of a small warp).
 """
 
@@ -20,6 +22,8 @@ from reconverge.hdl.arbiter import Arbiter
 from reconverge.testbench import cocotb_run
 from reconverge.testbench.scenarios import applicable, params_id
 from reconverge.testbench.scenarios import arbiter as arbiter_stimulus
+from reconverge.testbench.scenarios import dual_path_stack as dual_path_stimulus
+from reconverge.testbench.scenarios import sps_stack as sps_stimulus
 from reconverge.testbench.scenarios import squeezer as squeezer_stimulus
 
 CYCLES = 3000
@@ -43,6 +47,20 @@ def test_arbiter_cocotb(params: dict[str, int], scenario: str) -> None:
 def test_squeezer_cocotb(params: dict[str, int], scenario: str) -> None:
     """Squeezer (seed 001 Sec 4.1-4.3) Verilog == golden ``Squeezer`` on the named scenario."""
     cocotb_run.run("squeezer", params, scenario, CYCLES)
+
+
+@pytest.mark.parametrize(("params", "scenario"), _cases("sps_stack", sps_stimulus.PARAM_SETS))
+def test_sps_stack_cocotb(params: dict[str, int], scenario: str) -> None:
+    """SPS stack (seed 002 Fig 3) Verilog == golden ``SpsStackTwin`` on the named scenario."""
+    cocotb_run.run("sps_stack", params, scenario, CYCLES)
+
+
+@pytest.mark.parametrize(
+    ("params", "scenario"), _cases("dual_path_stack", dual_path_stimulus.PARAM_SETS)
+)
+def test_dual_path_stack_cocotb(params: dict[str, int], scenario: str) -> None:
+    """Dual-path stack / PPC (seed 003 Fig 4/5) Verilog == golden ``DualPathStackTwin``."""
+    cocotb_run.run("dual_path_stack", params, scenario, CYCLES)
 
 
 class _TieToLowerInput(Arbiter):
@@ -70,7 +88,12 @@ def test_cocotb_catches_a_broken_block() -> None:
 
 LONG = [
     pytest.param(block, params, id=f"{block}-{params_id(params)}")
-    for block, module in (("arbiter", arbiter_stimulus), ("squeezer", squeezer_stimulus))
+    for block, module in (
+        ("arbiter", arbiter_stimulus),
+        ("squeezer", squeezer_stimulus),
+        ("sps_stack", sps_stimulus),
+        ("dual_path_stack", dual_path_stimulus),
+    )
     for params in module.PARAM_SETS + module.EXTRA_PARAM_SETS
 ]
 
