@@ -72,9 +72,9 @@ class StackTwin(Block):
     latency = 1
 
     def __init__(self, warp_size: int, depth: int, pc_width: int = 32) -> None:
-        Geometry(warp_size=warp_size, simd_width=1, stack_depth=depth)  # validates W
         if not 1 <= depth <= MAX_DEPTH:
             raise ValueError(f"depth must be in 1..{MAX_DEPTH} entries, not {depth}")
+        Geometry(warp_size=warp_size, simd_width=1)  # validates W
         if not 8 <= pc_width <= 32:
             raise ValueError(f"pc_width must be in 8..32 bits, not {pc_width}")
         self.warp_size = warp_size
