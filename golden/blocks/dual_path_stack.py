@@ -22,8 +22,10 @@ too. So a branch that only reconverges when the function returns (:data:`RETURN`
 PC, and recursion, where a return address is also a PC inside the callee, is never mistaken for
 a reconvergence. An indirect jump can have more than two targets: k targets become a chain of
 k - 1 entries, each holding one target and a suspended path for the remaining ones, with the two
-lowest targets on top. Exited threads leave every mask; a path with no threads left counts as
-having reconverged.
+lowest targets on top, pushed one per clock as the HDL stack takes them
+(:func:`~reconverge.golden.blocks.stack_update.stack_updates`, :meth:`DualPathStack.update`;
+the cycle twin is :class:`~reconverge.golden.blocks.stack_twins.DualPathStackTwin`). Exited
+threads leave every mask; a path with no threads left counts as having reconverged.
 """
 
 from __future__ import annotations

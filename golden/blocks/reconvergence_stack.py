@@ -19,6 +19,10 @@ diverged then counts as returned too.
 
 The whole warp waits when the TOS threads wait at a barrier: the threads of the other entries
 cannot reach it (Sec 3.3.3), which the SM reports as a barrier deadlock.
+
+An instruction outcome is applied as the per-clock updates of the HDL stack
+(:func:`~reconverge.golden.blocks.stack_update.stack_updates`, :meth:`ReconvergenceStack.update`;
+the cycle twin is :class:`~reconverge.golden.blocks.stack_twins.SpsStackTwin`).
 """
 
 from __future__ import annotations
