@@ -1,7 +1,6 @@
 """What the two stack components share: decoding the update port (the kind of update, the
 target groups in PC order), one-hot selection and the pop-priority encoder.
-Golden counterpart: ``golden.blocks.stack_update`` and the ``_kind`` of the functional
-classes."""
+Golden counterpart: ``golden.blocks.stack_update`` (``update_kind``)."""
 
 from __future__ import annotations
 
@@ -49,7 +48,7 @@ class Group:
 
 @dataclass
 class Decoded:
-    """The update port, decoded as the functional classes' ``_kind`` does (``u`` = update).
+    """The update port, decoded as ``update_kind`` does (``u`` = update).
 
     ``lo``/``hi``: the target groups in ascending PC order; a single group is ``lo``.
     Kinds, exclusive: ``cont``; ``call`` (with targets); ``ret`` (inside a call); ``branch``

@@ -40,7 +40,7 @@ from reconverge.golden.blocks.divergence import (
     Split,
     TableOverflow,
 )
-from reconverge.golden.blocks.stack_update import StackUpdate, stack_updates
+from reconverge.golden.blocks.stack_update import StackUpdate, execute_updates, update_kind
 
 
 @dataclass
@@ -134,15 +134,7 @@ class DualPathStack(DivergenceUnit):
         return any(e.call for e in self.entries)
 
     def execute(self, ex: Executed) -> None:
-        try:
-            for update in stack_updates(ex, ex.sid % 2, self.in_call):
-                self.update(update)
-        except TableOverflow:
-            what = "call" if ex.call else "divergent branch"
-            raise TableOverflow(
-                f"{'PPC' if self.paired else 'DPS'} stack overflow: the {what} at pc "
-                f"{ex.pc:#010x} needs more than {self.depth} entries"
-            ) from None
+        execute_updates(self, ex, ex.sid % 2, "PPC" if self.paired else "DPS")
 
     def update(self, u: StackUpdate) -> None:
         """Apply one update (one clock of the HDL stack) for path ``u.path`` of the top entry.
@@ -152,7 +144,7 @@ class DualPathStack(DivergenceUnit):
         entry of the chain, whose parent is the top's suspended path. An update that does not
         fit raises TableOverflow before changing anything."""
         top = self.entries[-1]
-        kind = self._kind(u)
+        kind = update_kind(u, self.in_call)
         rpc = u.rpc if u.call or not self.implicit else NEVER
         replaced = kind == "branch" and self._replacement(top, top.paths[u.path], u, rpc)
         if kind in ("cont", "call", "branch") and not replaced and len(self.entries) >= self.depth:
@@ -178,17 +170,6 @@ class DualPathStack(DivergenceUnit):
                 path.pc = rpc
                 self._push(path, u, rpc)
         self._settle()
-
-    def _kind(self, u: StackUpdate) -> str:
-        if u.cont:
-            return "cont"
-        if u.call and u.targets:
-            return "call"
-        if u.ret and self.in_call:
-            return "ret"
-        if len(u.targets) > 1 or u.more:
-            return "branch"
-        return "jump" if u.targets else "none"
 
     def _replacement(self, top: DualEntry, path: Path, u: StackUpdate, rpc: int) -> bool:
         """A two-way branch with the same reconvergence point as the entry (a loop exit, a

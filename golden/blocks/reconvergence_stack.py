@@ -37,7 +37,7 @@ from reconverge.golden.blocks.divergence import (
     Split,
     TableOverflow,
 )
-from reconverge.golden.blocks.stack_update import StackUpdate, stack_updates
+from reconverge.golden.blocks.stack_update import StackUpdate, execute_updates, update_kind
 
 
 @dataclass
@@ -75,15 +75,7 @@ class ReconvergenceStack(DivergenceUnit):
         return any(e.call for e in self.entries)
 
     def execute(self, ex: Executed) -> None:
-        try:
-            for update in stack_updates(ex, 0, self.in_call):
-                self.update(update)
-        except TableOverflow:
-            what = "call" if ex.call else "divergent branch"
-            raise TableOverflow(
-                f"SPS stack overflow: the {what} at pc {ex.pc:#010x} needs more than "
-                f"{self.depth} entries"
-            ) from None
+        execute_updates(self, ex, 0, "SPS")
 
     def update(self, u: StackUpdate) -> None:
         """Apply one update (one clock of the HDL stack). A continuation pushes its groups
@@ -92,7 +84,7 @@ class ReconvergenceStack(DivergenceUnit):
         other than the RPC, the higher PC first. An update that does not fit raises
         TableOverflow before changing anything."""
         top = self.top
-        kind = self._kind(u)
+        kind = update_kind(u, self.in_call)
         pushes = [(pc, m) for pc, m in sorted(u.targets, reverse=True) if pc != u.rpc]
         replace = kind == "branch" and u.rpc == top.rpc and not top.call and len(self.entries) > 1
         if kind in ("cont", "call", "branch") and (
@@ -116,17 +108,6 @@ class ReconvergenceStack(DivergenceUnit):
         if kind in ("cont", "call", "branch"):
             self.entries += [StackEntry(pc, m, u.rpc, u.call) for pc, m in pushes]
         self._reconverge()
-
-    def _kind(self, u: StackUpdate) -> str:
-        if u.cont:
-            return "cont"
-        if u.call and u.targets:
-            return "call"
-        if u.ret and self.in_call:
-            return "ret"
-        if len(u.targets) > 1 or u.more:
-            return "branch"
-        return "jump" if u.targets else "none"
 
     def _reconverge(self) -> None:
         """Pop the entries that are done: no threads left, at their RPC, or returned. An entry

@@ -23,8 +23,9 @@ branch, :data:`NEVER` when the program gives none.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
-from reconverge.golden.blocks.divergence import NEVER, Executed
+from reconverge.golden.blocks.divergence import NEVER, Executed, TableOverflow
 
 MASK32 = 0xFFFF_FFFF
 
@@ -80,3 +81,41 @@ def stack_updates(ex: Executed, path: int, in_call: bool) -> list[StackUpdate]:
     ]
     updates.append(StackUpdate(path, tuple(groups[:2]), 0, 0, rpc, ex.call, cont=True))
     return updates
+
+
+def update_kind(u: StackUpdate, in_call: bool) -> str:
+    """What an update does to the top entry: ``cont`` (push the next groups of the
+    instruction), ``call`` (with targets), ``ret`` (a return inside a call), ``branch`` (two
+    groups, or ``more`` to follow), ``jump`` (one group) or ``none``."""
+    if u.cont:
+        return "cont"
+    if u.call and u.targets:
+        return "call"
+    if u.ret and in_call:
+        return "ret"
+    if len(u.targets) > 1 or u.more:
+        return "branch"
+    return "jump" if u.targets else "none"
+
+
+class _Stack(Protocol):
+    depth: int
+
+    @property
+    def in_call(self) -> bool: ...
+
+    def update(self, u: StackUpdate) -> None: ...
+
+
+def execute_updates(stack: _Stack, ex: Executed, path: int, label: str) -> None:
+    """A stack's ``execute``: the updates of ``ex`` in order; an overflow names the
+    instruction (``label``: the stack's name in the message)."""
+    try:
+        for u in stack_updates(ex, path, stack.in_call):
+            stack.update(u)
+    except TableOverflow:
+        what = "call" if ex.call else "divergent branch"
+        raise TableOverflow(
+            f"{label} stack overflow: the {what} at pc {ex.pc:#010x} needs more than "
+            f"{stack.depth} entries"
+        ) from None
