@@ -111,8 +111,8 @@ BLOCKS: dict[str, BlockSpec] = {
             ),
             (
                 {"warp_size": 8, "depth": 8, "pc_width": 16},
+                {"warp_size": 32, "depth": 8, "pc_width": 32},
                 {"warp_size": 32, "depth": 16, "pc_width": 32},
-                {"warp_size": 32, "depth": 32, "pc_width": 32},
             ),
         ),
         BlockSpec(
@@ -125,10 +125,10 @@ BLOCKS: dict[str, BlockSpec] = {
                 Param("pc_width", 32, "PC bits (the two top codes are NEVER and RETURN)"),
                 Param("mode", 2, "0 = DPS, 1 = PPC explicit (hints), 2 = PPC implicit"),
             ),
-            (
-                {"warp_size": 8, "depth": 8, "pc_width": 16, "mode": 2},
-                {"warp_size": 32, "depth": 16, "pc_width": 32, "mode": 0},
-                {"warp_size": 32, "depth": 16, "pc_width": 32, "mode": 2},
+            (  # the three modes at one size (and SPS's W32 / 8 entries)
+                {"warp_size": 32, "depth": 8, "pc_width": 32, "mode": 0},
+                {"warp_size": 32, "depth": 8, "pc_width": 32, "mode": 1},
+                {"warp_size": 32, "depth": 8, "pc_width": 32, "mode": 2},
             ),
         ),
     )
