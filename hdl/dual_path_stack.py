@@ -56,6 +56,16 @@ class EntryBits:
     paths: tuple[PathBits, PathBits]
 
 
+def mux_path(sel: Value, a: PathBits, b: PathBits) -> PathBits:
+    """``sel ? a : b``, field by field."""
+    return PathBits(*(Mux(sel, getattr(a, f), getattr(b, f)) for f in PathBits.__annotations__))
+
+
+def fresh(pc: Value, mask: Value, done: Value | int = 0, susp: int = 0) -> PathBits:
+    """A path just pushed: not returned."""
+    return PathBits(pc, mask, Value.cast(done), Value.cast(susp), Value.cast(0))
+
+
 class DualPathStack(BlockComponent):
     """Ports and parameters: see
     :class:`reconverge.golden.blocks.stack_twins.DualPathStackTwin`."""
@@ -334,14 +344,8 @@ class DualPathStack(BlockComponent):
         replaced = Signal(name="replace_path")
         if self.model.mode == 2:
             return replaced  # no RPCs: never
-        other = [top.paths[1], top.paths[0]]
         o_present = Mux(self.path, 1, top.two)
-        o = PathBits(
-            *(
-                Mux(self.path, getattr(other[1], f), getattr(other[0], f))
-                for f in PathBits.__annotations__
-            )
-        )
+        o = mux_path(self.path, top.paths[0], top.paths[1])
         kept = o_present & o.mask.any() & ~o.done
         groups = (u.lo.present & (u.lo.pc != rpc)) + (u.hi.present & (u.hi.pc != rpc))
         m.d.comb += replaced.eq(
@@ -382,43 +386,16 @@ class DualPathStack(BlockComponent):
             paths.append(PathBits(pc, mask, done, susp, ret))
         # replacement: the path takes the lowest group; unless the other path stays, the path
         # moves to slot 0 and a second group becomes slot 1
-        mine = PathBits(
-            *(
-                Mux(path, getattr(e.paths[1], f), getattr(e.paths[0], f))
-                for f in PathBits.__annotations__
-            )
-        )
-        moved0 = replace(mine, pc=g0_pc, mask=g0_mask)
-        new1 = PathBits(u.hi.pc, u.hi.mask, Value.cast(0), Value.cast(0), Value.cast(0))
+        moved0 = replace(mux_path(path, e.paths[1], e.paths[0]), pc=g0_pc, mask=g0_mask)
+        new1 = fresh(u.hi.pc, u.hi.mask)
         kept0 = replace(
             e.paths[0], pc=Mux(path, e.paths[0].pc, g0_pc), mask=Mux(path, e.paths[0].mask, g0_mask)
         )
         kept1 = replace(
             e.paths[1], pc=Mux(path, g0_pc, e.paths[1].pc), mask=Mux(path, g0_mask, e.paths[1].mask)
         )
-        rep = [
-            PathBits(
-                *(
-                    Mux(other_kept, getattr(kept0, f), getattr(moved0, f))
-                    for f in PathBits.__annotations__
-                )
-            ),
-            PathBits(
-                *(
-                    Mux(other_kept, getattr(kept1, f), getattr(new1, f))
-                    for f in PathBits.__annotations__
-                )
-            ),
-        ]
-        final = [
-            PathBits(
-                *(
-                    Mux(replaced, getattr(rep[s], f), getattr(paths[s], f))
-                    for f in PathBits.__annotations__
-                )
-            )
-            for s in range(2)
-        ]
+        rep = [mux_path(other_kept, kept0, moved0), mux_path(other_kept, kept1, new1)]
+        final = [mux_path(replaced, rep[s], paths[s]) for s in range(2)]
         two = Mux(replaced, other_kept | g1, e.two)
         return self._named(m, "top_mod", replace(e, two=two, paths=(final[0], final[1])))
 
@@ -427,15 +404,10 @@ class DualPathStack(BlockComponent):
         parent_mask = Mux(u.cont | ~self.path, top.paths[0].mask, top.paths[1].mask) & ~self.exited
         at = self._at_rpc(rpc, self.call, u.lo.pc)
         at_hi = self._at_rpc(rpc, self.call, u.hi.pc)
-        chain0 = PathBits(
-            rpc, parent_mask & ~u.lo.mask, Value.cast(0), Value.cast(1), Value.cast(0)
-        )
-        chain1 = PathBits(u.lo.pc, u.lo.mask, at, Value.cast(0), Value.cast(0))
-        plain0 = PathBits(u.lo.pc, u.lo.mask, at, Value.cast(0), Value.cast(0))
-        plain1 = PathBits(u.hi.pc, u.hi.mask, at_hi, Value.cast(0), Value.cast(0))
-        fields = PathBits.__annotations__
-        p0 = PathBits(*(Mux(self.more, getattr(chain0, f), getattr(plain0, f)) for f in fields))
-        p1 = PathBits(*(Mux(self.more, getattr(chain1, f), getattr(plain1, f)) for f in fields))
+        lo = fresh(u.lo.pc, u.lo.mask, at)
+        hi = fresh(u.hi.pc, u.hi.mask, at_hi)
+        rest = fresh(rpc, parent_mask & ~u.lo.mask, susp=1)  # a chain entry's suspended path
+        p0, p1 = mux_path(self.more, rest, lo), mux_path(self.more, lo, hi)
         return self._named(
             m, "push", EntryBits(rpc, self.call, Value.cast(0), self.more | u.hi.present, (p0, p1))
         )
