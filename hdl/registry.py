@@ -117,6 +117,37 @@ BLOCKS: dict[str, BlockSpec] = {
                 {"warp_size": 8, "st_size": 8, "rt_size": 4, "pc_width": 16, "orec": 1},
             ),
         ),
+        BlockSpec(
+            "sps_stack",
+            "SPS reconvergence stack (seed 002 Sec 2.2, Fig 3)",
+            "reconverge.hdl.sps_stack:SpsStack",
+            (
+                Param("warp_size", 32, "threads per warp W (mask width)"),
+                Param("depth", 16, "stack entries; overflow beyond"),
+                Param("pc_width", 32, "PC bits (the two top codes are NEVER and RETURN)"),
+            ),
+            (
+                {"warp_size": 8, "depth": 8, "pc_width": 16},
+                {"warp_size": 32, "depth": 8, "pc_width": 32},
+                {"warp_size": 32, "depth": 16, "pc_width": 32},
+            ),
+        ),
+        BlockSpec(
+            "dual_path_stack",
+            "dual-path stack, DPS and PPC explicit/implicit (seed 003 Fig 4/5)",
+            "reconverge.hdl.dual_path_stack:DualPathStack",
+            (
+                Param("warp_size", 32, "threads per warp W (mask width)"),
+                Param("depth", 16, "stack entries; overflow beyond"),
+                Param("pc_width", 32, "PC bits (the two top codes are NEVER and RETURN)"),
+                Param("mode", 2, "0 = DPS, 1 = PPC explicit (hints), 2 = PPC implicit"),
+            ),
+            (  # the three modes at one size (and SPS's W32 / 8 entries)
+                {"warp_size": 32, "depth": 8, "pc_width": 32, "mode": 0},
+                {"warp_size": 32, "depth": 8, "pc_width": 32, "mode": 1},
+                {"warp_size": 32, "depth": 8, "pc_width": 32, "mode": 2},
+            ),
+        ),
     )
 }
 

@@ -6,22 +6,27 @@ from reconverge.golden.blocks.arbiter import Arbiter, coalesce, line_key, pc_key
 from reconverge.golden.blocks.base import Block, Pipelined, Port
 from reconverge.golden.blocks.split_tables import SplitTables, SplitTablesBlock
 from reconverge.golden.blocks.squeezer import Squeezed, Squeezer, squeeze, squeeze_steps
+from reconverge.golden.blocks.stack_twins import DualPathStackTwin, SpsStackTwin
 
 #: Every golden twin by the block name the CLI and the HDL registry use.
 TWINS: dict[str, type[Block]] = {
     "arbiter": Arbiter,
     "squeezer": Squeezer,
     "split_tables": SplitTablesBlock,
+    "sps_stack": SpsStackTwin,
+    "dual_path_stack": DualPathStackTwin,
 }
 
 __all__ = [
     "TWINS",
     "Arbiter",
     "Block",
+    "DualPathStackTwin",
     "Pipelined",
     "Port",
     "SplitTables",
     "SplitTablesBlock",
+    "SpsStackTwin",
     "Squeezed",
     "Squeezer",
     "coalesce",

@@ -22,8 +22,10 @@ too. So a branch that only reconverges when the function returns (:data:`RETURN`
 PC, and recursion, where a return address is also a PC inside the callee, is never mistaken for
 a reconvergence. An indirect jump can have more than two targets: k targets become a chain of
 k - 1 entries, each holding one target and a suspended path for the remaining ones, with the two
-lowest targets on top. Exited threads leave every mask; a path with no threads left counts as
-having reconverged.
+lowest targets on top, pushed one per clock as the HDL stack takes them
+(:func:`~reconverge.golden.blocks.stack_update.stack_updates`, :meth:`DualPathStack.update`;
+the cycle twin is :class:`~reconverge.golden.blocks.stack_twins.DualPathStackTwin`). Exited
+threads leave every mask; a path with no threads left counts as having reconverged.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from reconverge.golden.blocks.divergence import (
     Split,
     TableOverflow,
 )
+from reconverge.golden.blocks.stack_update import StackUpdate, execute_updates, update_kind
 
 
 @dataclass
@@ -117,7 +120,7 @@ class DualPathStack(DivergenceUnit):
         return [
             Split(2 * level + i, top.paths[i].pc, top.paths[i].mask)
             for i in indices
-            if self._runnable(top.paths[i])
+            if i < len(top.paths) and self._runnable(top.paths[i])
         ]
 
     def occupancy(self) -> dict[str, int]:
@@ -125,61 +128,79 @@ class DualPathStack(DivergenceUnit):
 
     # -- updates ------------------------------------------------------------------------------
 
+    @property
+    def in_call(self) -> bool:
+        """Some entry is a call entry: a ``ret`` now returns from it."""
+        return any(e.call for e in self.entries)
+
     def execute(self, ex: Executed) -> None:
-        self._retire(ex)
+        execute_updates(self, ex, ex.sid % 2, "PPC" if self.paired else "DPS")
+
+    def update(self, u: StackUpdate) -> None:
+        """Apply one update (one clock of the HDL stack) for path ``u.path`` of the top entry.
+        A call or divergent branch suspends the path at the RPC and pushes one entry: the
+        (one or two) target groups, or with ``more`` a chain entry holding the group and a
+        suspended path for the rest of the path's threads; a continuation pushes the next
+        entry of the chain, whose parent is the top's suspended path. An update that does not
+        fit raises TableOverflow before changing anything."""
+        top = self.entries[-1]
+        kind = update_kind(u, self.in_call)
+        rpc = u.rpc if u.call or not self.implicit else NEVER
+        replaced = kind == "branch" and self._replacement(top, top.paths[u.path], u, rpc)
+        if kind in ("cont", "call", "branch") and not replaced and len(self.entries) >= self.depth:
+            raise TableOverflow(f"dual-path stack overflow: more than {self.depth} entries")
+        self.live &= ~u.exited
+        self.waiting |= u.barrier
         for entry in self.entries:
-            for path in entry.paths:
-                path.mask &= ~ex.exited
-        level, index = divmod(ex.sid, 2)
-        top = self.entries[level]
-        path = top.paths[index]
-        if ex.call and ex.targets:
-            self._push(top, path, ex, (ex.pc + 4) & 0xFFFF_FFFF, call=True)
-        elif ex.ret and any(e.call for e in self.entries):
-            path.returned = True
-        elif ex.divergent:
-            rpc = NEVER if self.implicit or ex.rpc is None else ex.rpc
-            self._push(top, path, ex, rpc, call=False)
-        elif ex.targets:
-            (path.pc,) = ex.targets
-            path.done = top.at_rpc(path.pc, self.implicit)
+            for p in entry.paths:
+                p.mask &= ~u.exited
+        if kind == "cont":
+            self._push(top.paths[0], u, rpc)
+        elif kind != "none":
+            path = top.paths[u.path]
+            if kind == "ret":
+                path.returned = True
+            elif kind == "jump":
+                ((path.pc, _),) = u.targets
+                path.done = top.at_rpc(path.pc, self.implicit)
+            elif replaced:
+                self._replace(top, path, u, rpc)
+            else:
+                path.suspended = True
+                path.pc = rpc
+                self._push(path, u, rpc)
         self._settle()
 
-    def _push(self, top: DualEntry, path: Path, ex: Executed, rpc: int, *, call: bool) -> None:
-        groups = sorted(ex.targets.items())  # ascending PC
-        if not call and top.at_rpc(rpc, self.implicit) and len(self.entries) > 1:
-            # Same reconvergence point as the entry (a loop exit, a break): the threads going
-            # to the RPC are done, and when the rest fit in the entry they replace the path.
-            groups = [(pc, mask) for pc, mask in groups if pc != rpc]
-            others = [p for p in top.paths if p is not path and p.mask and not p.waits]
-            if len(groups) + len(others) <= 2:
-                (path.pc, path.mask), *more = groups
-                top.paths = [p for p in top.paths if (p.mask and not p.done) or p is path]
-                top.paths += [Path(pc, mask) for pc, mask in more]
-                return
-        path.suspended = True
-        path.pc = rpc
-        # k groups -> k - 1 entries; each but the last holds the highest remaining group and a
-        # suspended path standing for the rest.
-        while groups:
-            if len(self.entries) >= self.depth:
-                what = "call" if call else "divergent branch"
-                raise TableOverflow(
-                    f"{'PPC' if self.paired else 'DPS'} stack overflow: the {what} at pc "
-                    f"{ex.pc:#010x} needs more than {self.depth} entries"
-                )
-            entry = DualEntry([], rpc, call=call)
-            if len(groups) <= 2:
-                entry.paths = [Path(pc, mask) for pc, mask in groups]
-                groups = []
-            else:
-                pc, mask = groups.pop()
-                rest = sum(m for _, m in groups)
-                entry.paths = [Path(rpc, rest, suspended=True), Path(pc, mask)]
-            for p in entry.paths:
-                p.done = not p.suspended and entry.at_rpc(p.pc, self.implicit)
-            self.entries.append(entry)
-            self._choose(entry)
+    def _replacement(self, top: DualEntry, path: Path, u: StackUpdate, rpc: int) -> bool:
+        """A two-way branch with the same reconvergence point as the entry (a loop exit, a
+        break) replaces the path when the groups not going to the RPC and the entry's other
+        live paths not at the RPC fit in the entry's two paths."""
+        if u.more or not top.at_rpc(rpc, self.implicit) or len(self.entries) == 1:
+            return False
+        groups = [g for g in u.targets if g[0] != rpc]
+        kept = [p for p in top.paths if p is not path and p.mask and not p.done]
+        return len(groups) + len(kept) <= 2
+
+    def _replace(self, top: DualEntry, path: Path, u: StackUpdate, rpc: int) -> None:
+        """The threads going to the RPC are done; the path takes the lowest other group and a
+        second one becomes a new path (the done and empty paths leave the entry)."""
+        (path.pc, path.mask), *more = sorted(g for g in u.targets if g[0] != rpc)
+        top.paths = [p for p in top.paths if (p.mask and not p.done) or p is path]
+        top.paths += [Path(pc, mask) for pc, mask in more]
+
+    def _push(self, parent: Path, u: StackUpdate, rpc: int) -> None:
+        """Push one entry above ``parent``'s: the target groups in ascending PC order or, with
+        ``more``, a chain entry [the rest of ``parent``'s threads, suspended; the group]."""
+        entry = DualEntry([], rpc, call=u.call)
+        if u.more:
+            ((pc, mask),) = u.targets
+            entry.paths = [Path(rpc, parent.mask & ~mask, suspended=True), Path(pc, mask)]
+        else:
+            entry.paths = [Path(pc, mask) for pc, mask in sorted(u.targets)]
+        for p in entry.paths:
+            p.done = not p.suspended and entry.at_rpc(p.pc, self.implicit)
+        self.entries.append(entry)
+        self._choose(entry)
 
     def _choose(self, entry: DualEntry) -> None:
         """PPC: run the path with the smaller PC (Fig 4 lines 10-15); explicit mode keeps the

@@ -19,6 +19,10 @@ diverged then counts as returned too.
 
 The whole warp waits when the TOS threads wait at a barrier: the threads of the other entries
 cannot reach it (Sec 3.3.3), which the SM reports as a barrier deadlock.
+
+An instruction outcome is applied as the per-clock updates of the HDL stack
+(:func:`~reconverge.golden.blocks.stack_update.stack_updates`, :meth:`ReconvergenceStack.update`;
+the cycle twin is :class:`~reconverge.golden.blocks.stack_twins.SpsStackTwin`).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from reconverge.golden.blocks.divergence import (
     Split,
     TableOverflow,
 )
+from reconverge.golden.blocks.stack_update import StackUpdate, execute_updates, update_kind
 
 
 @dataclass
@@ -64,43 +69,50 @@ class ReconvergenceStack(DivergenceUnit):
     def occupancy(self) -> dict[str, int]:
         return {"stack": len(self.entries)}
 
-    def _in_call(self) -> bool:
+    @property
+    def in_call(self) -> bool:
+        """Some entry is a call entry: a ``ret`` now returns from it."""
         return any(e.call for e in self.entries)
 
     def execute(self, ex: Executed) -> None:
-        self._retire(ex)
-        for e in self.entries:
-            e.mask &= ~ex.exited
-        top = self.top
-        if ex.call and ex.targets:
-            self._push(top, ex, (ex.pc + 4) & 0xFFFF_FFFF, call=True)
-        elif ex.ret and self._in_call():
-            top.returned = True
-            (top.pc,) = ex.targets if len(ex.targets) == 1 else (RETURN,)
-        elif ex.divergent:
-            self._push(top, ex, NEVER if ex.rpc is None else ex.rpc, call=False)
-        elif ex.targets:
-            (top.pc,) = ex.targets
-        self._reconverge()
+        execute_updates(self, ex, 0, "SPS")
 
-    def _push(self, top: StackEntry, ex: Executed, rpc: int, *, call: bool) -> None:
-        if not call and rpc == top.rpc and not top.call and len(self.entries) > 1:
-            self.entries.pop()  # the entry below already waits at this RPC
-        else:
-            top.pc = rpc
-        for pc in sorted(ex.targets, reverse=True):  # lowest PC (fall-through) on top
-            if pc != rpc:
-                if len(self.entries) >= self.depth:
-                    raise TableOverflow(
-                        f"SPS stack overflow: the {'call' if call else 'divergent branch'} at pc "
-                        f"{ex.pc:#010x} needs more than {self.depth} entries"
-                    )
-                self.entries.append(StackEntry(pc, ex.targets[pc], rpc, call))
+    def update(self, u: StackUpdate) -> None:
+        """Apply one update (one clock of the HDL stack). A continuation pushes its groups
+        above the top; a call or divergent branch first sends the top entry to the RPC (or
+        pops it when the entry below already waits there), then pushes one entry per target
+        other than the RPC, the higher PC first. An update that does not fit raises
+        TableOverflow before changing anything."""
+        top = self.top
+        kind = update_kind(u, self.in_call)
+        pushes = [(pc, m) for pc, m in sorted(u.targets, reverse=True) if pc != u.rpc]
+        replace = kind == "branch" and u.rpc == top.rpc and not top.call and len(self.entries) > 1
+        if kind in ("cont", "call", "branch") and (
+            len(self.entries) - replace + len(pushes) > self.depth
+        ):
+            raise TableOverflow(f"SPS stack overflow: more than {self.depth} entries")
+        self.live &= ~u.exited
+        self.waiting |= u.barrier
+        for e in self.entries:
+            e.mask &= ~u.exited
+        if kind == "ret":
+            top.returned = True
+            top.pc = u.targets[0][0] if len(u.targets) == 1 else RETURN
+        elif kind == "jump":
+            ((top.pc, _),) = u.targets
+        elif kind in ("call", "branch"):
+            if replace:
+                self.entries.pop()  # the entry below already waits at this RPC
+            else:
+                top.pc = u.rpc
+        if kind in ("cont", "call", "branch"):
+            self.entries += [StackEntry(pc, m, u.rpc, u.call) for pc, m in pushes]
+        self._reconverge()
 
     def _reconverge(self) -> None:
         """Pop the entries that are done: no threads left, at their RPC, or returned. An entry
         left waiting at RETURN once its return entries are gone has returned as well; a popped
-        call entry's caller continues at the return address."""
+        call entry's caller continues at the return address (its PC since the call)."""
         while self.entries:
             top = self.top
             finished = not top.mask or top.returned or top.pc == RETURN
@@ -108,8 +120,6 @@ class ReconvergenceStack(DivergenceUnit):
             if not finished and not reached:
                 return
             self.entries.pop()
-            if self.entries and top.returned and not top.call and self.top.pc != RETURN:
-                raise AssertionError("a return entry's parent must wait for the return")
 
     def release(self, lanes: int) -> None:
         self.waiting &= ~lanes

@@ -2,7 +2,8 @@
 output every cycle (fast unit tests; the cocotb suite on the generated Verilog is the one that
 counts). Seed scenarios: seed 000 Table 2 / Listing 1 / Sec 4.2, seed 001 Fig 4.1 / Fig 4.3,
 seed 002 Fig 6 / Fig 11 / Sec 3.3.3 / Sec 5 (split tables; the W = 32 set runs under cocotb
-only, Amaranth's simulator takes a minute for it)."""
+only, Amaranth's simulator takes a minute for it), seed 002 Fig 3 (SPS stack), seed 003
+Fig 4/5 (PPC)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from reconverge.testbench.amaranth_sim import simulate
 from reconverge.testbench.lockstep import Mismatch
 from reconverge.testbench.scenarios import applicable, params_id, rng_for
 from reconverge.testbench.scenarios import arbiter as arbiter_stimulus
+from reconverge.testbench.scenarios import dual_path_stack as dual_path_stimulus
 from reconverge.testbench.scenarios import split_tables as tables_stimulus
+from reconverge.testbench.scenarios import sps_stack as sps_stimulus
 from reconverge.testbench.scenarios import squeezer as squeezer_stimulus
 
 CYCLES = 400
@@ -25,6 +28,8 @@ SETS = {
     "arbiter": arbiter_stimulus.PARAM_SETS + arbiter_stimulus.EXTRA_PARAM_SETS,
     "squeezer": squeezer_stimulus.PARAM_SETS + squeezer_stimulus.EXTRA_PARAM_SETS,
     "split_tables": tables_stimulus.PARAM_SETS[:2] + tables_stimulus.EXTRA_PARAM_SETS,
+    "sps_stack": sps_stimulus.PARAM_SETS + sps_stimulus.EXTRA_PARAM_SETS,
+    "dual_path_stack": dual_path_stimulus.PARAM_SETS + dual_path_stimulus.EXTRA_PARAM_SETS,
 }
 CASES = [
     pytest.param(block, params, spec, id=f"{block}-{params_id(params)}-{spec.name}")

@@ -15,11 +15,23 @@ from reconverge.hdl.lint import verilator_lint
 from reconverge.hdl.registry import BLOCKS
 from reconverge.hdl.synth import synth_tools_available
 from reconverge.hdl.verilog import to_verilog
-from reconverge.testbench.scenarios import arbiter, params_id, split_tables, squeezer
+from reconverge.testbench.scenarios import (
+    arbiter,
+    dual_path_stack,
+    params_id,
+    split_tables,
+    sps_stack,
+    squeezer,
+)
 
 SETS = [("arbiter", p) for p in arbiter.PARAM_SETS + arbiter.EXTRA_PARAM_SETS[:3]]
 SETS += [("squeezer", p) for p in squeezer.PARAM_SETS + squeezer.EXTRA_PARAM_SETS[1:]]
 SETS += [("split_tables", p) for p in split_tables.PARAM_SETS[:2] + split_tables.EXTRA_PARAM_SETS]
+SETS += [("sps_stack", p) for p in sps_stack.PARAM_SETS + sps_stack.EXTRA_PARAM_SETS[:2]]
+SETS += [
+    ("dual_path_stack", p)
+    for p in dual_path_stack.PARAM_SETS + dual_path_stack.EXTRA_PARAM_SETS[3:]
+]
 IDS = [f"{b}-{params_id(p)}" for b, p in SETS]
 
 

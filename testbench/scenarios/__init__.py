@@ -38,12 +38,20 @@ def params_id(params: dict[str, int]) -> str:
 
 
 def scenarios_for(block: str) -> dict[str, ScenarioSpec]:
-    from reconverge.testbench.scenarios import arbiter, split_tables, squeezer
+    from reconverge.testbench.scenarios import (
+        arbiter,
+        dual_path_stack,
+        split_tables,
+        sps_stack,
+        squeezer,
+    )
 
     table = {
         "arbiter": arbiter.SCENARIOS,
         "squeezer": squeezer.SCENARIOS,
         "split_tables": split_tables.SCENARIOS,
+        "sps_stack": sps_stack.SCENARIOS,
+        "dual_path_stack": dual_path_stack.SCENARIOS,
     }[block]
     return {s.name: s for s in table}
 

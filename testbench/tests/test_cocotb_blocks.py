@@ -12,6 +12,8 @@ examples as directed scenarios:
 - ``seed002_fig11_early_reconvergence`` — seed 002 Fig 10/11, OREC;
 - ``seed002_sec5_full_split_table_waits``, ``seed002_sec333_barrier_while_diverged``,
   ``calls_and_returns``, ``rt_overflow``, ``random_barrier_storm`` — the tables' other cases;
+- ``seed002_fig3_sps`` — seed 002 Fig 3, the SPS stack on Fig 2's if/else;
+- ``seed003_fig4_ppc_implicit`` / ``_explicit`` — seed 003 Fig 4/5, the PPC next-PC algorithm;
 - ``random`` (thousands of cycles) and ``exhaustive`` (every mask of a small warp).
 """
 
@@ -24,7 +26,9 @@ from reconverge.hdl.arbiter import Arbiter
 from reconverge.testbench import cocotb_run
 from reconverge.testbench.scenarios import applicable, params_id
 from reconverge.testbench.scenarios import arbiter as arbiter_stimulus
+from reconverge.testbench.scenarios import dual_path_stack as dual_path_stimulus
 from reconverge.testbench.scenarios import split_tables as tables_stimulus
+from reconverge.testbench.scenarios import sps_stack as sps_stimulus
 from reconverge.testbench.scenarios import squeezer as squeezer_stimulus
 
 CYCLES = 3000
@@ -57,6 +61,20 @@ def test_split_tables_cocotb(params: dict[str, int], scenario: str) -> None:
     cocotb_run.run("split_tables", params, scenario, CYCLES)
 
 
+@pytest.mark.parametrize(("params", "scenario"), _cases("sps_stack", sps_stimulus.PARAM_SETS))
+def test_sps_stack_cocotb(params: dict[str, int], scenario: str) -> None:
+    """SPS stack (seed 002 Fig 3) Verilog == golden ``SpsStackTwin`` on the named scenario."""
+    cocotb_run.run("sps_stack", params, scenario, CYCLES)
+
+
+@pytest.mark.parametrize(
+    ("params", "scenario"), _cases("dual_path_stack", dual_path_stimulus.PARAM_SETS)
+)
+def test_dual_path_stack_cocotb(params: dict[str, int], scenario: str) -> None:
+    """Dual-path stack / PPC (seed 003 Fig 4/5) Verilog == golden ``DualPathStackTwin``."""
+    cocotb_run.run("dual_path_stack", params, scenario, CYCLES)
+
+
 class _TieToLowerInput(Arbiter):
     """A broken arbiter: on equal keys only the lower input is selected."""
 
@@ -86,6 +104,8 @@ LONG = [
         ("arbiter", arbiter_stimulus),
         ("squeezer", squeezer_stimulus),
         ("split_tables", tables_stimulus),
+        ("sps_stack", sps_stimulus),
+        ("dual_path_stack", dual_path_stimulus),
     )
     for params in module.PARAM_SETS + module.EXTRA_PARAM_SETS
 ]

@@ -1,0 +1,272 @@
+"""The reconvergence stacks at block level: the per-clock update (``stack_updates``), the
+functional classes' corner cases (overflow before any change, returns to RETURN, at most two
+paths per dual-path entry), the cycle twins' protocol and PC codes, the directed scenarios
+(seed 002 Fig 3, seed 003 Fig 4/5) and random streams on the twins alone, and a k-way indirect
+jump on the SM under every stack policy."""
+
+from __future__ import annotations
+
+import pytest
+
+from reconverge.golden.asm import assemble
+from reconverge.golden.blocks import TWINS, DualPathStackTwin, SpsStackTwin
+from reconverge.golden.blocks.divergence import NEVER, RETURN, Executed, TableOverflow
+from reconverge.golden.blocks.dual_path_stack import DualPathStack
+from reconverge.golden.blocks.reconvergence_stack import ReconvergenceStack
+from reconverge.golden.blocks.stack_update import StackUpdate, stack_updates
+from reconverge.golden.functional import LaunchConfig, run
+from reconverge.golden.geometry import Geometry
+from reconverge.golden.sm.config import Policy, SMConfig
+from reconverge.golden.sm.core import run_sm
+from reconverge.testbench.lockstep import run_golden
+from reconverge.testbench.scenarios import applicable, rng_for
+from reconverge.testbench.scenarios import dual_path_stack as dual_stimulus
+from reconverge.testbench.scenarios import sps_stack as sps_stimulus
+from reconverge.testbench.scenarios.stacks import launch, random_stream, update
+
+# -- the update the hardware takes per clock --------------------------------------------------
+
+
+def test_two_targets_are_one_update() -> None:
+    ex = Executed(0, 0x100, 0b1111, {0x200: 0b0011, 0x104: 0b1100}, control=True, rpc=0x300)
+    assert stack_updates(ex, 1, in_call=False) == [
+        StackUpdate(1, ((0x104, 0b1100), (0x200, 0b0011)), rpc=0x300)
+    ]
+
+
+def test_call_carries_the_return_address_and_no_rpc_is_never() -> None:
+    call = Executed(0, 0x100, 0b1, {0x400: 0b1}, control=True, call=True)
+    assert stack_updates(call, 0, False)[0].rpc == 0x104
+    branch = Executed(0, 0x100, 0b11, {0x104: 0b01, 0x200: 0b10}, control=True)
+    assert stack_updates(branch, 0, False)[0].rpc == NEVER
+
+
+def test_k_targets_take_k_minus_2_more_updates_highest_first() -> None:
+    targets = {0x500: 0b10000, 0x100: 0b00001, 0x400: 0b01000, 0x200: 0b00010, 0x300: 0b00100}
+    ex = Executed(0, 0x80, 0b11111, targets, control=True, rpc=0x600, exited=0, barrier=0)
+    got = stack_updates(ex, 0, in_call=False)
+    assert [(u.targets, u.more, u.cont) for u in got] == [
+        (((0x500, 0b10000),), True, False),
+        (((0x400, 0b01000),), True, True),
+        (((0x300, 0b00100),), True, True),
+        (((0x100, 0b00001), (0x200, 0b00010)), False, True),
+    ]
+    assert {u.rpc for u in got} == {0x600}
+
+
+def test_a_return_inside_a_call_is_one_update() -> None:
+    ex = Executed(0, 0x100, 0b111, {0x10: 1, 0x20: 2, 0x30: 4}, control=True, ret=True)
+    (u,) = stack_updates(ex, 0, in_call=True)
+    assert u.ret and len(u.targets) == 2
+    assert not any(u.ret for u in stack_updates(ex, 0, in_call=False))  # a plain jump
+
+
+def test_update_port_rules() -> None:
+    with pytest.raises(ValueError, match="at most two"):
+        StackUpdate(0, ((1, 1), (2, 2), (3, 4)))
+    with pytest.raises(ValueError, match="distinct PCs"):
+        StackUpdate(0, ((8, 1), (8, 2)))
+
+
+# -- the functional classes ------------------------------------------------------------------
+
+
+def test_sps_return_entries_each_return_then_the_caller_continues() -> None:
+    """A branch of a device function that only reconverges at the return (RPC RETURN) pushes
+    return entries; each side returns on its own (the sibling runs next), then the call
+    entry, left waiting at RETURN, is popped and the caller continues at the return
+    address with every thread. (An assertion used to reject the sibling.)"""
+    unit = ReconvergenceStack(4, 0b1111, 0x100, 8)
+    unit.execute(Executed(0, 0x100, 0b1111, {0x200: 0b1111}, control=True, call=True))
+    unit.execute(Executed(1, 0x200, 0b1111, {0x204: 0b0011, 0x300: 0b1100}, rpc=RETURN))
+    assert [(e.pc, e.mask) for e in unit.entries] == [
+        (0x104, 0b1111),
+        (RETURN, 0b1111),
+        (0x300, 0b1100),
+        (0x204, 0b0011),
+    ]
+    unit.execute(Executed(3, 0x204, 0b0011, {0x104: 0b0011}, control=True, ret=True))
+    assert [(s.pc, s.mask) for s in unit.splits()] == [(0x300, 0b1100)]
+    unit.execute(Executed(2, 0x300, 0b1100, {0x104: 0b1100}, control=True, ret=True))
+    assert [(s.pc, s.mask) for s in unit.splits()] == [(0x104, 0b1111)]
+
+
+@pytest.mark.parametrize("cls", [ReconvergenceStack, DualPathStack])
+def test_overflow_changes_nothing_and_names_the_branch(cls) -> None:  # type: ignore[no-untyped-def]
+    unit = cls(4, 0b1111, 0x100, 1)
+    before = repr(unit.entries)
+    ex = Executed(0, 0x100, 0b1111, {0x104: 0b0011, 0x200: 0b1100}, control=True, rpc=0x300)
+    with pytest.raises(TableOverflow, match="divergent branch at pc 0x00000100 needs more than 1"):
+        unit.execute(ex)
+    assert repr(unit.entries) == before and unit.waiting == 0
+
+
+def test_dual_path_entries_never_hold_more_than_two_paths() -> None:
+    """A branch with the entry's own RPC replaces the issuing path only when the groups and
+    every other path that stays in the entry (a returned one included) fit in two paths;
+    otherwise it pushes an entry (the hardware entry has two path slots)."""
+    unit = DualPathStack(4, 0b1111, 0x100, 8)
+    unit.execute(Executed(0, 0x100, 0b1111, {0x400: 0b1111}, control=True, call=True))
+    unit.execute(Executed(2, 0x400, 0b1111, {0x404: 0b0011, 0x500: 0b1100}, rpc=0x600))
+    unit.execute(Executed(5, 0x500, 0b1100, {0x104: 0b1100}, control=True, ret=True))
+    assert [p.returned for p in unit.entries[-1].paths] == [False, True]
+    unit.execute(Executed(4, 0x404, 0b0011, {0x408: 0b0001, 0x480: 0b0010}, rpc=0x600))
+    assert all(len(e.paths) <= 2 for e in unit.entries)
+    assert len(unit.entries) == 4
+
+
+# -- the cycle twins -------------------------------------------------------------------------
+
+
+def test_twins_are_registered() -> None:
+    assert TWINS["sps_stack"] is SpsStackTwin and TWINS["dual_path_stack"] is DualPathStackTwin
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"warp_size": 3, "depth": 4}, "power of two"),
+        ({"warp_size": 4, "depth": 0}, "depth must be in 1..64"),
+        ({"warp_size": 4, "depth": 4, "pc_width": 40}, "pc_width must be in 8..32"),
+        ({"warp_size": 4, "depth": 4, "mode": 3}, "mode must be 0 \\(dps\\)"),
+    ],
+)
+def test_twin_parameters(kwargs: dict[str, int], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        DualPathStackTwin(**kwargs)
+
+
+def test_twin_protocol_one_thing_per_cycle() -> None:
+    twin = SpsStackTwin(4, 4, 16)
+    twin.check_inputs(launch(twin, 0x100, 0b1111))  # type: ignore[arg-type]
+    both = launch(twin, 0x100, 0b1111) | {"valid": 1}
+    with pytest.raises(ValueError, match="launch, valid and release in the same cycle"):
+        twin.check_inputs(both)  # type: ignore[arg-type]
+    same_pc = update(twin, StackUpdate(0, ((0x104, 1),))) | {
+        "target_pc": (0x104, 0x104),
+        "target_mask": (1, 2),
+    }
+    with pytest.raises(ValueError, match="two target groups at the same PC 0x104"):
+        twin.check_inputs(same_pc)  # type: ignore[arg-type]
+
+
+def test_twin_pc_codes_and_overflow_flag() -> None:
+    """NEVER and RETURN are the two top codes of a PC port; an update that does not fit sets
+    the sticky overflow flag and changes nothing; a launch clears it."""
+    twin = SpsStackTwin(4, 2, 16)
+    assert (twin.pc_out(NEVER), twin.pc_out(RETURN)) == (0xFFFF, 0xFFFE)
+    assert (twin.pc_in(0xFFFF), twin.pc_in(0xFFFE), twin.pc_in(0x120)) == (NEVER, RETURN, 0x120)
+    twin.step(launch(twin, 0x100, 0b1111))  # type: ignore[arg-type]
+    branch = StackUpdate(0, ((0x104, 0b0011), (0x200, 0b1100)), rpc=0x300)
+    twin.step(update(twin, branch))  # type: ignore[arg-type]
+    out = twin.outputs(twin.idle_inputs())
+    assert out["overflow"] == 1 and out["depth"] == 1 and out["split_pc"] == 0x100
+    twin.step(launch(twin, 0x100, 0b1111))  # type: ignore[arg-type]
+    assert twin.outputs(twin.idle_inputs())["overflow"] == 0
+
+
+# -- scenarios on the twins alone ------------------------------------------------------------
+
+DIRECTED = [
+    pytest.param(block, params, spec, id=f"{block}-{spec.name}-W{params['warp_size']}")
+    for block, module in (("sps_stack", sps_stimulus), ("dual_path_stack", dual_stimulus))
+    for params in module.PARAM_SETS + module.EXTRA_PARAM_SETS
+    for spec in applicable(block, TWINS[block](**params))
+    if spec.name != "random"
+]
+
+
+@pytest.mark.parametrize(("block", "params", "spec"), DIRECTED)
+def test_directed_scenarios_on_the_golden_twin(block, params, spec) -> None:  # type: ignore[no-untyped-def]
+    """The seed examples' assertions (seed 002 Fig 3, seed 003 Fig 4 explicit and implicit,
+    ...) hold on the golden twin itself."""
+    model = TWINS[block](**params)
+    assert run_golden(model, spec.make(model, rng_for(block, params, spec.name), 100)) > 5
+
+
+RANDOM = [
+    pytest.param(block, params, id=f"{block}-" + "-".join(map(str, params.values())))
+    for block, module in (("sps_stack", sps_stimulus), ("dual_path_stack", dual_stimulus))
+    for params in module.PARAM_SETS + module.EXTRA_PARAM_SETS
+]
+
+
+@pytest.mark.parametrize(("block", "params"), RANDOM)
+def test_random_stream_keeps_the_stack_consistent(block, params) -> None:  # type: ignore[no-untyped-def]
+    """Invariants over a long random stream: the offered splits are disjoint live threads of
+    the bottom entry, a dual-path entry has one or two paths, the depth stays in range."""
+    model = TWINS[block](**params)
+    scenario = random_stream(model, rng_for("invariants", block, params), 4000)
+    step = next(scenario)
+    while True:
+        if isinstance(step, dict):
+            out = model.step(step)
+        else:
+            out = model.outputs(model.idle_inputs())
+            model.reset()
+        unit = model.unit
+        if unit is not None and unit.entries and not model.overflow:
+            assert len(unit.entries) <= model.depth
+            splits = unit.splits()
+            assert len(splits) <= model.slots
+            seen = 0
+            for s in splits:
+                assert s.mask and not s.mask & seen and not s.mask & unit.waiting
+                seen |= s.mask
+            bottom = unit.entries[0]
+            whole = sum(p.mask for p in bottom.paths) if block != "sps_stack" else bottom.mask
+            assert seen & ~whole == 0
+            if block == "dual_path_stack":
+                assert all(1 <= len(e.paths) <= 2 for e in unit.entries)
+        try:
+            step = scenario.send(out)
+        except StopIteration:
+            break
+
+
+# -- a k-way indirect jump on the SM ---------------------------------------------------------
+
+JUMP_TABLE = """
+_start:
+    csrr t0, tid
+    andi t1, t0, 3
+    slli t1, t1, 3
+    la   t2, CASES
+    add  t2, t2, t1
+{hint}
+    jr   t2
+CASES:
+    li   a0, 10
+    j    JOIN
+    li   a0, 20
+    j    JOIN
+    li   a0, 30
+    j    JOIN
+    li   a0, 40
+    j    JOIN
+JOIN:
+    add  a0, a0, t0
+    li   a7, 93
+    ecall
+"""
+
+
+@pytest.mark.parametrize(
+    ("policy", "hints", "stack"),
+    [(Policy.SPS, True, 5), (Policy.DPS, True, 4), (Policy.PPC, True, 4), (Policy.PPC, False, 4)],
+)
+def test_four_way_indirect_jump_on_the_sm(policy: Policy, hints: bool, stack: int) -> None:
+    """``jr`` through a jump table sends the four threads to four cases: the SPS stack pushes
+    four entries, the dual-path stack a chain of three (``stack_updates``); all reconverge at
+    JOIN — at the hinted RPC, or where the paths meet in implicit PPC — and JOIN issues once
+    for the whole warp."""
+    image = assemble(JUMP_TABLE.format(hint="    rhint JOIN" if hints else ""), "jt.S")
+    launch_config = LaunchConfig(grid=1, block=4, geometry=Geometry(warp_size=4, simd_width=4))
+    reference = run(image, launch_config)
+    result = run_sm(image, launch_config, SMConfig(policy=policy, hints=hints), trace=True)
+    assert result.fault is None
+    assert result.exit_codes.tolist() == reference.exit_codes.tolist() == [[10, 21, 32, 43]]
+    assert result.metrics is not None
+    assert result.metrics.counters.max_occupancy["stack"] == stack
+    join = image.symbols["JOIN"]
+    assert [r.mask for r in result.trace if r.pc == join] == [0b1111]

@@ -1,0 +1,413 @@
+"""Dual-path stack, with or without paired-path comparison (seed 003 Fig 4/5; DPS as seed 002
+Sec 7 and seed 003 Sec III describe it). Golden twin and the meaning of every port:
+``golden.blocks.stack_twins.DualPathStackTwin``; behaviour: ``DualPathStack.update``,
+``release`` and ``_settle``.
+
+``depth`` entries in flip-flops, each (RPC, call flag, current path, two paths?) and two path
+slots (PC, mask, done, suspended, returned); ``sp`` entries in use. ``mode``: 0 = DPS (both
+paths of the top entry issue), 1 = PPC explicit, 2 = PPC implicit (the current path only,
+chosen by the paired-path comparison; implicit mode has no RPCs and compares the two PCs
+after every instruction, Fig 5 line 31). One update per clock, in one combinational step:
+
+1. *modify*: exited lanes leave every mask; on the top entry the issuing path jumps (done
+   when at the RPC), returns, or, for a call or divergent branch, is suspended at the RPC
+   while one entry is pushed above it (the one or two target groups, or for ``more`` a chain
+   entry: the rest of the path's threads suspended, and the group). A branch with the
+   entry's own RPC whose groups fit replaces the path instead (the done and empty paths
+   leave the entry). A continuation pushes the next chain entry above the top's suspended
+   path. A release instead moves every running path whose threads waited past the ``bar``.
+2. *settle*: a ripple from the top entry down: an entry is *finished* when all its live
+   paths are done or returned, or (implicit, not a call entry) its running paths are one, or
+   two at equal PCs (Fig 4 lines 2-7); a finished entry is popped and its effect reaches the
+   suspended path of the entry below (it resumes: at the return address after a call entry,
+   returned when all popped paths returned, at the popped path's PC in implicit mode), which
+   may finish that entry in turn. Each position computes this from the one above, so one
+   clock pops any number of entries, as the functional loop does.
+3. *choose* (PPC): on the new top entry, the runnable path with the smaller PC (Fig 4 lines
+   10-15); explicit mode keeps the current path while it can run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from amaranth.hdl import Cat, Module, Mux, Signal, Value
+
+from reconverge.golden.blocks import stack_twins as golden
+from reconverge.hdl.ports import BlockComponent
+from reconverge.hdl.stack_common import Decoded, decode_update, nested, one_hot
+
+
+@dataclass
+class PathBits:
+    pc: Value
+    mask: Value
+    done: Value
+    susp: Value
+    ret: Value
+
+
+@dataclass
+class EntryBits:
+    rpc: Value
+    call: Value
+    cur: Value
+    two: Value
+    paths: tuple[PathBits, PathBits]
+
+
+def mux_path(sel: Value, a: PathBits, b: PathBits) -> PathBits:
+    """``sel ? a : b``, field by field."""
+    return PathBits(*(Mux(sel, getattr(a, f), getattr(b, f)) for f in PathBits.__annotations__))
+
+
+def fresh(pc: Value, mask: Value, done: Value | int = 0, susp: int = 0) -> PathBits:
+    """A path just pushed: not returned."""
+    return PathBits(pc, mask, Value.cast(done), Value.cast(susp), Value.cast(0))
+
+
+class DualPathStack(BlockComponent):
+    """Ports and parameters: see
+    :class:`reconverge.golden.blocks.stack_twins.DualPathStackTwin`."""
+
+    def __init__(self, warp_size: int, depth: int, pc_width: int = 32, mode: int = 2) -> None:
+        super().__init__(lambda: golden.DualPathStackTwin(warp_size, depth, pc_width, mode))
+
+    # -- signal bundles ---------------------------------------------------------------------
+
+    def _path(self, name: str) -> PathBits:
+        w, pcw = self.model.warp_size, self.model.pc_width
+        return PathBits(
+            Signal(pcw, name=f"{name}_pc"),
+            Signal(w, name=f"{name}_mask"),
+            Signal(name=f"{name}_done"),
+            Signal(name=f"{name}_susp"),
+            Signal(name=f"{name}_ret"),
+        )
+
+    def _entry(self, name: str) -> EntryBits:
+        return EntryBits(
+            Signal(self.model.pc_width, name=f"{name}_rpc"),
+            Signal(name=f"{name}_call"),
+            Signal(name=f"{name}_cur"),
+            Signal(name=f"{name}_two"),
+            (self._path(f"{name}_p0"), self._path(f"{name}_p1")),
+        )
+
+    @staticmethod
+    def _assign(m: Module, dst: EntryBits, src: EntryBits, domain: str = "comb") -> None:
+        stmts = [
+            dst.rpc.eq(src.rpc),
+            dst.call.eq(src.call),
+            dst.cur.eq(src.cur),
+            dst.two.eq(src.two),
+        ]
+        for d, s in zip(dst.paths, src.paths, strict=True):
+            stmts += [
+                d.pc.eq(s.pc),
+                d.mask.eq(s.mask),
+                d.done.eq(s.done),
+                d.susp.eq(s.susp),
+                d.ret.eq(s.ret),
+            ]
+        m.d[domain] += stmts
+
+    def _named(self, m: Module, name: str, src: EntryBits) -> EntryBits:
+        out = self._entry(name)
+        self._assign(m, out, src)
+        return out
+
+    # -- the paired-path rules --------------------------------------------------------------
+
+    def _at_rpc(self, rpc: Value, call: Value, pc: Value) -> Value:
+        """``DualEntry.at_rpc``: a real RPC reached (never in implicit mode or a call entry)."""
+        if self.model.mode == 2:
+            return Value.cast(0)
+        return ~call & (pc == rpc) & (rpc != self.model.never) & (rpc != self.model.ret_code)
+
+    @staticmethod
+    def _live(e: EntryBits, s: int) -> Value:
+        present = 1 if s == 0 else e.two
+        return present & e.paths[s].mask.any()
+
+    def _runnable(self, e: EntryBits, s: int, waiting: Value) -> Value:
+        p = e.paths[s]
+        waits = p.done | p.susp | p.ret
+        return self._live(e, s) & ~waits & ~(p.mask & waiting).any()
+
+    def _finished(self, e: EntryBits, waiting: Value) -> Value:
+        """``DualEntry.finished``."""
+        live = [self._live(e, s) for s in range(2)]
+        p = e.paths
+        settled = (~live[0] | p[0].ret | p[0].done) & (~live[1] | p[1].ret | p[1].done)
+        if self.model.mode != 2:
+            return settled
+        run = [live[s] & ~p[s].ret for s in range(2)]
+        blocked = Value.cast(0)
+        for s in range(2):
+            blocked = blocked | (run[s] & (p[s].susp | (p[s].mask & waiting).any()))
+        one = (run[0] ^ run[1]) & ~(live[0] & live[1])
+        met = run[0] & run[1] & (p[0].pc == p[1].pc)
+        return settled | (~e.call & ~blocked & (one | met))
+
+    def _resume(
+        self, m: Module, name: str, e: EntryBits, popped: Value, above: EntryBits
+    ) -> EntryBits:
+        """The entry below a popped one (``above``): its suspended path resumes."""
+        live = [self._live(above, s) for s in range(2)]
+        a = above.paths
+        all_ret = (live[0] | live[1]) & (~live[0] | a[0].ret) & (~live[1] | a[1].ret)
+        first_pc = Mux(live[0] & ~a[0].ret, a[0].pc, a[1].pc)
+        parent0 = e.paths[0].susp
+        parent1 = ~e.paths[0].susp & e.two & e.paths[1].susp
+        paths = []
+        for s, parent in enumerate((parent0, parent1)):
+            p = e.paths[s]
+            hit = popped & parent
+            pc = Mux(above.call, above.rpc, p.pc)
+            if self.model.mode == 2:
+                pc = Mux(above.call | all_ret | ~(live[0] | live[1]), pc, first_pc)
+            pc = Mux(hit, pc, p.pc)
+            ret = p.ret | (hit & ~above.call & all_ret)
+            done = Mux(hit, self._at_rpc(e.rpc, e.call, pc) & ~ret, p.done)
+            paths.append(PathBits(pc, p.mask, done, p.susp & ~hit, ret))
+        return self._named(m, name, replace(e, paths=(paths[0], paths[1])))
+
+    def _choose(self, m: Module, e: EntryBits, waiting: Value) -> Value:
+        """``_choose``: the current path of the top entry after the update."""
+        if self.model.mode == 0:
+            return Value.cast(0)
+        run = [self._runnable(e, s, waiting) for s in range(2)]
+        smaller = run[1] & (~run[0] | (e.paths[1].pc < e.paths[0].pc))
+        keep = Value.cast(0) if self.model.mode == 2 else Mux(e.cur, run[1], run[0])
+        cur = Signal(name="chosen")
+        m.d.comb += cur.eq(Mux((run[0] | run[1]) & ~keep, smaller, e.cur))
+        return cur
+
+    # -- the datapath -----------------------------------------------------------------------
+
+    def elaborate(self, platform: object) -> Module:
+        m = Module()
+        model = self.model
+        d, w = model.depth, model.warp_size
+        sp = Signal(range(d + 1), name="sp")
+        regs = [self._entry(f"e{i}") for i in range(d)]
+        waiting = Signal(w, name="waiting")
+        overflow = Signal(name="overflow_flag")
+
+        is_top = [Signal(name=f"e{i}_top") for i in range(d)]
+        m.d.comb += [is_top[i].eq(sp == i + 1) for i in range(d)]
+        top = self._named(m, "top", self._select(is_top, regs))
+        in_call = Signal(name="any_call")
+        m.d.comb += in_call.eq(Cat(*(e.call & (sp > i) for i, e in enumerate(regs))).any())
+
+        # outputs (from the registers)
+        for s in range(2):
+            valid = Signal(name=f"tos{s}_valid")
+            offered = self._runnable(top, s, waiting) & (sp != 0)
+            if model.mode != 0:
+                offered = offered & (top.cur == s)
+            m.d.comb += [
+                valid.eq(offered),
+                self.split_valid[s].eq(valid),
+                self.split_pc[s].eq(Mux(valid, top.paths[s].pc, 0)),
+                self.split_mask[s].eq(Mux(valid, top.paths[s].mask, 0)),
+            ]
+        m.d.comb += [self.depth.eq(sp), self.in_call.eq(in_call), self.overflow.eq(overflow)]
+
+        # 1. modify
+        u = decode_update(m, self, in_call)
+        rpc = Signal.like(self.rpc, name="rpc_used")
+        m.d.comb += rpc.eq(self.rpc if model.mode != 2 else Mux(self.call, self.rpc, model.never))
+        replaced = self._replacement(m, u, top, rpc, sp)
+        pushing = Signal(name="pushing")
+        m.d.comb += pushing.eq((u.cont | u.call | u.branch) & ~replaced)
+        live = Signal(name="live")
+        apply = Signal(name="apply_update")
+        releasing = Signal(name="apply_release")
+        m.d.comb += [
+            live.eq((sp != 0) & ~overflow),
+            apply.eq(self.valid & live & ~(pushing & (sp == d))),
+            releasing.eq(~self.valid & live & self.bar_release.any()),
+        ]
+        new_waiting = Signal(w, name="waiting_next")
+        m.d.comb += new_waiting.eq(
+            Mux(apply, waiting | self.barrier, Mux(releasing, waiting & ~self.bar_release, waiting))
+        )
+        top_new = self._modify_top(m, u, top, rpc, replaced)
+        pushed = self._pushed(m, u, top, rpc)
+        modified = []
+        for i, e in enumerate(regs):
+            released = self._released(e, sp > i)
+            kept = self._named(m, f"e{i}_x", self._without(e, self.exited))
+            out = self._entry(f"e{i}_mod")
+            with m.If(releasing):
+                self._assign(m, out, released)
+            with m.Elif(pushing & (sp == i)):
+                self._assign(m, out, pushed)
+            with m.Elif(is_top[i]):
+                self._assign(m, out, top_new)
+            with m.Else():
+                self._assign(m, out, kept)
+            modified.append(out)
+        sp_mod = Signal(range(d + 2), name="sp_modified")
+        m.d.comb += sp_mod.eq(sp + (apply & pushing))
+
+        # 2. settle: the ripple of pops from the top down
+        popped_above = Value.cast(0)
+        above: EntryBits | None = None
+        settled: list[EntryBits] = [None] * d  # type: ignore[list-item]
+        stop = [Signal(name=f"e{i}_stop") for i in range(d)]
+        for i in reversed(range(d)):
+            e = modified[i]
+            if above is not None:
+                e = self._resume(m, f"e{i}_res", e, popped_above, above)
+            settled[i] = e
+            reached = Signal(name=f"e{i}_reached")  # the ripple gets here
+            popped = Signal(name=f"e{i}_popped")
+            m.d.comb += [
+                reached.eq((sp_mod == i + 1) | popped_above),
+                popped.eq(reached & self._finished(e, new_waiting) if i > 0 else 0),
+                stop[i].eq(reached & ~popped),
+            ]
+            popped_above, above = popped, e
+        bottom_empty = ~(self._live(settled[0], 0) | self._live(settled[0], 1))
+        new_sp = Signal(range(d + 1), name="sp_settled")
+        m.d.comb += new_sp.eq(Mux(bottom_empty, 0, one_hot(stop, [i + 1 for i in range(d)])))
+        final_top = self._named(m, "final_top", self._select(stop, settled))
+        chosen = self._choose(m, final_top, new_waiting)
+
+        # 3. the registers
+        with m.If(self.launch):
+            m.d.sync += [sp.eq(1), waiting.eq(0), overflow.eq(0)]
+            first = self._entry("launched")
+            m.d.comb += [
+                first.rpc.eq(model.never),
+                first.paths[0].pc.eq(self.target_pc[0]),
+                first.paths[0].mask.eq(self.target_mask[0]),
+            ]
+            self._assign(m, regs[0], first, "sync")
+        with m.Elif(apply | releasing):
+            m.d.sync += [sp.eq(new_sp), waiting.eq(new_waiting)]
+            for i in range(d):
+                self._assign(
+                    m,
+                    regs[i],
+                    replace(settled[i], cur=Mux(stop[i], chosen, settled[i].cur)),
+                    "sync",
+                )
+        with m.Elif(self.valid & live):
+            m.d.sync += overflow.eq(1)
+        return m
+
+    # -- pieces of the modify step ----------------------------------------------------------
+
+    @staticmethod
+    def _select(sel: list[Signal], entries: list[EntryBits]) -> EntryBits:
+        def field(get):  # type: ignore[no-untyped-def]
+            return one_hot(sel, [get(e) for e in entries])
+
+        paths = tuple(
+            PathBits(
+                field(lambda e, s=s: e.paths[s].pc),
+                field(lambda e, s=s: e.paths[s].mask),
+                field(lambda e, s=s: e.paths[s].done),
+                field(lambda e, s=s: e.paths[s].susp),
+                field(lambda e, s=s: e.paths[s].ret),
+            )
+            for s in range(2)
+        )
+        return EntryBits(
+            field(lambda e: e.rpc),
+            field(lambda e: e.call),
+            field(lambda e: e.cur),
+            field(lambda e: e.two),
+            (paths[0], paths[1]),
+        )
+
+    @staticmethod
+    def _without(e: EntryBits, lanes: Value) -> EntryBits:
+        paths = tuple(replace(p, mask=p.mask & ~lanes) for p in e.paths)
+        return replace(e, paths=(paths[0], paths[1]))
+
+    def _released(self, e: EntryBits, used: Value) -> EntryBits:
+        """``release``: a running path whose threads waited moves past the ``bar``."""
+        paths = []
+        for p in e.paths:
+            go = used & (p.mask & self.bar_release).any() & ~(p.done | p.susp | p.ret)
+            pc = Mux(go, p.pc + 4, p.pc)
+            paths.append(replace(p, pc=pc, done=Mux(go, self._at_rpc(e.rpc, e.call, pc), p.done)))
+        return replace(e, paths=(paths[0], paths[1]))
+
+    def _replacement(self, m: Module, u: Decoded, top: EntryBits, rpc: Value, sp: Value) -> Signal:
+        """``_replacement``: a two-way branch with the entry's RPC whose groups fit."""
+        replaced = Signal(name="replace_path")
+        if self.model.mode == 2:
+            return replaced  # no RPCs: never
+        o_present = Mux(self.path, 1, top.two)
+        o = mux_path(self.path, top.paths[0], top.paths[1])
+        kept = o_present & o.mask.any() & ~o.done
+        groups = (u.lo.present & (u.lo.pc != rpc)) + (u.hi.present & (u.hi.pc != rpc))
+        m.d.comb += replaced.eq(
+            u.branch
+            & ~self.more
+            & self._at_rpc(top.rpc, top.call, rpc)
+            & nested(sp, self.model.depth)
+            & (groups + kept <= 2)
+        )
+        return replaced
+
+    def _modify_top(
+        self, m: Module, u: Decoded, top: EntryBits, rpc: Value, replaced: Value
+    ) -> EntryBits:
+        """The top entry after the update (exits applied)."""
+        e = self._without(top, self.exited)
+        # the groups other than the RPC, ascending (for a replacement)
+        lo_is_rpc = u.lo.pc == rpc
+        g0_pc = Mux(lo_is_rpc, u.hi.pc, u.lo.pc)
+        g0_mask = Mux(lo_is_rpc, u.hi.mask, u.lo.mask)
+        g1 = u.hi.present & ~lo_is_rpc & (u.hi.pc != rpc)
+        path = self.path
+        other_kept = (
+            Mux(path, 1, e.two)
+            & Mux(path, e.paths[0].mask, e.paths[1].mask).any()
+            & ~Mux(path, e.paths[0].done, e.paths[1].done)
+        )
+        paths = []
+        for s in range(2):
+            p = e.paths[s]
+            mine = path == s
+            pc, mask, done, susp, ret = p.pc, p.mask, p.done, p.susp, p.ret
+            # jump, return, push
+            pc = Mux(mine & u.jump, u.lo.pc, Mux(mine & (u.call | u.branch) & ~replaced, rpc, pc))
+            done = Mux(mine & u.jump, self._at_rpc(top.rpc, top.call, u.lo.pc), done)
+            susp = susp | (mine & (u.call | u.branch) & ~replaced)
+            ret = ret | (mine & u.ret)
+            paths.append(PathBits(pc, mask, done, susp, ret))
+        # replacement: the path takes the lowest group; unless the other path stays, the path
+        # moves to slot 0 and a second group becomes slot 1
+        moved0 = replace(mux_path(path, e.paths[1], e.paths[0]), pc=g0_pc, mask=g0_mask)
+        new1 = fresh(u.hi.pc, u.hi.mask)
+        kept0 = replace(
+            e.paths[0], pc=Mux(path, e.paths[0].pc, g0_pc), mask=Mux(path, e.paths[0].mask, g0_mask)
+        )
+        kept1 = replace(
+            e.paths[1], pc=Mux(path, g0_pc, e.paths[1].pc), mask=Mux(path, g0_mask, e.paths[1].mask)
+        )
+        rep = [mux_path(other_kept, kept0, moved0), mux_path(other_kept, kept1, new1)]
+        final = [mux_path(replaced, rep[s], paths[s]) for s in range(2)]
+        two = Mux(replaced, other_kept | g1, e.two)
+        return self._named(m, "top_mod", replace(e, two=two, paths=(final[0], final[1])))
+
+    def _pushed(self, m: Module, u: Decoded, top: EntryBits, rpc: Value) -> EntryBits:
+        """The entry a call, divergent branch or continuation pushes."""
+        parent_mask = Mux(u.cont | ~self.path, top.paths[0].mask, top.paths[1].mask) & ~self.exited
+        at = self._at_rpc(rpc, self.call, u.lo.pc)
+        at_hi = self._at_rpc(rpc, self.call, u.hi.pc)
+        lo = fresh(u.lo.pc, u.lo.mask, at)
+        hi = fresh(u.hi.pc, u.hi.mask, at_hi)
+        rest = fresh(rpc, parent_mask & ~u.lo.mask, susp=1)  # a chain entry's suspended path
+        p0, p1 = mux_path(self.more, rest, lo), mux_path(self.more, lo, hi)
+        return self._named(
+            m, "push", EntryBits(rpc, self.call, Value.cast(0), self.more | u.hi.present, (p0, p1))
+        )

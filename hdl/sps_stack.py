@@ -1,0 +1,186 @@
+"""SPS reconvergence stack (seed 002 Sec 2.2, Fig 3): ``depth`` entries of (PC, active mask,
+RPC, call flag) in flip-flops, a stack pointer ``sp`` (= ``depth`` output), the top entry's
+split on the outputs. Golden twin and the meaning of every port:
+``golden.blocks.stack_twins.SpsStackTwin``; behaviour: ``ReconvergenceStack.update``.
+
+One update per clock, all in one combinational step from the registers:
+
+1. decode (``stack_common.decode_update``): continuation, call, return, branch, jump;
+2. exited lanes leave every entry's mask; the top entry's PC becomes the jump target, or for a
+   call or branch the RPC — unless the branch has the RPC of the top entry (a loop exit), then
+   the top entry is overwritten by the pushes (the entry below already waits there);
+3. up to two pushes at ``base`` and ``base + 1``: the target groups other than the RPC, the
+   higher PC first, so the lower one is on top; ``overflow`` when they do not fit, and then
+   nothing else changes;
+4. pop: every entry is *done* when its mask is empty, its PC is RETURN, it is the returning
+   top entry, or (above the bottom, not a call entry) its PC equals its RPC; the new ``sp`` is
+   one above the highest entry that is not done (a priority encoder, so one clock pops any
+   number of entries, as the functional ``_reconverge`` loop does).
+
+A barrier release (a cycle of its own) clears the waiting lanes and, when the top entry's
+threads were among them, moves its PC past the ``bar`` and pops as above.
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Module, Mux, Signal
+
+from reconverge.golden.blocks import stack_twins as golden
+from reconverge.hdl.ports import BlockComponent
+from reconverge.hdl.stack_common import decode_update, highest_kept, nested, one_hot
+
+
+class SpsStack(BlockComponent):
+    """Ports and parameters: see :class:`reconverge.golden.blocks.stack_twins.SpsStackTwin`."""
+
+    def __init__(self, warp_size: int, depth: int, pc_width: int = 32) -> None:
+        super().__init__(lambda: golden.SpsStackTwin(warp_size, depth, pc_width))
+
+    def elaborate(self, platform: object) -> Module:
+        m = Module()
+        model = self.model
+        w, d, pcw = model.warp_size, model.depth, model.pc_width
+        never, ret_code = model.never, model.ret_code
+        sp = Signal(range(d + 1), name="sp")
+        pc = [Signal(pcw, name=f"e{i}_pc") for i in range(d)]
+        mask = [Signal(w, name=f"e{i}_mask") for i in range(d)]
+        rpc = [Signal(pcw, name=f"e{i}_rpc") for i in range(d)]
+        call = [Signal(name=f"e{i}_call") for i in range(d)]
+        waiting = Signal(w, name="waiting")
+        overflow = Signal(name="overflow_flag")
+
+        # the top entry
+        is_top = [Signal(name=f"e{i}_top") for i in range(d)]
+        used = [Signal(name=f"e{i}_used") for i in range(d)]
+        m.d.comb += [is_top[i].eq(sp == i + 1) for i in range(d)]
+        m.d.comb += [used[i].eq(sp > i) for i in range(d)]
+        top_pc, top_mask = Signal(pcw, name="top_pc"), Signal(w, name="top_mask")
+        top_rpc, top_call = Signal(pcw, name="top_rpc"), Signal(name="top_call")
+        m.d.comb += [
+            top_pc.eq(one_hot(is_top, pc)),
+            top_mask.eq(one_hot(is_top, mask)),
+            top_rpc.eq(one_hot(is_top, rpc)),
+            top_call.eq(one_hot(is_top, call)),
+        ]
+        in_call = Signal(name="any_call")
+        m.d.comb += in_call.eq(Cat(*(c & u for c, u in zip(call, used, strict=True))).any())
+
+        # outputs (from the registers)
+        split_valid = Signal(name="tos_valid")
+        m.d.comb += split_valid.eq((sp != 0) & ~(top_mask & waiting).any())
+        m.d.comb += [
+            self.split_valid.eq(split_valid),
+            self.split_pc.eq(Mux(split_valid, top_pc, 0)),
+            self.split_mask.eq(Mux(split_valid, top_mask, 0)),
+            self.depth.eq(sp),
+            self.in_call.eq(in_call),
+            self.overflow.eq(overflow),
+        ]
+
+        # 1. decode; pushes: the groups other than the RPC, the higher PC first
+        u = decode_update(m, self, in_call)
+        push_hi = Signal(name="push_hi")
+        push_lo = Signal(name="push_lo")
+        m.d.comb += [
+            push_hi.eq(u.hi.present & (u.hi.pc != self.rpc)),
+            push_lo.eq(u.lo.present & (u.lo.pc != self.rpc)),
+        ]
+        pushes = Signal(range(3), name="pushes")
+        pushing = Signal(name="pushing")
+        replace = Signal(name="replace_top")
+        base = Signal(range(d + 1), name="push_base")
+        m.d.comb += [
+            pushes.eq(push_hi + push_lo),
+            pushing.eq(u.cont | u.call | u.branch),
+            replace.eq(u.branch & (self.rpc == top_rpc) & ~top_call & nested(sp, d)),
+            base.eq(sp - replace),
+        ]
+        live = Signal(name="live")
+        too_deep = Signal(name="too_deep")
+        m.d.comb += [
+            live.eq((sp != 0) & ~overflow),
+            too_deep.eq(pushing & (base + pushes > d)),
+        ]
+        apply = Signal(name="apply_update")
+        releasing = Signal(name="apply_release")
+        top_released = Signal(name="top_released")
+        m.d.comb += [
+            apply.eq(self.valid & live & ~too_deep),
+            releasing.eq(~self.valid & live & self.bar_release.any()),
+            top_released.eq((top_mask & self.bar_release).any()),
+        ]
+
+        # 2-3. the entries after the update (or the release), before popping
+        first_pc = Mux(push_hi, u.hi.pc, u.lo.pc)
+        first_mask = Mux(push_hi, u.hi.mask, u.lo.mask)
+        new_top_pc = Mux(u.jump, u.lo.pc, Mux((u.call | u.branch) & ~replace, self.rpc, top_pc))
+        new_pc = [Signal(pcw, name=f"e{i}_pc_next") for i in range(d)]
+        new_mask = [Signal(w, name=f"e{i}_mask_next") for i in range(d)]
+        new_rpc = [Signal(pcw, name=f"e{i}_rpc_next") for i in range(d)]
+        new_call = [Signal(name=f"e{i}_call_next") for i in range(d)]
+        for i in range(d):
+            first = pushing & (pushes != 0) & (base == i)
+            second = pushing & (pushes == 2) & (base + 1 == i)
+            pushed = first | second
+            with m.If(releasing):
+                m.d.comb += [
+                    new_pc[i].eq(Mux(is_top[i] & top_released, pc[i] + 4, pc[i])),
+                    new_mask[i].eq(mask[i]),
+                ]
+            with m.Elif(pushed):
+                m.d.comb += [
+                    new_pc[i].eq(Mux(first, first_pc, u.lo.pc)),
+                    new_mask[i].eq(Mux(first, first_mask, u.lo.mask)),
+                ]
+            with m.Else():
+                m.d.comb += [
+                    new_pc[i].eq(Mux(is_top[i], new_top_pc, pc[i])),
+                    new_mask[i].eq(mask[i] & ~self.exited),
+                ]
+            m.d.comb += [
+                new_rpc[i].eq(Mux(pushed & ~releasing, self.rpc, rpc[i])),
+                new_call[i].eq(Mux(pushed & ~releasing, self.call, call[i])),
+            ]
+        sp_mod = Signal(range(d + 3), name="sp_modified")
+        m.d.comb += sp_mod.eq(Mux(apply & pushing, base + pushes, sp))
+
+        # 4. pop every done entry above the highest one that stays
+        keep = []
+        for i in range(d):
+            done = (
+                ~new_mask[i].any()
+                | (new_pc[i] == ret_code)
+                | (apply & u.ret & is_top[i])
+                | ((i > 0) & ~new_call[i] & (new_pc[i] == new_rpc[i]))
+            )
+            k = Signal(name=f"e{i}_keep")
+            m.d.comb += k.eq((sp_mod > i) & ~done)
+            keep.append(k)
+        popped_sp = highest_kept(m, keep, len(sp))
+
+        with m.If(self.launch):
+            m.d.sync += [
+                sp.eq(1),
+                pc[0].eq(self.target_pc[0]),
+                mask[0].eq(self.target_mask[0]),
+                rpc[0].eq(never),
+                call[0].eq(0),
+                waiting.eq(0),
+                overflow.eq(0),
+            ]
+        with m.Elif(apply | (releasing & top_released)):
+            m.d.sync += sp.eq(popped_sp)
+            for i in range(d):
+                m.d.sync += [
+                    pc[i].eq(new_pc[i]),
+                    mask[i].eq(new_mask[i]),
+                    rpc[i].eq(new_rpc[i]),
+                    call[i].eq(new_call[i]),
+                ]
+        with m.If(~self.launch & apply):
+            m.d.sync += waiting.eq(waiting | self.barrier)
+        with m.If(~self.launch & releasing):
+            m.d.sync += waiting.eq(waiting & ~self.bar_release)
+        with m.If(~self.launch & self.valid & live & too_deep):
+            m.d.sync += overflow.eq(1)
+        return m

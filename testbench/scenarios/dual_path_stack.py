@@ -1,0 +1,174 @@
+"""Stimulus for the dual-path stack with paired-path comparison (seed 003 Fig 4/5; DPS)."""
+
+from __future__ import annotations
+
+import random
+
+from reconverge.golden.blocks.divergence import NEVER
+from reconverge.golden.blocks.stack_twins import DualPathStackTwin
+from reconverge.testbench.lockstep import Scenario
+from reconverge.testbench.scenarios import ScenarioSpec
+from reconverge.testbench.scenarios.stacks import (
+    Shadow,
+    Values,
+    idle,
+    issue,
+    launch,
+    random_stream,
+    split_of,
+    straight,
+)
+
+#: Parameter sets of the cocotb suite, one per mode: Fig 4's warp of 4 threads in implicit
+#: PPC, W = 8 (the W = L = 8 geometry: the stack only sees W) in explicit PPC, the default
+#: W = 32 as DPS.
+PARAM_SETS = [
+    {"warp_size": 4, "depth": 4, "pc_width": 16, "mode": 2},
+    {"warp_size": 8, "depth": 8, "pc_width": 16, "mode": 1},
+    {"warp_size": 32, "depth": 8, "pc_width": 32, "mode": 0},
+]
+#: More shapes for the fast Amaranth-simulator tests: every mode on another size, a single
+#: thread, a one-entry stack.
+EXTRA_PARAM_SETS = [
+    {"warp_size": 4, "depth": 4, "pc_width": 16, "mode": 1},
+    {"warp_size": 8, "depth": 6, "pc_width": 12, "mode": 0},
+    {"warp_size": 16, "depth": 16, "pc_width": 24, "mode": 2},
+    {"warp_size": 1, "depth": 2, "pc_width": 8, "mode": 2},
+    {"warp_size": 4, "depth": 1, "pc_width": 12, "mode": 1},
+]
+
+# The unstructured loop with break of seed 002 Fig 10 (golden/tests/test_seed003_ppc.py):
+# A (two instructions, then the cond1 branch to B), C (one, then the loop branch back to A),
+# B (the break path, three instructions), D.
+A, A_BR = 0x100, 0x108
+C, C_BR = 0x10C, 0x110
+B, D = 0x114, 0x120
+
+
+def _state(model: DualPathStackTwin) -> list[list[tuple[int, int]]]:
+    """Stack entries bottom to top, each as its paths' (PC, mask)."""
+    assert model.unit is not None
+    return [[(p.pc, p.mask) for p in e.paths] for e in model.unit.entries]
+
+
+def _running(out: Values) -> int:
+    """The one path PPC offers (its slot)."""
+    valid = int(out["split_valid"])  # type: ignore[call-overload]
+    assert valid in (1, 2), f"PPC offers exactly one path, not {valid:02b}"
+    return valid >> 1
+
+
+def _ppc_step(sh: Shadow, out: Values, targets: dict[int, int], rpc: int | None) -> Scenario:
+    return (yield from issue(sh, out, targets, _running(out), control=True, rpc=rpc))
+
+
+def _ppc_straight(sh: Shadow, out: Values, n: int) -> Scenario:
+    for _ in range(n):
+        out = yield from straight(sh, out, 1, _running(out))
+    return out
+
+
+def fig4_implicit(model: DualPathStackTwin, rng: random.Random, cycles: int) -> Scenario:
+    """seed 003 Fig 4/5, implicit PPC (no hints): threads 1, 3 break in the first iteration,
+    0, 2 in the second. The divergent cond1 branch pushes both paths (Fig 5 line 4); the path
+    with the smaller PC runs (Fig 4 lines 10-15) and, compared after every instruction
+    (Fig 5 line 31), keeps running around the loop; when it arrives at B, where the breaking
+    path waits, the two PCs are equal: the entry is deleted and the parent path continues at
+    B with every thread (Fig 4 lines 2-7) — earlier than the IPDOM D."""
+    sh = Shadow(model)
+    yield from sh.drive(launch(model, A, 0b1111))
+    out = yield from sh.drive(idle(model))
+    out = yield from _ppc_straight(sh, out, 2)
+    out = yield from _ppc_step(sh, out, {C: 0b0101, B: 0b1010}, None)  # Fig 5 line 4: push
+    assert _state(sh.model) == [[(NEVER, 0b1111)], [(C, 0b0101), (B, 0b1010)]]
+    assert split_of(out, _running(out)) == (C, 0b0101) and out["depth"] == 2  # C < B
+    out = yield from _ppc_straight(sh, out, 1)
+    out = yield from _ppc_step(sh, out, {A: 0b0101}, None)  # loop back: A < B
+    assert split_of(out, _running(out)) == (A, 0b0101)
+    out = yield from _ppc_straight(sh, out, 2)
+    out = yield from _ppc_step(sh, out, {B: 0b0101}, None)  # cond1 for 0, 2: PCs equal
+    assert _state(sh.model) == [[(B, 0b1111)]]
+    assert split_of(out, _running(out)) == (B, 0b1111) and out["depth"] == 1
+
+
+def fig4_explicit(model: DualPathStackTwin, rng: random.Random, cycles: int) -> Scenario:
+    """seed 003 Fig 4, explicit PPC: with the RPC D from the hint the running path keeps
+    running until it reaches D (the comparison is made at the reconvergence instruction); the
+    paths meeting at B go unnoticed and B runs once per path; at D the other path runs; when
+    both PCs are D the entry is deleted."""
+    sh = Shadow(model)
+    yield from sh.drive(launch(model, A, 0b1111))
+    out = yield from sh.drive(idle(model))
+    out = yield from _ppc_straight(sh, out, 2)
+    out = yield from _ppc_step(sh, out, {C: 0b0101, B: 0b1010}, D)
+    assert split_of(out, _running(out)) == (C, 0b0101)
+    out = yield from _ppc_straight(sh, out, 1)
+    out = yield from _ppc_step(sh, out, {A: 0b0101}, D)
+    out = yield from _ppc_straight(sh, out, 2)
+    out = yield from _ppc_step(sh, out, {B: 0b0101}, D)  # same PC as the other path
+    assert _state(sh.model) == [[(D, 0b1111)], [(B, 0b0101), (B, 0b1010)]]
+    assert split_of(out, _running(out)) == (B, 0b0101) and out["depth"] == 2
+    out = yield from _ppc_straight(sh, out, 3)  # reaches D: the other path runs B
+    assert split_of(out, _running(out)) == (B, 0b1010)
+    out = yield from _ppc_straight(sh, out, 3)  # both at D: the entry is popped
+    assert _state(sh.model) == [[(D, 0b1111)]]
+    assert split_of(out, _running(out)) == (D, 0b1111) and out["depth"] == 1
+
+
+def dps_both_paths(model: DualPathStackTwin, rng: random.Random, cycles: int) -> Scenario:
+    """DPS (seed 002 Sec 7, seed 003 Sec III): both paths of the top entry are offered and
+    issue interleaved; a path at the RPC waits there; when both have arrived the entry is
+    popped and the parent continues at the RPC with every thread."""
+    sh = Shadow(model)
+    yield from sh.drive(launch(model, A, 0b1111))
+    out = yield from sh.drive(idle(model))
+    out = yield from straight(sh, out, 2)
+    out = yield from issue(sh, out, {C: 0b0101, B: 0b1010}, control=True, rpc=D)
+    assert out["split_valid"] == 0b11 and out["depth"] == 2
+    assert (split_of(out, 0), split_of(out, 1)) == ((C, 0b0101), (B, 0b1010))
+    for _ in range(2):  # interleaved: B, then C
+        out = yield from straight(sh, out, 1, path=1)
+        out = yield from straight(sh, out, 1, path=0)
+    out = yield from issue(sh, out, {D: 0b0101}, path=0, control=True)  # C jumps to D
+    assert out["split_valid"] == 0b10  # C waits at D
+    out = yield from straight(sh, out, 1, path=1)  # B falls through to D
+    assert out["split_valid"] == 0b01 and out["depth"] == 1
+    assert split_of(out, 0) == (D, 0b1111)
+
+
+def k_way(model: DualPathStackTwin, rng: random.Random, cycles: int) -> Scenario:
+    """An indirect jump to four targets takes three update cycles (``more``, ``cont``): a
+    chain of three entries, each holding one target and a suspended path for the rest, the
+    two lowest targets on top; the groups then meet at one PC and every entry is popped."""
+    sh = Shadow(model)
+    targets = {0x200: 0b0001, 0x300: 0b0010, 0x400: 0b0100, 0x500: 0b1000}
+    join = 0x600
+    yield from sh.drive(launch(model, A, 0b1111))
+    out = yield from sh.drive(idle(model))
+    rpc = None if model.mode == 2 else join
+    out = yield from issue(sh, out, targets, control=True, rpc=rpc)
+    r = NEVER if rpc is None else rpc
+    assert _state(sh.model) == [
+        [(r, 0b1111)],
+        [(r, 0b0111), (0x500, 0b1000)],
+        [(r, 0b0011), (0x400, 0b0100)],
+        [(0x200, 0b0001), (0x300, 0b0010)],
+    ]
+    assert out["depth"] == 4
+    while out["depth"] > 1:  # every offered path jumps to the join point
+        slot = 0 if int(out["split_valid"]) & 1 else 1  # type: ignore[call-overload]
+        out = yield from issue(sh, out, {join: split_of(out, slot)[1]}, slot, control=True)
+    assert split_of(out, 0 if int(out["split_valid"]) & 1 else 1) == (join, 0b1111)  # type: ignore[call-overload]
+
+
+def _mode(*modes: int, depth: int = 2, w: int = 4):  # type: ignore[no-untyped-def]
+    return lambda m: m.mode in modes and m.depth >= depth and m.warp_size >= w
+
+
+SCENARIOS = [
+    ScenarioSpec("seed003_fig4_ppc_implicit", fig4_implicit, _mode(2)),
+    ScenarioSpec("seed003_fig4_ppc_explicit", fig4_explicit, _mode(1)),
+    ScenarioSpec("dps_both_paths", dps_both_paths, _mode(0)),
+    ScenarioSpec("k_way_indirect_chain", k_way, _mode(0, 1, 2, depth=4)),
+    ScenarioSpec("random", random_stream),
+]
