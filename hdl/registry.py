@@ -34,6 +34,10 @@ class BlockSpec:
     params: tuple[Param, ...]
     #: The three parameter sets of docs/area.md.
     area_sets: tuple[dict[str, int], ...]
+    #: docs/area.md compares this block's area with ``baseline`` (a block with the same
+    #: parameters) and with the ratio the seed reports (``seed_ratio``: text, source).
+    baseline: str = ""
+    seed_ratio: tuple[str, str] = ("", "")
 
     def parse(self, assignments: Sequence[str]) -> dict[str, int]:
         """``["k=v", ...]`` -> every parameter (defaults filled in); UserError when malformed."""
@@ -67,6 +71,22 @@ class BlockSpec:
         return ", ".join(f"{p.name}={p.default}" for p in self.params)
 
 
+_SCOREBOARD_PARAMS = (
+    Param("warp_size", 32, "threads per warp W (bits of an R-mask)"),
+    Param("registers", 32, "architectural registers per thread (bits of a dependency mask)"),
+    Param("warps", 8, "warps of the SM: one set of the table per warp id"),
+    Param("entries", 8, "entries per warp's set (seed 002 Sec 6.6: 8)"),
+    Param("lookups", 2, "decode lookup ports, 3 operands each"),
+    Param("writebacks", 2, "write-back (release) ports"),
+)
+#: docs/area.md: the seed's 8 entries per warp and its ports (6 read = 2 lookups x 3 operands,
+#: 3 write = issue + 2 write-backs) at 8 and 16 warps of 32 threads, and W = 16.
+_SCOREBOARD_AREA = (
+    {"warp_size": 16, "registers": 32, "warps": 8, "entries": 8, "lookups": 2, "writebacks": 2},
+    {"warp_size": 32, "registers": 32, "warps": 8, "entries": 8, "lookups": 2, "writebacks": 2},
+    {"warp_size": 32, "registers": 32, "warps": 16, "entries": 8, "lookups": 2, "writebacks": 2},
+)
+
 BLOCKS: dict[str, BlockSpec] = {
     spec.name: spec
     for spec in (
@@ -99,6 +119,22 @@ BLOCKS: dict[str, BlockSpec] = {
                 {"warp_size": 32, "simd_width": 8, "latency": 0},
                 {"warp_size": 32, "simd_width": 8, "latency": 2},
             ),
+        ),
+        BlockSpec(
+            "scoreboard",
+            "per-warp scoreboard, set-associative by warp id (seed 002 Fig 8a)",
+            "reconverge.hdl.scoreboard:Scoreboard",
+            _SCOREBOARD_PARAMS,
+            _SCOREBOARD_AREA,
+        ),
+        BlockSpec(
+            "masked_scoreboard",
+            "masked scoreboard with an R-mask per entry (seed 002 Sec 3.3.2, Fig 8b)",
+            "reconverge.hdl.scoreboard:MaskedScoreboard",
+            _SCOREBOARD_PARAMS,
+            _SCOREBOARD_AREA,
+            baseline="scoreboard",
+            seed_ratio=("~1.9x (175,432 / 91,365 um^2)", "seed 002 Sec 6.6"),
         ),
     )
 }

@@ -4,17 +4,22 @@ and the building blocks of the golden cycle-level SM model. Pure Python, no HDL 
 
 from reconverge.golden.blocks.arbiter import Arbiter, coalesce, line_key, pc_key, reduce
 from reconverge.golden.blocks.base import Block, Pipelined, Port
+from reconverge.golden.blocks.scoreboard import MaskedScoreboardBlock, ScoreboardBlock
 from reconverge.golden.blocks.squeezer import Squeezed, Squeezer, squeeze, squeeze_steps
 
 #: Every golden twin by the block name the CLI and the HDL registry use.
 TWINS: dict[str, type[Block]] = {"arbiter": Arbiter, "squeezer": Squeezer}
+TWINS["scoreboard"] = ScoreboardBlock
+TWINS["masked_scoreboard"] = MaskedScoreboardBlock
 
 __all__ = [
     "TWINS",
     "Arbiter",
     "Block",
+    "MaskedScoreboardBlock",
     "Pipelined",
     "Port",
+    "ScoreboardBlock",
     "Squeezed",
     "Squeezer",
     "coalesce",

@@ -38,10 +38,11 @@ def params_id(params: dict[str, int]) -> str:
 
 
 def scenarios_for(block: str) -> dict[str, ScenarioSpec]:
-    from reconverge.testbench.scenarios import arbiter, squeezer
+    from reconverge.testbench.scenarios import arbiter, scoreboard, squeezer
 
-    table = {"arbiter": arbiter.SCENARIOS, "squeezer": squeezer.SCENARIOS}[block]
-    return {s.name: s for s in table}
+    table = {"arbiter": arbiter.SCENARIOS, "squeezer": squeezer.SCENARIOS}
+    table["scoreboard"] = table["masked_scoreboard"] = scoreboard.SCENARIOS
+    return {s.name: s for s in table[block]}
 
 
 def applicable(block: str, model: Block) -> list[ScenarioSpec]:
