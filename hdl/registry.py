@@ -136,6 +136,21 @@ BLOCKS: dict[str, BlockSpec] = {
             baseline="scoreboard",
             seed_ratio=("~1.9x (175,432 / 91,365 um^2)", "seed 002 Sec 6.6"),
         ),
+        BlockSpec(
+            "stackless",
+            "stack-less control: per-thread PC and SP, min(SP:PC), local increment (seed 000)",
+            "reconverge.hdl.stackless:Stackless",
+            (
+                Param("warp_size", 32, "threads per warp W"),
+                Param("pc_width", 32, "PC bits"),
+                Param("sp_width", 32, "SP bits (the key is SP:PC)"),
+            ),
+            (
+                {"warp_size": 8, "pc_width": 16, "sp_width": 16},
+                {"warp_size": 16, "pc_width": 32, "sp_width": 32},
+                {"warp_size": 32, "pc_width": 32, "sp_width": 32},
+            ),
+        ),
     )
 }
 

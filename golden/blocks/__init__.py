@@ -6,11 +6,13 @@ from reconverge.golden.blocks.arbiter import Arbiter, coalesce, line_key, pc_key
 from reconverge.golden.blocks.base import Block, Pipelined, Port
 from reconverge.golden.blocks.scoreboard import MaskedScoreboardBlock, ScoreboardBlock
 from reconverge.golden.blocks.squeezer import Squeezed, Squeezer, squeeze, squeeze_steps
+from reconverge.golden.blocks.stackless import StacklessBlock, StacklessControl
 
 #: Every golden twin by the block name the CLI and the HDL registry use.
 TWINS: dict[str, type[Block]] = {"arbiter": Arbiter, "squeezer": Squeezer}
 TWINS["scoreboard"] = ScoreboardBlock
 TWINS["masked_scoreboard"] = MaskedScoreboardBlock
+TWINS["stackless"] = StacklessBlock
 
 __all__ = [
     "TWINS",
@@ -22,6 +24,8 @@ __all__ = [
     "ScoreboardBlock",
     "Squeezed",
     "Squeezer",
+    "StacklessBlock",
+    "StacklessControl",
     "coalesce",
     "line_key",
     "pc_key",

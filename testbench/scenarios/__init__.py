@@ -38,10 +38,11 @@ def params_id(params: dict[str, int]) -> str:
 
 
 def scenarios_for(block: str) -> dict[str, ScenarioSpec]:
-    from reconverge.testbench.scenarios import arbiter, scoreboard, squeezer
+    from reconverge.testbench.scenarios import arbiter, scoreboard, squeezer, stackless
 
     table = {"arbiter": arbiter.SCENARIOS, "squeezer": squeezer.SCENARIOS}
     table["scoreboard"] = table["masked_scoreboard"] = scoreboard.SCENARIOS
+    table["stackless"] = stackless.SCENARIOS
     return {s.name: s for s in table[block]}
 
 
