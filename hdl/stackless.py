@@ -50,7 +50,7 @@ class Stackless(BlockComponent):
         lanes = ex.replicate(w)
         target, exited = self.ex_target & lanes, self.ex_exited & lanes
         barrier, sp_we = self.ex_barrier & lanes, self.sp_we & lanes
-        release = self.release
+        release = self.bar_release  # "release" is a Verilog keyword
         next_live, next_waiting = Signal(w, name="next_live"), Signal(w, name="next_waiting")
         runnable = Signal(w, name="runnable")
         arbitrate, sp_written = Signal(name="arbitrate"), Signal(name="sp_written")

@@ -92,7 +92,7 @@ class StacklessBlock(Block):
       continue at their ``ex_next_pc``, exit, or wait at a barrier (together exactly the
       active mask); ``ex_control`` for branches and jumps;
     - in ``sp_we`` (W), ``sp_wdata`` [W] x SPW: the instruction wrote x2 (SP) of these lanes;
-    - in ``release`` (W): the block's barrier completed for these waiting lanes (after the
+    - in ``bar_release`` (W): the block's barrier completed for these waiting lanes (after the
       outcome of the same cycle, as in the golden SM); they continue at PC + 4;
     - out ``valid``, ``pc``, ``active``: the split that may issue (pc 0 when none);
     - out ``live``, ``waiting`` (W): threads not exited / waiting at a barrier (for the SM's
@@ -132,7 +132,7 @@ class StacklessBlock(Block):
             Port("ex_barrier", "in", w),
             Port("sp_we", "in", w),
             Port("sp_wdata", "in", sp_width, w),
-            Port("release", "in", w),
+            Port("bar_release", "in", w),
             Port("valid", "out", 1),
             Port("pc", "out", pc_width),
             Port("active", "out", w),
@@ -170,14 +170,14 @@ class StacklessBlock(Block):
     def clock(self, inputs: Mapping[str, PortValue]) -> None:
         get = inputs.__getitem__
         if get("start"):
-            busy = [name for name in ("ex_valid", "sp_we", "release") if get(name)]
+            busy = [name for name in ("ex_valid", "sp_we", "bar_release") if get(name)]
             if busy:
                 raise ValueError(f"stackless: start with {', '.join(busy)} not idle")
             self._start(get("start_mask"), get("start_pc"), get("start_sp"))  # type: ignore[arg-type]
             return
         if get("ex_valid"):
             self._execute(inputs)
-        release: int = get("release")  # type: ignore[assignment]
+        release: int = get("bar_release")  # type: ignore[assignment]
         if release:
             if release & ~self.unit.waiting:
                 raise ValueError(f"stackless: release of lanes {release:#x} not waiting")

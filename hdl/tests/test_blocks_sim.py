@@ -13,7 +13,9 @@ from reconverge.testbench.amaranth_sim import simulate
 from reconverge.testbench.lockstep import Mismatch
 from reconverge.testbench.scenarios import applicable, params_id, rng_for
 from reconverge.testbench.scenarios import arbiter as arbiter_stimulus
+from reconverge.testbench.scenarios import scoreboard as scoreboard_stimulus
 from reconverge.testbench.scenarios import squeezer as squeezer_stimulus
+from reconverge.testbench.scenarios import stackless as stackless_stimulus
 
 CYCLES = 400
 
@@ -21,6 +23,9 @@ SETS = {
     "arbiter": arbiter_stimulus.PARAM_SETS + arbiter_stimulus.EXTRA_PARAM_SETS,
     "squeezer": squeezer_stimulus.PARAM_SETS + squeezer_stimulus.EXTRA_PARAM_SETS,
 }
+SETS["scoreboard"] = scoreboard_stimulus.PARAM_SETS + scoreboard_stimulus.EXTRA_PARAM_SETS
+SETS["masked_scoreboard"] = SETS["scoreboard"]
+SETS["stackless"] = stackless_stimulus.PARAM_SETS + stackless_stimulus.EXTRA_PARAM_SETS
 CASES = [
     pytest.param(block, params, spec, id=f"{block}-{params_id(params)}-{spec.name}")
     for block, sets in SETS.items()

@@ -15,10 +15,12 @@ from reconverge.hdl.lint import verilator_lint
 from reconverge.hdl.registry import BLOCKS
 from reconverge.hdl.synth import synth_tools_available
 from reconverge.hdl.verilog import to_verilog
-from reconverge.testbench.scenarios import arbiter, params_id, squeezer
+from reconverge.testbench.scenarios import arbiter, params_id, scoreboard, squeezer, stackless
 
 SETS = [("arbiter", p) for p in arbiter.PARAM_SETS + arbiter.EXTRA_PARAM_SETS[:3]]
 SETS += [("squeezer", p) for p in squeezer.PARAM_SETS + squeezer.EXTRA_PARAM_SETS[1:]]
+SETS += [(b, p) for b in ("scoreboard", "masked_scoreboard") for p in scoreboard.PARAM_SETS[:2]]
+SETS += [("stackless", p) for p in stackless.PARAM_SETS[:2]]
 IDS = [f"{b}-{params_id(p)}" for b, p in SETS]
 
 

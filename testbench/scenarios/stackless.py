@@ -10,15 +10,16 @@ The stack-less control has no SIMD width: the W = 8 set is the warp of the W = L
 
 from __future__ import annotations
 
-import copy
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from reconverge.golden.blocks.base import Values
-from reconverge.golden.blocks.divergence import lanes_of
-from reconverge.golden.blocks.stackless import StacklessBlock
-from reconverge.golden.isa import ILEN_BYTES
+from reconverge.golden.blocks.divergence import Executed, Split, lanes_of
+from reconverge.golden.blocks.stackless import StacklessBlock, StacklessControl
+from reconverge.golden.isa import ILEN_BYTES, MASK32, REG_SP
 from reconverge.testbench.lockstep import RESET, Scenario
 from reconverge.testbench.scenarios import ScenarioSpec
 
@@ -110,7 +111,7 @@ class Runner:
                 if not state["waiting"] or state["waiting"] != state["live"]:
                     return trace
                 inputs = _idle(self.model)
-                inputs["release"] = state["waiting"]
+                inputs["bar_release"] = state["waiting"]
             else:
                 inputs = self.outcome(program[state["pc"]], state["pc"], state["active"])
             out = yield from self.step(inputs)
@@ -273,7 +274,9 @@ def random_stream(model: StacklessBlock, rng: random.Random, cycles: int) -> Sce
         elif not state["valid"] or rng.random() < 0.1:
             inputs = garbage(_idle(model))
             if waiting and (waiting == state["live"] or rng.random() < 0.1):
-                inputs["release"] = waiting if rng.random() < 0.8 else waiting & rng.getrandbits(w)
+                inputs["bar_release"] = (
+                    waiting if rng.random() < 0.8 else waiting & rng.getrandbits(w)
+                )
         else:
             pc, active = state["pc"], state["active"]
             roll = rng.random()
@@ -288,13 +291,167 @@ def random_stream(model: StacklessBlock, rng: random.Random, cycles: int) -> Sce
                     else branch(pc)
                 )  # fmt: skip
                 inputs = run.outcome(op, pc, active)
-            probe = copy.deepcopy(run.shadow)
-            probe.clock(inputs)
-            after = probe.outputs(_idle(model))
-            if after["waiting"] and after["waiting"] == after["live"] and rng.random() < 0.5:
-                inputs["release"] = after["waiting"]  # the barrier completes in this cycle
+            live = state["live"] & ~inputs["ex_exited"]  # type: ignore[operator]
+            waiting = waiting | inputs["ex_barrier"]  # type: ignore[operator]
+            if waiting and waiting == live and rng.random() < 0.5:
+                inputs["bar_release"] = waiting  # the barrier completes in this cycle
         out = yield from run.step(inputs)
         del out
+
+
+#: A kernel for the replay: a conditional call with the caller's frame (Listing 1), a barrier
+#: every thread reaches, and exits at two different PCs.
+CALL_BARRIER = """
+_start:
+    csrr t0, tid
+    andi t1, t0, 1
+    beqz t1, skip
+    addi sp, sp, -8
+    call f
+    addi sp, sp, 8
+skip:
+    bar
+    andi t2, t0, 2
+    bnez t2, late
+    li   a0, 1
+    li   a7, 93
+    ecall
+late:
+    addi a0, t0, 3
+    li   a7, 93
+    ecall
+f:
+    sw   ra, 4(sp)
+    addi a0, a0, 10
+    lw   ra, 4(sp)
+    ret
+"""
+
+
+@dataclass(frozen=True)
+class UnitCall:
+    """One call of the golden SM into a warp's :class:`StacklessControl`: the SM time, the
+    outcome (or the released lanes), every lane's SP at the call, the split afterwards."""
+
+    time: int
+    ex: Executed | None
+    release: int
+    sp: tuple[int, ...]
+    split: Split | None
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """A warp's start (threads, entry PC, SP) and the golden SM's calls into its unit."""
+
+    valid: int
+    entry: int
+    sp: int
+    calls: list[UnitCall]
+
+
+def record_sm(source: str, warp_size: int, threads: int) -> Recorded:
+    """Run ``source`` on the golden SM (policy stackless, one warp of ``threads`` threads,
+    W = L = ``warp_size``) and record every call into the warp's divergence unit."""
+    from reconverge.golden.asm import assemble
+    from reconverge.golden.functional import LaunchConfig
+    from reconverge.golden.geometry import Geometry
+    from reconverge.golden.sm.config import Policy, SMConfig
+    from reconverge.golden.sm.core import SM
+
+    calls: list[UnitCall] = []
+    starts: list[Recorded] = []
+
+    class Recording(StacklessControl):
+        def _log(self, ex: Executed | None, release: int) -> None:
+            sp = tuple(int(v) for v in self.regs[:, REG_SP])
+            split = self.splits()
+            calls.append(UnitCall(sm.t, ex, release, sp, split[0] if split else None))
+
+        def execute(self, ex: Executed) -> None:
+            super().execute(ex)
+            self._log(ex, 0)
+
+        def release(self, lanes: int) -> None:
+            super().release(lanes)
+            self._log(None, lanes)
+
+    class RecordingSM(SM):
+        def make_unit(self, valid: int, regs: np.ndarray) -> StacklessControl:
+            entry = self.image.entry & MASK32
+            starts.append(Recorded(valid, entry, int(regs[0, REG_SP]), calls))
+            return Recording(warp_size, valid, entry, regs)
+
+    geometry = Geometry(warp_size=warp_size, simd_width=warp_size, warps=1)
+    launch = LaunchConfig(grid=1, block=threads, geometry=geometry)
+    sm = RecordingSM(assemble(source, "replay.S"), launch, SMConfig(policy=Policy.STACKLESS))
+    result = sm.run()
+    assert result.fault is None, result.fault
+    assert len(starts) == 1, "one warp"
+    return starts[0]
+
+
+def _replayed(model: StacklessBlock, run: Recorded, pc0: int, sp0: int) -> list[tuple]:
+    """(inputs, split afterwards) per cycle; a release in the SM step of an outcome (the
+    barrier's last arrival) goes into the same cycle."""
+    cycles = []
+    sp = [run.sp] * model.warp_size
+    calls = iter(run.calls)
+    pending = next(calls, None)
+    while pending is not None:
+        call, pending = pending, next(calls, None)
+        inputs = _idle(model)
+        if call.ex is not None:
+            target, nxt = 0, list(inputs["ex_next_pc"])  # type: ignore[arg-type]
+            for pc, lanes in call.ex.targets.items():
+                target |= lanes
+                for lane in lanes_of(lanes):
+                    nxt[lane] = pc - pc0
+            inputs.update(
+                ex_valid=1,
+                ex_control=int(call.ex.control),
+                ex_target=target,
+                ex_next_pc=tuple(nxt),
+                ex_exited=call.ex.exited,
+                ex_barrier=call.ex.barrier,
+                sp_we=sum(1 << k for k, v in enumerate(call.sp) if v != sp[k]),
+                sp_wdata=tuple(v - sp0 for v in call.sp),
+            )
+            sp = list(call.sp)
+            if pending is not None and pending.ex is None and pending.time == call.time:
+                call, pending = pending, next(calls, None)
+        if call.ex is None:
+            inputs["bar_release"] = call.release
+        cycles.append((inputs, call.split))
+    return cycles
+
+
+def sm_replay(model: StacklessBlock, rng: random.Random, cycles: int) -> Scenario:
+    """The golden SM's own calls into its stack-less unit (policy stackless, W = L = the
+    block's W), replayed on the block's ports: Listing 1's call with the caller's frame, a
+    barrier (released in the cycle of the last arrival), two exits, and the Collatz loop of
+    ``reconverge demo`` (at most 12 threads: a partial warp when W is larger). PCs and SPs are
+    shifted by constants to fit the widths (min SP:PC does not change); after every call the
+    block's split must be the golden unit's."""
+    from importlib import resources
+
+    demo = resources.files("reconverge.kernels").joinpath("divergent_demo.S").read_text()
+    for source in (CALL_BARRIER, demo):
+        run = record_sm(source, model.warp_size, min(model.warp_size, 12))
+        pcs = [run.entry] + [pc for c in run.calls if c.ex for pc in c.ex.targets]
+        sps = [run.sp] + [v for c in run.calls for v in c.sp]
+        pc0, sp0 = min(pcs) - ILEN_BYTES, min(sps)
+        assert max(pcs) + 2 * ILEN_BYTES - pc0 < 1 << model.pc_width, "PCs do not fit"
+        assert max(sps) - sp0 < 1 << model.sp_width, "SPs do not fit"
+        expect = Split(0, run.entry, run.valid)
+        yield _start(model, run.valid, run.entry - pc0, run.sp - sp0)
+        for inputs, after in [*_replayed(model, run, pc0, sp0), (_idle(model), None)]:
+            out = yield inputs
+            assert out["valid"] == (expect is not None), f"{source[:20]!r}: {expect}"
+            if expect is not None:
+                assert (out["pc"] + pc0, out["active"]) == (expect.pc, expect.mask), expect
+            expect = after
+        assert expect is None and out["live"] == 0, "every thread exited"
 
 
 SCENARIOS = [
@@ -308,5 +465,6 @@ SCENARIOS = [
         listing1,
         lambda m: m.warp_size >= 4 and m.pc_width >= 6 and m.sp_width >= 2,
     ),
+    ScenarioSpec("golden_sm_replay", sm_replay, lambda m: m.pc_width >= 8 and m.sp_width >= 4),
     ScenarioSpec("random", random_stream, lambda m: m.pc_width >= 5),
 ]

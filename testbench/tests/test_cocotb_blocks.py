@@ -8,6 +8,11 @@ examples as directed scenarios:
 - ``seed000_sec42_memory_coalescing`` — seed 000 Sec 4.2, memory mode with replays;
 - ``seed001_fig43_squeeze_steps`` — seed 001 Fig 4.3 / Sec 4.1-4.2, the squeezer;
 - ``seed001_fig41_warps_b_c`` — seed 001 Fig 4.1 as Sec 4.1 describes it;
+- ``seed002_fig9_scoreboard_states`` — seed 002 Fig 9 (states 1-6), plain and masked
+  scoreboards; ``seed002_fig8_set_full`` — the set-associative table filling up;
+- ``seed000_table2_if_then_else`` / ``seed000_listing1_call_sp`` — seed 000 Table 2 and
+  Listing 1 on the stack-less control; ``golden_sm_replay`` — the golden SM's own calls into
+  its stack-less unit, replayed on the ports;
 - ``random`` (thousands of cycles) and ``exhaustive`` (every mask of a small warp).
 """
 
@@ -20,7 +25,9 @@ from reconverge.hdl.arbiter import Arbiter
 from reconverge.testbench import cocotb_run
 from reconverge.testbench.scenarios import applicable, params_id
 from reconverge.testbench.scenarios import arbiter as arbiter_stimulus
+from reconverge.testbench.scenarios import scoreboard as scoreboard_stimulus
 from reconverge.testbench.scenarios import squeezer as squeezer_stimulus
+from reconverge.testbench.scenarios import stackless as stackless_stimulus
 
 CYCLES = 3000
 
@@ -43,6 +50,26 @@ def test_arbiter_cocotb(params: dict[str, int], scenario: str) -> None:
 def test_squeezer_cocotb(params: dict[str, int], scenario: str) -> None:
     """Squeezer (seed 001 Sec 4.1-4.3) Verilog == golden ``Squeezer`` on the named scenario."""
     cocotb_run.run("squeezer", params, scenario, CYCLES)
+
+
+SCOREBOARDS = [
+    pytest.param(block, *case.values, id=f"{block}-{case.id}")
+    for block in ("scoreboard", "masked_scoreboard")
+    for case in _cases(block, scoreboard_stimulus.PARAM_SETS)
+]
+
+
+@pytest.mark.parametrize(("block", "params", "scenario"), SCOREBOARDS)
+def test_scoreboard_cocotb(block: str, params: dict[str, int], scenario: str) -> None:
+    """Plain (seed 002 Fig 8a) and masked (Fig 8b) scoreboard Verilog == golden
+    ``ScoreboardBlock`` / ``MaskedScoreboardBlock`` on the named scenario."""
+    cocotb_run.run(block, params, scenario, CYCLES)
+
+
+@pytest.mark.parametrize(("params", "scenario"), _cases("stackless", stackless_stimulus.PARAM_SETS))
+def test_stackless_cocotb(params: dict[str, int], scenario: str) -> None:
+    """Stack-less control (seed 000 Sec 4.1) Verilog == golden ``StacklessBlock``."""
+    cocotb_run.run("stackless", params, scenario, CYCLES)
 
 
 class _TieToLowerInput(Arbiter):
@@ -72,6 +99,17 @@ LONG = [
     pytest.param(block, params, id=f"{block}-{params_id(params)}")
     for block, module in (("arbiter", arbiter_stimulus), ("squeezer", squeezer_stimulus))
     for params in module.PARAM_SETS + module.EXTRA_PARAM_SETS
+]
+
+LONG += [
+    pytest.param(block, params, id=f"{block}-{params_id(params)}")
+    for block, module in (
+        ("scoreboard", scoreboard_stimulus),
+        ("masked_scoreboard", scoreboard_stimulus),
+        ("stackless", stackless_stimulus),
+    )
+    for params in module.PARAM_SETS + module.EXTRA_PARAM_SETS
+    if "random" in {s.name for s in applicable(block, TWINS[block](**params))}
 ]
 
 
