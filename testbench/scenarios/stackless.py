@@ -426,32 +426,39 @@ def _replayed(model: StacklessBlock, run: Recorded, pc0: int, sp0: int) -> list[
     return cycles
 
 
+def replay(model: StacklessBlock, source: str, threads: int) -> Scenario:
+    """Run ``source`` on the golden SM (:func:`record_sm`) and replay its calls into the
+    warp's stack-less unit on the block's ports, shifting PCs and SPs by constants so they fit
+    the widths (min SP:PC does not change); after every call the block's split must be the
+    golden unit's."""
+    run = record_sm(source, model.warp_size, threads)
+    pcs = [run.entry] + [pc for c in run.calls if c.ex for pc in c.ex.targets]
+    sps = [run.sp] + [v for c in run.calls for v in c.sp]
+    pc0, sp0 = max(0, min(pcs) - ILEN_BYTES), min(sps)
+    assert max(pcs) + 2 * ILEN_BYTES - pc0 < 1 << model.pc_width, "PCs do not fit"
+    assert max(sps) - sp0 < 1 << model.sp_width, "SPs do not fit"
+    expect: Split | None = Split(0, run.entry, run.valid)
+    yield _start(model, run.valid, run.entry - pc0, run.sp - sp0)
+    out: Values = {}
+    for inputs, after in [*_replayed(model, run, pc0, sp0), (_idle(model), None)]:
+        out = yield inputs
+        assert out["valid"] == (expect is not None), f"expected {expect}"
+        if expect is not None:
+            assert (out["pc"] + pc0, out["active"]) == (expect.pc, expect.mask), expect
+        expect = after
+    assert expect is None and out["live"] == 0, "every thread exited"
+
+
 def sm_replay(model: StacklessBlock, rng: random.Random, cycles: int) -> Scenario:
     """The golden SM's own calls into its stack-less unit (policy stackless, W = L = the
     block's W), replayed on the block's ports: Listing 1's call with the caller's frame, a
     barrier (released in the cycle of the last arrival), two exits, and the Collatz loop of
-    ``reconverge demo`` (at most 12 threads: a partial warp when W is larger). PCs and SPs are
-    shifted by constants to fit the widths (min SP:PC does not change); after every call the
-    block's split must be the golden unit's."""
+    ``reconverge demo`` (at most 12 threads: a partial warp when W is larger)."""
     from importlib import resources
 
     demo = resources.files("reconverge.kernels").joinpath("divergent_demo.S").read_text()
     for source in (CALL_BARRIER, demo):
-        run = record_sm(source, model.warp_size, min(model.warp_size, 12))
-        pcs = [run.entry] + [pc for c in run.calls if c.ex for pc in c.ex.targets]
-        sps = [run.sp] + [v for c in run.calls for v in c.sp]
-        pc0, sp0 = min(pcs) - ILEN_BYTES, min(sps)
-        assert max(pcs) + 2 * ILEN_BYTES - pc0 < 1 << model.pc_width, "PCs do not fit"
-        assert max(sps) - sp0 < 1 << model.sp_width, "SPs do not fit"
-        expect = Split(0, run.entry, run.valid)
-        yield _start(model, run.valid, run.entry - pc0, run.sp - sp0)
-        for inputs, after in [*_replayed(model, run, pc0, sp0), (_idle(model), None)]:
-            out = yield inputs
-            assert out["valid"] == (expect is not None), f"{source[:20]!r}: {expect}"
-            if expect is not None:
-                assert (out["pc"] + pc0, out["active"]) == (expect.pc, expect.mask), expect
-            expect = after
-        assert expect is None and out["live"] == 0, "every thread exited"
+        yield from replay(model, source, min(model.warp_size, 12))
 
 
 SCENARIOS = [
