@@ -38,6 +38,7 @@ class BlockSpec:
     #: parameters) and with the ratio the seed reports (``seed_ratio``: text, source).
     baseline: str = ""
     seed_ratio: tuple[str, str] = ("", "")
+    ratio_note: str = ""
 
     def parse(self, assignments: Sequence[str]) -> dict[str, int]:
         """``["k=v", ...]`` -> every parameter (defaults filled in); UserError when malformed."""

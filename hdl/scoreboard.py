@@ -68,116 +68,125 @@ class Scoreboard(BlockComponent):
     def elaborate(self, platform: object) -> Module:
         m = Module()
         model = self.model
-        sets: list[list[Entry]] = []  # per warp, per entry: the value after the write-backs
-        state: dict[tuple[int, int], tuple[Signal, Signal]] = {}
-        for w in range(model.warps):
-            entries = []
-            for e in range(model.entries):
-                entry, state[w, e] = self._entry(m, w, e)
-                entries.append(entry)
-            sets.append(entries)
-        self._reserve(m, sets, state)
+        rbits = bits_for(model.registers)
+        # the table: per warp, per entry, (register id, valid bit or R-mask)
+        table = [
+            [
+                (
+                    Signal(rbits, name=f"w{w}_e{e}_reg"),
+                    Signal(model.warp_size, name=f"w{w}_e{e}_rmask")
+                    if model.masked
+                    else Signal(name=f"w{w}_e{e}_valid"),
+                )
+                for e in range(model.entries)
+            ]
+            for w in range(model.warps)
+        ]
+        rows = Array(Cat(*(Cat(reg, held) for reg, held in entries)) for entries in table)
+        chosen = self._read(m, rows, self.issue_warp, "issue")
+        new, merge = self._reserve(m, chosen)
+        for w, entries in enumerate(table):
+            for e, (reg, held) in enumerate(entries):
+                valid, after = self._written_back(m, f"w{w}_e{e}", Const(w), reg, held)
+                here = self.issue_warp == w
+                alloc = Signal(name=f"w{w}_e{e}_alloc")
+                m.d.comb += alloc.eq(here & new[e])
+                m.d.sync += reg.eq(Mux(alloc, self.issue_rd, reg))
+                if after is None:
+                    m.d.sync += held.eq(valid | alloc)
+                else:
+                    mask = self.issue_mask
+                    m.d.sync += held.eq(Mux(alloc, mask, after | Mux(here & merge[e], mask, 0)))
         for p in range(model.lookups):
-            self._lookup(m, p, sets)
+            self._lookup(m, p, self._read(m, rows, self.lookup_warp[p], f"lookup{p}"))
         return m
 
-    # -- state and write-backs -----------------------------------------------------------------
-
-    def _entry(self, m: Module, w: int, e: int) -> tuple[Entry, tuple[Signal, Signal]]:
-        """Entry ``e`` of warp ``w``: its value after this cycle's write-backs (what the
-        lookups and the reservation see) and its registers (register id, valid or R-mask)."""
+    def _written_back(
+        self, m: Module, name: str, warp: Value, reg: Value, held: Value
+    ) -> tuple[Value, Value | None]:
+        """(valid, R-mask or None) of an entry of warp ``warp`` after this cycle's
+        write-backs: those that name its warp and register clear it (plain) or clear their
+        lanes from its R-mask (masked)."""
         model = self.model
-        name = f"w{w}_e{e}"
-        reg = Signal(bits_for(model.registers), name=f"{name}_reg")
         hits = [
-            self.wb_valid[k] & (self.wb_warp[k] == w) & (reg == self.wb_rd[k])
+            self.wb_valid[k] & (self.wb_warp[k] == warp) & (reg == self.wb_rd[k])
             for k in range(model.writebacks)
         ]
         valid = Signal(name=f"{name}_valid_wb")
-        if model.masked:
-            rmask = Signal(model.warp_size, name=f"{name}_rmask")
-            after = Signal(model.warp_size, name=f"{name}_rmask_wb")
-            cleared = Value.cast(0)
-            for k, hit in enumerate(hits):
-                cleared = cleared | Mux(hit, self.wb_mask[k], 0)
-            m.d.comb += [after.eq(rmask & ~cleared), valid.eq(after.any())]
-            return (valid, reg, after), (reg, rmask)
-        held = Signal(name=f"{name}_valid")
-        m.d.comb += valid.eq(held & ~_any(hits))
-        return (valid, reg, None), (reg, held)
+        if not model.masked:
+            m.d.comb += valid.eq(held & ~_any(hits))
+            return valid, None
+        cleared = Value.cast(0)
+        for k, hit in enumerate(hits):
+            cleared = cleared | Mux(hit, self.wb_mask[k], 0)
+        after = Signal(model.warp_size, name=f"{name}_rmask_wb")
+        m.d.comb += [after.eq(held & ~cleared), valid.eq(after.any())]
+        return valid, after
 
-    def _select(self, m: Module, sets: list[list[Entry]], warp: Value, name: str) -> list[Entry]:
-        """The set of warp ``warp`` (a multiplexer over the warps: the table's read port)."""
+    def _read(self, m: Module, rows: Array, warp: Value, name: str) -> list[Entry]:
+        """A read port: the set of warp ``warp`` (a multiplexer over the warps, the table's
+        read port), then this cycle's write-backs applied to it (the bypass)."""
         model = self.model
         rbits = bits_for(model.registers)
-        width = 1 + rbits + (model.warp_size if model.masked else 0)
-        rows = Array(
-            Cat(*(Cat(v, r, *([] if a is None else [a])) for v, r, a in entries))
-            for entries in sets
-        )
+        width = rbits + (model.warp_size if model.masked else 1)
         row = Signal(width * model.entries, name=f"{name}_set")
         m.d.comb += row.eq(rows[warp])
         out: list[Entry] = []
         for e in range(model.entries):
             field = row[e * width : (e + 1) * width]
-            rmask = field[1 + rbits :] if model.masked else None
-            out.append((field[0], field[1 : 1 + rbits], rmask))
+            reg, held = field[:rbits], field[rbits:]
+            valid, after = self._written_back(m, f"{name}_e{e}", warp, reg, held)
+            out.append((valid, reg, after))
         return out
 
     # -- reservation ---------------------------------------------------------------------------
 
-    def _reserve(
-        self,
-        m: Module,
-        sets: list[list[Entry]],
-        state: dict[tuple[int, int], tuple[Signal, Signal]],
-    ) -> None:
+    def _reserve(self, m: Module, chosen: list[Entry]) -> tuple[list[Value], list[Value]]:
+        """Per entry of the issuing warp's set: (takes the reservation as a new entry, ORs
+        the mask in). Plain: the first free entry; masked: the entry already holding rd
+        (Fig 9 state 5), else the first free one."""
         model = self.model
-        chosen = self._select(m, sets, self.issue_warp, "issue")
-        present: list[Value] = []  # masked: the entry already holding rd takes the mask
+        present: list[Value] = []
         if model.masked:
             for e, (valid, reg, _) in enumerate(chosen):
                 hit = Signal(name=f"issue_present{e}")
-                m.d.comb += hit.eq(valid & (reg == self.issue_rd))
+                m.d.comb += hit.eq(self.issue_valid & valid & (reg == self.issue_rd))
                 present.append(hit)
-        first = _first_one([~valid for valid, _, _ in chosen])
         alloc = Signal(name="issue_alloc")
         m.d.comb += alloc.eq(self.issue_valid & (self.issue_rd != 0) & ~_any(present))
-        for w, entries in enumerate(sets):
-            here = self.issue_warp == w
-            for e, (valid, _, after) in enumerate(entries):
-                reg, held = state[w, e]
-                new = Signal(name=f"w{w}_e{e}_alloc")
-                m.d.comb += new.eq(alloc & here & first[e])
-                m.d.sync += reg.eq(Mux(new, self.issue_rd, reg))
-                if after is None:
-                    m.d.sync += held.eq(valid | new)
-                else:
-                    mask = self.issue_mask
-                    merge = self.issue_valid & here & present[e]
-                    m.d.sync += held.eq(Mux(new, mask, after | Mux(merge, mask, 0)))
+        first = _first_one([~valid for valid, _, _ in chosen])
+        new = []
+        for e in range(model.entries):
+            sig = Signal(name=f"issue_new{e}")
+            m.d.comb += sig.eq(alloc & first[e])
+            new.append(sig)
+        return new, present
 
     # -- lookups -------------------------------------------------------------------------------
 
-    def _lookup(self, m: Module, p: int, sets: list[list[Entry]]) -> None:
+    def _lookup(self, m: Module, p: int, chosen: list[Entry]) -> None:
+        """Dependency mask and ``full`` of lookup port ``p`` from its warp's set."""
         model = self.model
-        chosen = self._select(m, sets, self.lookup_warp[p], f"lookup{p}")
         mask = self.lookup_mask[p]
         any_lane = mask.any()
         dep = Value.cast(Const(0, model.registers))
         present: Value = Const(0)
+        shared = []  # per entry: its R-mask shares a lane with the instruction (masked)
+        for e, (_, _, rmask) in enumerate(chosen):
+            if rmask is not None:
+                lanes = Signal(name=f"lookup{p}_e{e}_lanes")
+                m.d.comb += lanes.eq((rmask & mask).any())
+                shared.append(lanes)
         for k in range(golden.OPERANDS):
             op = self.lookup_regs[golden.OPERANDS * p + k]
             match = [valid & (reg == op) for valid, reg, _ in chosen]
             if model.masked:
-                lanes = [(a & mask).any() for _, _, a in chosen]  # type: ignore[operator]
-                hit_bits = [mt & ln for mt, ln in zip(match, lanes, strict=True)]
-                hit = _any(hit_bits)
+                hit = _any([mt & ln for mt, ln in zip(match, shared, strict=True)])
             else:
                 hit = _any(match) & any_lane
             hit_s = Signal(name=f"lookup{p}_op{k}_hit")
             m.d.comb += hit_s.eq(hit)
-            dep = dep | Mux(hit_s, Const(1, model.registers) << op, 0)
+            dep = dep | Cat(hit_s & (op == r) for r in range(model.registers))
             if k == golden.OPERANDS - 1:
                 present = _any(match)  # the destination already has an entry
         needs = (self.lookup_regs[golden.OPERANDS * p + golden.OPERANDS - 1] != 0) & ~present

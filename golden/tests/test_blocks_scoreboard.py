@@ -150,3 +150,48 @@ def test_twin_rejects_bad_inputs() -> None:
     twin.clock(dict(twin.idle_inputs(), issue_valid=1, issue_rd=1, issue_mask=1))
     with pytest.raises(ValueError, match="no free scoreboard entry"):
         twin.clock(dict(twin.idle_inputs(), issue_valid=1, issue_rd=2, issue_mask=1))
+
+
+LOADS = """
+_start:
+    la   a5, data
+    lw   a0, 0(a5)
+    lw   a1, 4(a5)
+    lw   a2, 8(a5)
+    add  a0, a0, a1
+    add  a0, a0, a2
+    li   a7, 93
+    ecall
+    .data
+data: .word 1, 2, 3
+"""
+
+
+@pytest.mark.parametrize("kind", ["plain", "masked"])
+def test_sm_waits_for_a_free_scoreboard_entry(kind: str) -> None:
+    """The golden SM with ``Geometry.scoreboard_entries``: with one entry per warp the second
+    load waits for the first one's write-back (a structural hazard of Fig 8's table); with the
+    default (an entry per register) the loads are back to back. Same results either way."""
+    from dataclasses import replace
+
+    from reconverge.golden.asm import assemble
+    from reconverge.golden.functional import LaunchConfig
+    from reconverge.golden.geometry import Geometry
+    from reconverge.golden.sm.config import ScoreboardKind, SMConfig
+    from reconverge.golden.sm.core import run_sm
+
+    image = assemble(LOADS, "loads.S")
+    config = SMConfig(scoreboard=ScoreboardKind(kind))
+    geometry = Geometry(warp_size=4, simd_width=4, warps=1)
+    gaps = {}
+    for entries in (1, geometry.scoreboard_entries):
+        launch = LaunchConfig(
+            grid=1, block=4, geometry=replace(geometry, scoreboard_entries=entries)
+        )
+        result = run_sm(image, launch, config, trace=True)
+        assert result.fault is None and result.exit_codes.tolist() == [[6] * 4]
+        lw = [r.cycle for r in result.trace if r.pc in (image.entry + 8, image.entry + 12)]
+        gaps[entries] = lw[1] - lw[0]
+    assert gaps[31] == 1 and gaps[1] == config.latencies.global_  # write-back at issue + 20
+    with pytest.raises(ValueError, match="scoreboard_entries"):
+        Geometry(scoreboard_entries=32)
