@@ -11,11 +11,12 @@ entry is valid while its R-mask is not zero). Every clock edge::
                         masked: the entry holding rd ORs the mask in (Fig 9 state 5), else the
                                 first free entry takes (rd, mask)
 
-and the lookups read the table *after* the write-backs (a bypass), so an instruction decoded
-in the cycle of a write-back already sees it cleared, as in the golden SM. A lookup selects
-its warp's set (a multiplexer per port, the SRAM read port of the seed's table), compares the
-three operand ids with every entry, and for the masked table also ANDs each entry's R-mask
-with the instruction's active mask. The dependency mask has bit r for operand r when it hit;
+Every read port (the reservation's and each lookup's) selects its warp's set from the
+registers (a multiplexer over the warps: the SRAM read port of the seed's table) and applies
+this cycle's write-backs to it (a bypass), so an instruction decoded in the cycle of a
+write-back already sees it cleared, as in the golden SM. A lookup compares the three operand
+ids with every entry of the set, and for the masked table also ANDs each entry's R-mask with
+the instruction's active mask. The dependency mask has bit r for operand r when it hit;
 ``full`` says the destination needs an entry and the set has none free.
 
 The masked table costs W bits per entry instead of one, an AND/OR-reduce of W bits per entry

@@ -132,3 +132,28 @@ def test_synth_counts_pipeline_registers(capsys) -> None:
     outputs = 1 + 8 + 8 + 2 + 2 + 2
     assert r["generic"]["flip_flops"] == 1 + 8 + 2 + outputs
     assert "fmax_mhz" not in r["ecp5"]
+
+
+@yowasp
+def test_synth_scoreboard_storage_and_submodules(capsys) -> None:
+    """The scoreboards' flip-flops are their tables (plain: valid + register id per entry,
+    masked: R-mask + register id); the stack-less control's cells include its arbiter tree
+    (a submodule: counted in, flattened for the generic flow)."""
+
+    def synth(block: str, **params: int) -> dict:
+        argv = ["synth", block, "--no-pnr", "--json"]
+        argv += [a for k, v in params.items() for a in ("--param", f"{k}={v}")]
+        assert main(argv) == 0
+        return json.loads(capsys.readouterr().out)
+
+    shape = {"warp_size": 4, "registers": 8, "warps": 2, "entries": 2, "lookups": 1}
+    plain, masked = synth("scoreboard", **shape), synth("masked_scoreboard", **shape)
+    assert plain["generic"]["flip_flops"] == plain["ecp5"]["flip_flops"] == 2 * 2 * (1 + 3)
+    assert masked["generic"]["flip_flops"] == masked["ecp5"]["flip_flops"] == 2 * 2 * (4 + 3)
+    assert masked["generic"]["cells"] > plain["generic"]["cells"]
+    tree = synth("arbiter", n=4, key_width=8)
+    control = synth("stackless", warp_size=4, pc_width=5, sp_width=3)
+    # per thread PC and SP; live, waiting, active; the common SP:PC
+    assert control["generic"]["flip_flops"] == 4 * (5 + 3) + 3 * 4 + 5 + 3
+    assert control["generic"]["cells"] > tree["generic"]["cells"]
+    assert control["ecp5"]["luts"] > tree["ecp5"]["luts"]
