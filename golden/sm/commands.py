@@ -87,6 +87,7 @@ def _geometry(ns: argparse.Namespace) -> Geometry:
             stack_depth=ns.stack_depth,
             split_table=ns.split_table,
             reconv_table=ns.reconv_table,
+            scoreboard_entries=ns.scoreboard_entries,
         )
     except ValueError as exc:
         raise cli.UsageError(str(exc)) from None
@@ -173,6 +174,7 @@ def run_json(
                 "stack_depth": g.stack_depth,
                 "split_table": g.split_table,
                 "reconv_table": g.reconv_table,
+                "scoreboard_entries": g.scoreboard_entries,
             },
             "metrics": result.metrics.to_json(),
             "memory_digest": memory_digest(result),
@@ -247,6 +249,12 @@ def add_sm_options(p: argparse.ArgumentParser, simd_width: int = 0) -> None:
     p.add_argument("--reconv-table", type=cli.parse_int, default=Geometry.reconv_table)
     p.add_argument("--scheduler", choices=[s.value for s in Scheduler], default="gto")
     p.add_argument("--scoreboard", choices=[s.value for s in ScoreboardKind], default=None)
+    p.add_argument(
+        "--scoreboard-entries",
+        type=cli.parse_int,
+        default=Geometry.scoreboard_entries,
+        help="scoreboard entries per warp (seed 002 Fig 8; default: never full)",
+    )
     p.add_argument(
         "--latency", action="append", default=[], metavar="NAME=CYCLES", help="e.g. global=40"
     )

@@ -91,6 +91,11 @@ def operands(ins: Instr) -> tuple[int, ...]:
     )
 
 
+def destination(ins: Instr) -> int:
+    """The register ``ins`` writes (0 for none), which the scoreboard reserves."""
+    return ins.rd if ins.spec.writes_rd else 0
+
+
 @dataclass(frozen=True, slots=True)
 class IssueRecord:
     """One issued warp instruction (the issue trace, agreement level 3)."""
@@ -148,7 +153,9 @@ class _Warp:
         valid = (1 << threads) - 1
         self.unit = sm.make_unit(valid, self.regs)
         self.scoreboard: Scoreboard = make_scoreboard(
-            sm.config.scoreboard_kind is ScoreboardKind.MASKED, width
+            sm.config.scoreboard_kind is ScoreboardKind.MASKED,
+            width,
+            entries=geometry.scoreboard_entries,
         )
         self.ready_at: dict[int, int] = {}
         self.last_sid = -1
@@ -371,6 +378,8 @@ class SM:
         ins = self._fetch(warp, split)
         if warp.scoreboard.dependency_mask(operands(ins), split.mask):
             return None
+        if warp.scoreboard.full(destination(ins), split.mask):
+            return None  # no free scoreboard entry for its destination (seed 002 Fig 8)
         spec = ins.spec
         if (spec.is_load or spec.is_store or spec.is_amo) and self.lsu_free > self.t:
             return None
@@ -510,7 +519,7 @@ class SM:
 
     def _reserve(self, warp: _Warp, ins: Instr, mask: int, done: int) -> None:
         """Reserve the destination of ``ins`` for the threads of ``mask`` until ``done``."""
-        if ins.spec.writes_rd and ins.rd:
+        if destination(ins):
             warp.scoreboard.reserve(ins.rd, mask)
             self.seq += 1
             heapq.heappush(self.writebacks, (done, self.seq, warp, ins.rd, mask))

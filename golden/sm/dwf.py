@@ -33,7 +33,7 @@ from reconverge.golden.faults import StepLimitFault
 from reconverge.golden.isa import ILEN_BYTES, MASK32, Instr
 from reconverge.golden.semantics import MemAccess, execute
 from reconverge.golden.sm.config import WarpFormation
-from reconverge.golden.sm.core import SM, IssueRecord, _Block, _Warp, operands
+from reconverge.golden.sm.core import SM, IssueRecord, _Block, _Warp, destination, operands
 from reconverge.golden.sm.program import is_control
 
 T = TypeVar("T")
@@ -196,6 +196,8 @@ class DwfSM(SM):
         ins = self._fetch(warp, Split(0, dyn.pc, mask))
         regs = operands(ins)
         if any(w.scoreboard.dependency_mask(regs, m) for w, m in groups.items()):
+            return None
+        if any(w.scoreboard.full(destination(ins), m) for w, m in groups.items()):
             return None
         spec = ins.spec
         if (spec.is_load or spec.is_store or spec.is_amo) and self.lsu_free > self.t:

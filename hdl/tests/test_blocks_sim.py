@@ -18,9 +18,11 @@ from reconverge.testbench.lockstep import Mismatch
 from reconverge.testbench.scenarios import applicable, params_id, rng_for
 from reconverge.testbench.scenarios import arbiter as arbiter_stimulus
 from reconverge.testbench.scenarios import dual_path_stack as dual_path_stimulus
+from reconverge.testbench.scenarios import scoreboard as scoreboard_stimulus
 from reconverge.testbench.scenarios import split_tables as tables_stimulus
 from reconverge.testbench.scenarios import sps_stack as sps_stimulus
 from reconverge.testbench.scenarios import squeezer as squeezer_stimulus
+from reconverge.testbench.scenarios import stackless as stackless_stimulus
 
 CYCLES = 400
 
@@ -31,6 +33,9 @@ SETS = {
     "sps_stack": sps_stimulus.PARAM_SETS + sps_stimulus.EXTRA_PARAM_SETS,
     "dual_path_stack": dual_path_stimulus.PARAM_SETS + dual_path_stimulus.EXTRA_PARAM_SETS,
 }
+SETS["scoreboard"] = scoreboard_stimulus.PARAM_SETS + scoreboard_stimulus.EXTRA_PARAM_SETS
+SETS["masked_scoreboard"] = SETS["scoreboard"]
+SETS["stackless"] = stackless_stimulus.PARAM_SETS + stackless_stimulus.EXTRA_PARAM_SETS
 CASES = [
     pytest.param(block, params, spec, id=f"{block}-{params_id(params)}-{spec.name}")
     for block, sets in SETS.items()

@@ -19,9 +19,11 @@ from reconverge.testbench.scenarios import (
     arbiter,
     dual_path_stack,
     params_id,
+    scoreboard,
     split_tables,
     sps_stack,
     squeezer,
+    stackless,
 )
 
 SETS = [("arbiter", p) for p in arbiter.PARAM_SETS + arbiter.EXTRA_PARAM_SETS[:3]]
@@ -32,6 +34,8 @@ SETS += [
     ("dual_path_stack", p)
     for p in dual_path_stack.PARAM_SETS + dual_path_stack.EXTRA_PARAM_SETS[3:]
 ]
+SETS += [(b, p) for b in ("scoreboard", "masked_scoreboard") for p in scoreboard.PARAM_SETS[:2]]
+SETS += [("stackless", p) for p in stackless.PARAM_SETS[:2]]
 IDS = [f"{b}-{params_id(p)}" for b, p in SETS]
 
 
@@ -175,3 +179,28 @@ def test_synth_split_tables_registers(capsys) -> None:
     rt = 1 + p + w + w + rb + rb + 1
     misc = w + w + 1 + (1 + p + rb + rb + p)
     assert r["generic"]["flip_flops"] == 4 * st + 4 * rt + misc
+
+
+@yowasp
+def test_synth_scoreboard_storage_and_submodules(capsys) -> None:
+    """The scoreboards' flip-flops are their tables (plain: valid + register id per entry,
+    masked: R-mask + register id); the stack-less control's cells include its arbiter tree
+    (a submodule: counted in, flattened for the generic flow)."""
+
+    def synth(block: str, **params: int) -> dict:
+        argv = ["synth", block, "--no-pnr", "--json"]
+        argv += [a for k, v in params.items() for a in ("--param", f"{k}={v}")]
+        assert main(argv) == 0
+        return json.loads(capsys.readouterr().out)
+
+    shape = {"warp_size": 4, "registers": 8, "warps": 2, "entries": 2, "lookups": 1}
+    plain, masked = synth("scoreboard", **shape), synth("masked_scoreboard", **shape)
+    assert plain["generic"]["flip_flops"] == plain["ecp5"]["flip_flops"] == 2 * 2 * (1 + 3)
+    assert masked["generic"]["flip_flops"] == masked["ecp5"]["flip_flops"] == 2 * 2 * (4 + 3)
+    assert masked["generic"]["cells"] > plain["generic"]["cells"]
+    tree = synth("arbiter", n=4, key_width=8)
+    control = synth("stackless", warp_size=4, pc_width=5, sp_width=3)
+    # per thread PC and SP; live, waiting, active; the common SP:PC
+    assert control["generic"]["flip_flops"] == 4 * (5 + 3) + 3 * 4 + 5 + 3
+    assert control["generic"]["cells"] > tree["generic"]["cells"]
+    assert control["ecp5"]["luts"] > tree["ecp5"]["luts"]

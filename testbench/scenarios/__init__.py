@@ -41,9 +41,11 @@ def scenarios_for(block: str) -> dict[str, ScenarioSpec]:
     from reconverge.testbench.scenarios import (
         arbiter,
         dual_path_stack,
+        scoreboard,
         split_tables,
         sps_stack,
         squeezer,
+        stackless,
     )
 
     table = {
@@ -52,6 +54,9 @@ def scenarios_for(block: str) -> dict[str, ScenarioSpec]:
         "split_tables": split_tables.SCENARIOS,
         "sps_stack": sps_stack.SCENARIOS,
         "dual_path_stack": dual_path_stack.SCENARIOS,
+        "scoreboard": scoreboard.SCENARIOS,
+        "masked_scoreboard": scoreboard.SCENARIOS,
+        "stackless": stackless.SCENARIOS,
     }[block]
     return {s.name: s for s in table}
 

@@ -14,6 +14,11 @@ examples as directed scenarios:
   ``calls_and_returns``, ``rt_overflow``, ``random_barrier_storm`` — the tables' other cases;
 - ``seed002_fig3_sps`` — seed 002 Fig 3, the SPS stack on Fig 2's if/else;
 - ``seed003_fig4_ppc_implicit`` / ``_explicit`` — seed 003 Fig 4/5, the PPC next-PC algorithm;
+- ``seed002_fig9_scoreboard_states`` — seed 002 Fig 9 (states 1-6), plain and masked
+  scoreboards; ``seed002_fig8_set_full`` — the set-associative table filling up;
+- ``seed000_table2_if_then_else`` / ``seed000_listing1_call_sp`` — seed 000 Table 2 and
+  Listing 1 on the stack-less control; ``golden_sm_replay`` — the golden SM's own calls into
+  its stack-less unit, replayed on the ports;
 - ``random`` (thousands of cycles) and ``exhaustive`` (every mask of a small warp).
 """
 
@@ -27,9 +32,11 @@ from reconverge.testbench import cocotb_run
 from reconverge.testbench.scenarios import applicable, params_id
 from reconverge.testbench.scenarios import arbiter as arbiter_stimulus
 from reconverge.testbench.scenarios import dual_path_stack as dual_path_stimulus
+from reconverge.testbench.scenarios import scoreboard as scoreboard_stimulus
 from reconverge.testbench.scenarios import split_tables as tables_stimulus
 from reconverge.testbench.scenarios import sps_stack as sps_stimulus
 from reconverge.testbench.scenarios import squeezer as squeezer_stimulus
+from reconverge.testbench.scenarios import stackless as stackless_stimulus
 
 CYCLES = 3000
 
@@ -75,6 +82,26 @@ def test_dual_path_stack_cocotb(params: dict[str, int], scenario: str) -> None:
     cocotb_run.run("dual_path_stack", params, scenario, CYCLES)
 
 
+SCOREBOARDS = [
+    pytest.param(block, *case.values, id=f"{block}-{case.id}")
+    for block in ("scoreboard", "masked_scoreboard")
+    for case in _cases(block, scoreboard_stimulus.PARAM_SETS)
+]
+
+
+@pytest.mark.parametrize(("block", "params", "scenario"), SCOREBOARDS)
+def test_scoreboard_cocotb(block: str, params: dict[str, int], scenario: str) -> None:
+    """Plain (seed 002 Fig 8a) and masked (Fig 8b) scoreboard Verilog == golden
+    ``ScoreboardBlock`` / ``MaskedScoreboardBlock`` on the named scenario."""
+    cocotb_run.run(block, params, scenario, CYCLES)
+
+
+@pytest.mark.parametrize(("params", "scenario"), _cases("stackless", stackless_stimulus.PARAM_SETS))
+def test_stackless_cocotb(params: dict[str, int], scenario: str) -> None:
+    """Stack-less control (seed 000 Sec 4.1) Verilog == golden ``StacklessBlock``."""
+    cocotb_run.run("stackless", params, scenario, CYCLES)
+
+
 class _TieToLowerInput(Arbiter):
     """A broken arbiter: on equal keys only the lower input is selected."""
 
@@ -108,6 +135,17 @@ LONG = [
         ("dual_path_stack", dual_path_stimulus),
     )
     for params in module.PARAM_SETS + module.EXTRA_PARAM_SETS
+]
+
+LONG += [
+    pytest.param(block, params, id=f"{block}-{params_id(params)}")
+    for block, module in (
+        ("scoreboard", scoreboard_stimulus),
+        ("masked_scoreboard", scoreboard_stimulus),
+        ("stackless", stackless_stimulus),
+    )
+    for params in module.PARAM_SETS + module.EXTRA_PARAM_SETS
+    if "random" in {s.name for s in applicable(block, TWINS[block](**params))}
 ]
 
 

@@ -1,0 +1,197 @@
+"""Golden scoreboard twins (seed 002 Sec 3.3.2, Fig 8a/8b, Fig 9): the functional classes against
+a brute-force definition (R-mask = OR of the masks of the writes in flight), the set capacity,
+the twins' cycle behaviour (write-back bypass, reservation at the edge) and the seed's worked
+example on the twins."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reconverge.golden.blocks import MaskedScoreboardBlock, ScoreboardBlock
+from reconverge.golden.blocks.scoreboard import MaskedScoreboard, Scoreboard, make_scoreboard
+from reconverge.testbench.lockstep import run_golden
+from reconverge.testbench.scenarios import applicable, rng_for
+from reconverge.testbench.scenarios import scoreboard as stimulus
+
+TWIN_CLASSES = (ScoreboardBlock, MaskedScoreboardBlock)
+
+
+@pytest.mark.parametrize("cls", TWIN_CLASSES, ids=lambda c: c.name)
+@pytest.mark.parametrize("params", stimulus.PARAM_SETS + stimulus.EXTRA_PARAM_SETS)
+def test_scenarios_on_the_twins(cls, params) -> None:
+    """Every scenario's own checks (Fig 9 states 1-6, the set filling up) hold on the twins."""
+    model = cls(**params)
+    for spec in applicable(cls.name, model):
+        assert run_golden(model, spec.make(model, rng_for(spec.name), 2000)) > 0
+
+
+# A write in flight: (register, active mask of the writing instruction).
+Ops = st.lists(
+    st.tuples(
+        st.sampled_from(("reserve", "release", "check")),
+        st.integers(0, 7),  # register
+        st.integers(0, 15),  # mask of 4 threads
+        st.lists(st.integers(0, 7), min_size=1, max_size=3),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=300)
+@given(Ops, st.booleans(), st.integers(1, 7))
+def test_functional_scoreboard_is_or_of_writes_in_flight(ops, masked: bool, entries: int) -> None:
+    """The R-mask of a register is the OR of the active masks of its writes in flight (plain:
+    the whole warp while any is); an instruction depends on a register it uses when that
+    R-mask shares a lane with its mask; an entry per reserved register, at most ``entries``.
+    Invalid reservations (the register pending for a lane of the mask, no free entry) are
+    refused with ValueError and change nothing."""
+    board = make_scoreboard(masked, 4, registers=8, entries=entries)
+    inflight: list[tuple[int, int]] = []
+
+    def rmask(reg: int) -> int:
+        lanes = 0
+        for r, m in inflight:
+            lanes |= (m if masked else 0b1111) if r == reg else 0
+        return lanes
+
+    for op, reg, mask, regs in ops:
+        reserved = {r for r, _ in inflight if rmask(r)}
+        if op == "reserve":
+            conflict = reg and (rmask(reg) & mask if masked else rmask(reg))
+            needs = reg and not rmask(reg) and (mask or not masked)
+            if conflict or (needs and len(reserved) >= entries):
+                with pytest.raises(ValueError):
+                    board.reserve(reg, mask)
+            else:
+                assert board.full(reg, mask) is False
+                board.reserve(reg, mask)
+                if reg:
+                    inflight.append((reg, mask))
+        elif op == "release":
+            ours = [(r, m) for r, m in inflight if r == reg]
+            if ours:  # the oldest write of reg comes back
+                inflight.remove(ours[0])
+                board.release(reg, ours[0][1])
+        expected = sum(1 << r for r in set(regs) if r and rmask(r) & mask)
+        assert board.dependency_mask(regs, mask) == expected
+        assert board.reserved() == {r: rmask(r) for r in range(8) if rmask(r)}
+        assert board.in_use() == len({r for r, _ in inflight if rmask(r)}) <= entries
+
+
+def test_capacity_and_errors() -> None:
+    board = MaskedScoreboard(4, registers=8, entries=2)
+    board.reserve(1, 0b0011)
+    board.reserve(2, 0b0001)
+    assert board.full(3, 0b0001) and not board.full(1, 0b1100)  # x1 merges into its entry
+    assert not board.full(3, 0) and not board.full(0, 0b1111)  # no lane / x0: no entry
+    board.reserve(1, 0b1100)
+    assert board.reserved() == {1: 0b1111, 2: 0b0001}
+    with pytest.raises(ValueError, match="no free scoreboard entry"):
+        board.reserve(3, 0b0001)
+    with pytest.raises(ValueError, match="reserved again"):
+        board.reserve(2, 0b0011)
+    with pytest.raises(ValueError, match="not one of the 8 registers"):
+        board.dependency_mask([8], 1)
+    plain = Scoreboard(4, registers=8, entries=1)
+    plain.reserve(5, 0b0001)
+    assert plain.full(6, 0b1000) and plain.dependency_mask([5], 0b1000) == 1 << 5
+    with pytest.raises(ValueError, match="reserved again"):
+        plain.reserve(5, 0b0010)  # plain: reserved for the whole warp
+    # the default table has an entry per register but x0: it never fills
+    default = MaskedScoreboard(32)
+    for reg in range(1, 32):
+        assert not default.full(reg, 1)
+        default.reserve(reg, 1)
+
+
+@pytest.mark.parametrize("cls", TWIN_CLASSES, ids=lambda c: c.name)
+def test_twin_writeback_bypass_and_reservation_at_the_edge(cls) -> None:
+    """Lookups see the write-backs of their own cycle, not the reservation of their own cycle:
+    state' = (state - write-backs) + reservation."""
+    twin = cls(warp_size=4, registers=8, warps=2, entries=2, lookups=1, writebacks=1)
+    inputs = twin.idle_inputs()
+    look = dict(inputs, lookup_warp=(1,), lookup_regs=(3, 0, 0), lookup_mask=(0b0001,))
+    issue = dict(look, issue_valid=1, issue_warp=1, issue_rd=3, issue_mask=0b0011)
+    assert twin.step(issue)["dep_mask"] == (0,)  # not yet
+    assert twin.outputs(look)["dep_mask"] == (1 << 3,)
+    assert twin.outputs(dict(look, lookup_warp=(0,)))["dep_mask"] == (0,)  # another warp
+    wb = dict(look, wb_valid=1, wb_warp=(1,), wb_rd=(3,), wb_mask=(0b0011,))
+    assert twin.outputs(wb)["dep_mask"] == (0,)  # bypass
+    assert twin.outputs(look)["dep_mask"] == (1 << 3,)  # outputs() changes nothing
+    # the same register written back and reserved again in one cycle: release first
+    twin.clock(dict(wb, issue_valid=1, issue_warp=1, issue_rd=3, issue_mask=0b0001))
+    assert twin.boards[1].reserved() == {3: 0b0001 if twin.masked else 0b1111}
+    twin.reset()
+    assert twin.outputs(look)["dep_mask"] == (0,)
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"warp_size": 0}, "warp size"),
+        ({"registers": 1}, "registers must be in 2..32"),
+        ({"warps": 0}, "warps must be in"),
+        ({"entries": 32}, "entries per warp must be in 1..31"),
+        ({"lookups": 0}, "lookups must be in"),
+        ({"writebacks": 9}, "writebacks must be in"),
+    ],
+)
+def test_twin_rejects_bad_parameters(params, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        ScoreboardBlock(**params)
+
+
+def test_twin_rejects_bad_inputs() -> None:
+    twin = MaskedScoreboardBlock(warp_size=4, registers=8, warps=3, entries=1, lookups=1)
+    with pytest.raises(ValueError, match="warp 3 is not one of the 3 warps"):
+        twin.outputs(dict(twin.idle_inputs(), lookup_warp=(3,)))
+    twin.clock(dict(twin.idle_inputs(), issue_valid=1, issue_rd=1, issue_mask=1))
+    with pytest.raises(ValueError, match="no free scoreboard entry"):
+        twin.clock(dict(twin.idle_inputs(), issue_valid=1, issue_rd=2, issue_mask=1))
+
+
+LOADS = """
+_start:
+    la   a5, data
+    lw   a0, 0(a5)
+    lw   a1, 4(a5)
+    lw   a2, 8(a5)
+    add  a0, a0, a1
+    add  a0, a0, a2
+    li   a7, 93
+    ecall
+    .data
+data: .word 1, 2, 3
+"""
+
+
+@pytest.mark.parametrize("kind", ["plain", "masked"])
+def test_sm_waits_for_a_free_scoreboard_entry(kind: str) -> None:
+    """The golden SM with ``Geometry.scoreboard_entries``: with one entry per warp the second
+    load waits for the first one's write-back (a structural hazard of Fig 8's table); with the
+    default (an entry per register) the loads are back to back. Same results either way."""
+    from dataclasses import replace
+
+    from reconverge.golden.asm import assemble
+    from reconverge.golden.functional import LaunchConfig
+    from reconverge.golden.geometry import Geometry
+    from reconverge.golden.sm.config import ScoreboardKind, SMConfig
+    from reconverge.golden.sm.core import run_sm
+
+    image = assemble(LOADS, "loads.S")
+    config = SMConfig(scoreboard=ScoreboardKind(kind))
+    geometry = Geometry(warp_size=4, simd_width=4, warps=1)
+    gaps = {}
+    for entries in (1, geometry.scoreboard_entries):
+        launch = LaunchConfig(
+            grid=1, block=4, geometry=replace(geometry, scoreboard_entries=entries)
+        )
+        result = run_sm(image, launch, config, trace=True)
+        assert result.fault is None and result.exit_codes.tolist() == [[6] * 4]
+        lw = [r.cycle for r in result.trace if r.pc in (image.entry + 8, image.entry + 12)]
+        gaps[entries] = lw[1] - lw[0]
+    assert gaps[31] == 1 and gaps[1] == config.latencies.global_  # write-back at issue + 20
+    with pytest.raises(ValueError, match="scoreboard_entries"):
+        Geometry(scoreboard_entries=32)

@@ -1,0 +1,204 @@
+"""Scoreboards of the SM (seed 002 Sec 3.3.2, Fig 8): the per-warp scoreboard (Fig 8a) and the
+masked scoreboard with an R-mask per entry (Fig 8b). Golden: ``golden.blocks.scoreboard``.
+
+A set-associative table: one set per warp (indexed by the warp id), ``entries`` entries per
+set, each holding a register id and a valid bit (plain) or an R-mask of W bits (masked; the
+entry is valid while its R-mask is not zero). Every clock edge::
+
+    after write-backs   plain:  valid  &= ~(some write-back names this warp and register)
+                        masked: rmask  &= ~(OR of the masks of the write-backs that name it)
+    reservation         plain:  the first free entry of the warp takes (1, rd)
+                        masked: the entry holding rd ORs the mask in (Fig 9 state 5), else the
+                                first free entry takes (rd, mask)
+
+Every read port (the reservation's and each lookup's) selects its warp's set from the
+registers (a multiplexer over the warps: the SRAM read port of the seed's table) and applies
+this cycle's write-backs to it (a bypass), so an instruction decoded in the cycle of a
+write-back already sees it cleared, as in the golden SM. A lookup compares the three operand
+ids with every entry of the set, and for the masked table also ANDs each entry's R-mask with
+the instruction's active mask. The dependency mask has bit r for operand r when it hit;
+``full`` says the destination needs an entry and the set has none free.
+
+The masked table costs W bits per entry instead of one, an AND/OR-reduce of W bits per entry
+per lookup operand, the per-entry clearing by write-back masks and a merge comparator on the
+reservation port: docs/area.md has the synthesised ratio.
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value
+
+from reconverge.golden.blocks import scoreboard as golden
+from reconverge.golden.blocks.base import bits_for
+from reconverge.hdl.ports import BlockComponent
+
+#: One table entry as seen by the lookups: (valid, register id, R-mask or None).
+Entry = tuple[Value, Value, Value | None]
+
+
+def _any(bits: list[Value]) -> Value:
+    return Cat(*bits).any() if bits else Const(0)
+
+
+def _first_one(bits: list[Value]) -> list[Value]:
+    """One-hot of the lowest set bit (all zero when none)."""
+    out, below = [], Const(0)
+    for bit in bits:
+        out.append(bit & ~below)
+        below = below | bit
+    return out
+
+
+class Scoreboard(BlockComponent):
+    """Ports and parameters: see :class:`reconverge.golden.blocks.scoreboard.ScoreboardBlock`."""
+
+    twin_class: type[golden.ScoreboardBlock] = golden.ScoreboardBlock
+
+    def __init__(
+        self,
+        warp_size: int = 32,
+        registers: int = 32,
+        warps: int = 8,
+        entries: int = 8,
+        lookups: int = 2,
+        writebacks: int = 2,
+    ) -> None:
+        cls = self.twin_class
+        super().__init__(lambda: cls(warp_size, registers, warps, entries, lookups, writebacks))
+
+    def elaborate(self, platform: object) -> Module:
+        m = Module()
+        model = self.model
+        rbits = bits_for(model.registers)
+        # the table: per warp, per entry, (register id, valid bit or R-mask)
+        table = [
+            [
+                (
+                    Signal(rbits, name=f"w{w}_e{e}_reg"),
+                    Signal(model.warp_size, name=f"w{w}_e{e}_rmask")
+                    if model.masked
+                    else Signal(name=f"w{w}_e{e}_valid"),
+                )
+                for e in range(model.entries)
+            ]
+            for w in range(model.warps)
+        ]
+        rows = Array(Cat(*(Cat(reg, held) for reg, held in entries)) for entries in table)
+        chosen = self._read(m, rows, self.issue_warp, "issue")
+        new, merge = self._reserve(m, chosen)
+        for w, entries in enumerate(table):
+            for e, (reg, held) in enumerate(entries):
+                valid, after = self._written_back(m, f"w{w}_e{e}", Const(w), reg, held)
+                here = self.issue_warp == w
+                alloc = Signal(name=f"w{w}_e{e}_alloc")
+                m.d.comb += alloc.eq(here & new[e])
+                m.d.sync += reg.eq(Mux(alloc, self.issue_rd, reg))
+                if after is None:
+                    m.d.sync += held.eq(valid | alloc)
+                else:
+                    mask = self.issue_mask
+                    m.d.sync += held.eq(Mux(alloc, mask, after | Mux(here & merge[e], mask, 0)))
+        for p in range(model.lookups):
+            self._lookup(m, p, self._read(m, rows, self.lookup_warp[p], f"lookup{p}"))
+        return m
+
+    def _written_back(
+        self, m: Module, name: str, warp: Value, reg: Value, held: Value
+    ) -> tuple[Value, Value | None]:
+        """(valid, R-mask or None) of an entry of warp ``warp`` after this cycle's
+        write-backs: those that name its warp and register clear it (plain) or clear their
+        lanes from its R-mask (masked)."""
+        model = self.model
+        hits = [
+            self.wb_valid[k] & (self.wb_warp[k] == warp) & (reg == self.wb_rd[k])
+            for k in range(model.writebacks)
+        ]
+        valid = Signal(name=f"{name}_valid_wb")
+        if not model.masked:
+            m.d.comb += valid.eq(held & ~_any(hits))
+            return valid, None
+        cleared = Value.cast(0)
+        for k, hit in enumerate(hits):
+            cleared = cleared | Mux(hit, self.wb_mask[k], 0)
+        after = Signal(model.warp_size, name=f"{name}_rmask_wb")
+        m.d.comb += [after.eq(held & ~cleared), valid.eq(after.any())]
+        return valid, after
+
+    def _read(self, m: Module, rows: Array, warp: Value, name: str) -> list[Entry]:
+        """A read port: the set of warp ``warp`` (a multiplexer over the warps, the table's
+        read port), then this cycle's write-backs applied to it (the bypass)."""
+        model = self.model
+        rbits = bits_for(model.registers)
+        width = rbits + (model.warp_size if model.masked else 1)
+        row = Signal(width * model.entries, name=f"{name}_set")
+        m.d.comb += row.eq(rows[warp])
+        out: list[Entry] = []
+        for e in range(model.entries):
+            field = row[e * width : (e + 1) * width]
+            reg, held = field[:rbits], field[rbits:]
+            valid, after = self._written_back(m, f"{name}_e{e}", warp, reg, held)
+            out.append((valid, reg, after))
+        return out
+
+    # -- reservation ---------------------------------------------------------------------------
+
+    def _reserve(self, m: Module, chosen: list[Entry]) -> tuple[list[Value], list[Value]]:
+        """Per entry of the issuing warp's set: (takes the reservation as a new entry, ORs
+        the mask in). Plain: the first free entry; masked: the entry already holding rd
+        (Fig 9 state 5), else the first free one."""
+        model = self.model
+        present: list[Value] = []
+        if model.masked:
+            for e, (valid, reg, _) in enumerate(chosen):
+                hit = Signal(name=f"issue_present{e}")
+                m.d.comb += hit.eq(self.issue_valid & valid & (reg == self.issue_rd))
+                present.append(hit)
+        alloc = Signal(name="issue_alloc")
+        m.d.comb += alloc.eq(self.issue_valid & (self.issue_rd != 0) & ~_any(present))
+        first = _first_one([~valid for valid, _, _ in chosen])
+        new = []
+        for e in range(model.entries):
+            sig = Signal(name=f"issue_new{e}")
+            m.d.comb += sig.eq(alloc & first[e])
+            new.append(sig)
+        return new, present
+
+    # -- lookups -------------------------------------------------------------------------------
+
+    def _lookup(self, m: Module, p: int, chosen: list[Entry]) -> None:
+        """Dependency mask and ``full`` of lookup port ``p`` from its warp's set."""
+        model = self.model
+        mask = self.lookup_mask[p]
+        any_lane = mask.any()
+        dep = Value.cast(Const(0, model.registers))
+        present: Value = Const(0)
+        shared = []  # per entry: its R-mask shares a lane with the instruction (masked)
+        for e, (_, _, rmask) in enumerate(chosen):
+            if rmask is not None:
+                lanes = Signal(name=f"lookup{p}_e{e}_lanes")
+                m.d.comb += lanes.eq((rmask & mask).any())
+                shared.append(lanes)
+        for k in range(golden.OPERANDS):
+            op = self.lookup_regs[golden.OPERANDS * p + k]
+            match = [valid & (reg == op) for valid, reg, _ in chosen]
+            if model.masked:
+                hit = _any([mt & ln for mt, ln in zip(match, shared, strict=True)])
+            else:
+                hit = _any(match) & any_lane
+            hit_s = Signal(name=f"lookup{p}_op{k}_hit")
+            m.d.comb += hit_s.eq(hit)
+            dep = dep | Cat(hit_s & (op == r) for r in range(model.registers))
+            if k == golden.OPERANDS - 1:
+                present = _any(match)  # the destination already has an entry
+        needs = (self.lookup_regs[golden.OPERANDS * p + golden.OPERANDS - 1] != 0) & ~present
+        if model.masked:
+            needs = needs & any_lane
+        free = _any([~valid for valid, _, _ in chosen])
+        m.d.comb += [self.dep_mask[p].eq(dep), self.full[p].eq(needs & ~free)]
+
+
+class MaskedScoreboard(Scoreboard):
+    """Ports and parameters: see
+    :class:`reconverge.golden.blocks.scoreboard.MaskedScoreboardBlock`."""
+
+    twin_class = golden.MaskedScoreboardBlock

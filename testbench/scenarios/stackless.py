@@ -1,0 +1,477 @@
+"""Stimulus for the stack-less control (seed 000 Sec 3, 4.1, Table 2, Listing 1).
+
+The scenarios run little programs on the block: each cycle the split the block shows (common
+PC, active mask) executes the instruction at that PC and its outcome goes back in (the lanes'
+next PCs, exits, barrier arrivals, SP writes). A private copy of the golden twin tells the
+scenario the split of the coming cycle (the block's outputs are registers, so they are known
+before the cycle's outputs arrive); the comparison itself is HDL against the lock-step twin.
+The stack-less control has no SIMD width: the W = 8 set is the warp of the W = L = 8 geometry.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from reconverge.golden.blocks.base import Values
+from reconverge.golden.blocks.divergence import Executed, Split, lanes_of
+from reconverge.golden.blocks.stackless import StacklessBlock, StacklessControl
+from reconverge.golden.isa import ILEN_BYTES, MASK32, REG_SP
+from reconverge.testbench.lockstep import RESET, Scenario
+from reconverge.testbench.scenarios import ScenarioSpec
+
+#: Parameter sets of the cocotb suite: Table 2's 4 threads with small PCs and SPs, W = 8 (the
+#: W = L = 8 geometry), and the seed's W = 32 with 32-bit PCs and SPs.
+PARAM_SETS = [
+    {"warp_size": 4, "pc_width": 8, "sp_width": 4},
+    {"warp_size": 8, "pc_width": 16, "sp_width": 8},
+    {"warp_size": 32, "pc_width": 32, "sp_width": 32},
+]
+#: More shapes for the fast Amaranth-simulator tests.
+EXTRA_PARAM_SETS = [
+    {"warp_size": 1, "pc_width": 6, "sp_width": 1},
+    {"warp_size": 5, "pc_width": 7, "sp_width": 3},
+    {"warp_size": 16, "pc_width": 12, "sp_width": 16},
+]
+
+
+@dataclass(frozen=True)
+class Op:
+    """One instruction of a scenario program: ``kind`` is ``alu`` (next PC + 4), ``sp``
+    (writes SP: ``arg(lane, sp) -> new sp``, then PC + 4), ``branch`` (control: ``arg(lane)
+    -> next PC``), ``exit`` or ``bar``."""
+
+    kind: str
+    arg: Callable[..., int] | None = None
+
+
+def _idle(model: StacklessBlock) -> Values:
+    return model.idle_inputs()
+
+
+def _start(model: StacklessBlock, mask: int, pc: int, sp: int) -> Values:
+    inputs = _idle(model)
+    inputs.update(start=1, start_mask=mask, start_pc=pc, start_sp=sp)
+    return inputs
+
+
+class Runner:
+    """Runs a program (PC -> :class:`Op`) on the block, mirrored by a private twin that knows
+    the lanes' SPs and the split of the next cycle."""
+
+    def __init__(self, model: StacklessBlock) -> None:
+        self.model = model
+        self.shadow = StacklessBlock(model.warp_size, model.pc_width, model.sp_width)
+        self.sp = [0] * model.warp_size
+
+    def state(self) -> Values:
+        return self.shadow.outputs(_idle(self.model))
+
+    def step(self, inputs: Values) -> Scenario:
+        """One cycle: drive ``inputs`` (and the private twin); return the block's outputs."""
+        out = yield inputs
+        assert out == self.state(), "the scenario lost track of the block"
+        if inputs["start"]:
+            self.sp = [inputs["start_sp"]] * self.model.warp_size  # type: ignore[list-item]
+        for lane in lanes_of(inputs["sp_we"] if inputs["ex_valid"] else 0):  # type: ignore[arg-type]
+            self.sp[lane] = inputs["sp_wdata"][lane]  # type: ignore[index]
+        self.shadow.clock(inputs)
+        return out
+
+    def outcome(self, op: Op, pc: int, active: int, inputs: Values | None = None) -> Values:
+        """The inputs for executing ``op`` at ``pc`` with ``active``."""
+        model = self.model
+        inputs = _idle(model) if inputs is None else inputs
+        inputs["ex_valid"] = 1
+        nxt, spd = list(inputs["ex_next_pc"]), list(inputs["sp_wdata"])  # type: ignore[arg-type]
+        if op.kind in ("alu", "sp", "branch"):
+            inputs["ex_target"] = active
+            inputs["ex_control"] = int(op.kind == "branch")
+            for lane in lanes_of(active):
+                nxt[lane] = op.arg(lane) if op.kind == "branch" else pc + ILEN_BYTES  # type: ignore[misc]
+            if op.kind == "sp":
+                inputs["sp_we"] = active
+                for lane in lanes_of(active):
+                    spd[lane] = op.arg(lane, self.sp[lane])  # type: ignore[misc]
+        else:
+            inputs["ex_exited" if op.kind == "exit" else "ex_barrier"] = active
+        inputs["ex_next_pc"], inputs["sp_wdata"] = tuple(nxt), tuple(spd)
+        return inputs
+
+    def run(self, program: dict[int, Op], limit: int = 200) -> Scenario:
+        """Execute ``program`` from the current state until no split is left (a barrier that
+        every live thread reached is released); return [(outputs, inputs)] per cycle."""
+        trace = []
+        for _ in range(limit):
+            state = self.state()
+            if not state["valid"]:
+                if not state["waiting"] or state["waiting"] != state["live"]:
+                    return trace
+                inputs = _idle(self.model)
+                inputs["bar_release"] = state["waiting"]
+            else:
+                inputs = self.outcome(program[state["pc"]], state["pc"], state["active"])
+            out = yield from self.step(inputs)
+            trace.append((out, inputs))
+        raise AssertionError(f"the program did not finish in {limit} cycles")
+
+
+def _labels(values: tuple[int, ...], threads: int) -> str:
+    return "".join(str(v // ILEN_BYTES) for v in values[:threads])
+
+
+#: seed 000 Table 2: (common PC, instruction, PC_i of threads 0-3, NPC_i), PCs as labels
+#: (label k at byte address 4k).
+TABLE2 = [
+    (1, "A", "1111", "2222"),
+    (2, "if(!c) br 5", "2222", "3355"),
+    (3, "B", "3355", "4455"),
+    (4, "br 6", "4455", "6655"),
+    (5, "C", "6655", "6666"),
+    (6, "D", "6666", "7777"),
+]
+TABLE2_C = (True, True, False, False)  # threads 2 and 3 take ``if(!c) br 5``
+
+
+def _at(label: int) -> int:
+    return label * ILEN_BYTES
+
+
+def table2(model: StacklessBlock, rng: random.Random, cycles: int) -> Scenario:
+    """seed 000 Table 2: the if-then-else with 4 threads, one row per cycle: the common PC
+    (min SP:PC) and the active threads (the underlined PCs), PC_i before and NPC_i after each
+    instruction; arbitration after the two jumps, local increment otherwise (C at 5 is
+    followed by PC 6, where threads 0 and 1 wait: all four meet at D)."""
+    program = {
+        _at(1): Op("alu"),
+        _at(2): Op("branch", lambda t: _at(3) if TABLE2_C[t] else _at(5)),
+        _at(3): Op("alu"),
+        _at(4): Op("branch", lambda t: _at(6)),
+        _at(5): Op("alu"),
+        _at(6): Op("alu"),
+        _at(7): Op("exit"),
+    }
+    run = Runner(model)
+    yield from run.step(_start(model, 0b1111, _at(1), (1 << model.sp_width) - 1))
+    trace = yield from run.run(program)
+    assert len(trace) == len(TABLE2) + 1, "six rows, then the exit at 7"
+    rows = zip(TABLE2, trace, trace[1:], strict=False)
+    for (pc, instruction, pc_i, npc_i), (out, _), (after, _) in rows:
+        where = f"seed 000 Table 2 PC {pc} ({instruction})"
+        assert out["valid"] and out["pc"] == _at(pc), f"{where}: common PC {out['pc']:#x}"
+        assert _labels(out["thread_pc"], 4) == pc_i, f"{where}: PC_i {out['thread_pc']}"
+        underlined = sum(1 << t for t in range(4) if int(pc_i[t]) == pc)
+        assert out["active"] == underlined, f"{where}: active {out['active']:04b}"
+        assert _labels(after["thread_pc"], 4) == npc_i, f"{where}: NPC_i {after['thread_pc']}"
+    assert trace[-1][0]["pc"] == _at(7) and trace[-1][0]["active"] == 0b1111
+    assert run.state()["live"] == 0, "all threads exited"
+
+
+def listing1(model: StacklessBlock, rng: random.Random, cycles: int) -> Scenario:
+    """seed 000 Sec 3 / Listing 1: ``if (c) f();`` with f above the call site. The callers
+    lower SP before the call (the project's convention, docs/architecture.md), so min(SP:PC)
+    runs f first (deeper call, smaller SP, although its PC is higher); after the return, SP is
+    restored and the re-comparison merges the threads that waited at ``skip``: the tail runs
+    once with all four. With f lowering SP itself (after the call was arbitrated) the SPs are
+    equal at the call, the lower PC wins, and the tail runs twice."""
+    top = (1 << model.sp_width) - 1
+    frame = max(1, 1 << max(0, model.sp_width - 2))
+    skip, f = 5, 9
+
+    def program(caller_frame: bool) -> dict[int, Op]:
+        down = Op("sp", lambda lane, sp: sp - frame)
+        up = Op("sp", lambda lane, sp: sp + frame)
+        return {
+            _at(1): Op("branch", lambda t: _at(2) if t & 1 else _at(skip)),
+            _at(2): down if caller_frame else Op("alu"),
+            _at(3): Op("branch", lambda t: _at(f)),  # call f
+            _at(4): up if caller_frame else Op("alu"),
+            _at(5): Op("alu"),  # skip: the tail
+            _at(6): Op("alu"),
+            _at(7): Op("exit"),
+            _at(f): Op("alu") if caller_frame else down,
+            _at(f + 1): Op("alu"),
+            _at(f + 2): Op("alu") if caller_frame else up,
+            _at(f + 3): Op("branch", lambda t: _at(4)),  # ret
+        }
+
+    run = Runner(model)
+    for caller_frame in (True, False):
+        yield from run.step(_start(model, 0b1111, _at(1), top))
+        trace = yield from run.run(program(caller_frame))
+        tail = [(o["pc"] // ILEN_BYTES, o["active"]) for o, _ in trace if o["pc"] >= _at(skip)]
+        tail = [(pc, mask) for pc, mask in tail if pc < f]
+        if caller_frame:
+            assert tail == [(5, 0b1111), (6, 0b1111), (7, 0b1111)], f"callers first: {tail}"
+        else:
+            want = [(5, 0b0101), (6, 0b0101), (7, 0b0101), (5, 0b1010), (6, 0b1010), (7, 0b1010)]
+            assert tail == want, f"SP lowered in f: the tail twice, {tail}"
+
+
+def random_stream(model: StacklessBlock, rng: random.Random, cycles: int) -> Scenario:
+    """Random programs, valid by construction: warps start with random masks, PCs and SPs;
+    every cycle the split executes a random instruction: to PC + 4 (sometimes writing SP, the
+    same or a per-lane value from a small pool, so keys tie and split), a branch whose lanes
+    go to one of a few PCs (divergence, and reconvergence when PCs meet), an exit, a barrier,
+    now and then a mixed outcome; barriers are released when every live thread waits (in the
+    same cycle or later), sometimes partially; idle cycles carry garbage on the ignored
+    inputs; a reset now and then."""
+    w = model.warp_size
+    labels = min((1 << (model.pc_width - 2)) - 2, 24)  # PCs 4..4*labels, room for PC + 4
+    top = (1 << model.sp_width) - 1
+    frame = max(1, 1 << max(0, model.sp_width - 3))
+    sps = sorted({max(0, top - k * frame) for k in range(3)})
+    run = Runner(model)
+
+    def room(pc: int) -> bool:
+        """PC + 4 stays in the window (and PC + 8 fits the PC width)."""
+        return pc < _at(labels)
+
+    def branch(pc: int) -> Op:
+        choices = [_at(rng.randint(1, labels)) for _ in range(2)]
+        choices += [pc + ILEN_BYTES] if room(pc) else []
+        picks = [rng.choice(choices) for _ in range(w)]
+        return Op("branch", lambda lane: picks[lane])
+
+    def sp_write() -> Op:
+        values = [rng.choice(sps) for _ in range(w)]
+        if rng.random() < 0.5:
+            values = [values[0]] * w  # every lane the same SP
+        return Op("sp", lambda lane, sp: values[lane])
+
+    def garbage(inputs: Values) -> Values:
+        inputs.update(
+            ex_control=rng.getrandbits(1),
+            ex_target=rng.getrandbits(w),
+            ex_next_pc=tuple(rng.getrandbits(model.pc_width) for _ in range(w)),
+            sp_we=rng.getrandbits(w),
+            sp_wdata=tuple(rng.getrandbits(model.sp_width) for _ in range(w)),
+        )
+        return inputs
+
+    def mixed(state: Values) -> Values:
+        inputs = run.outcome(branch(state["pc"]), state["pc"], state["active"])
+        for lane in lanes_of(state["active"]):
+            kind = rng.randrange(3)
+            if kind:
+                inputs["ex_target"] &= ~(1 << lane)  # type: ignore[operator]
+                inputs["ex_exited" if kind == 1 else "ex_barrier"] |= 1 << lane  # type: ignore[operator]
+        return inputs
+
+    for cycle in range(cycles):
+        if cycle % 997 == 500:
+            out = yield RESET
+            run.shadow.reset()
+            continue
+        state = run.state()
+        waiting = state["waiting"]
+        if not state["live"] or (not state["valid"] and not waiting):
+            mask = rng.getrandbits(w) | (1 << rng.randrange(w) if rng.random() < 0.95 else 0)
+            inputs = _start(model, mask, _at(rng.randint(1, labels)), rng.choice(sps))
+        elif not state["valid"] or rng.random() < 0.1:
+            inputs = garbage(_idle(model))
+            if waiting and (waiting == state["live"] or rng.random() < 0.1):
+                inputs["bar_release"] = (
+                    waiting if rng.random() < 0.8 else waiting & rng.getrandbits(w)
+                )
+        else:
+            pc, active = state["pc"], state["active"]
+            roll = rng.random()
+            if roll < 0.05 and room(pc):
+                inputs = mixed(state)
+            else:
+                op = (
+                    Op("alu") if roll < 0.45 and room(pc)
+                    else sp_write() if roll < 0.55 and room(pc)
+                    else Op("exit") if roll < 0.6
+                    else Op("bar") if roll < 0.67 and room(pc)
+                    else branch(pc)
+                )  # fmt: skip
+                inputs = run.outcome(op, pc, active)
+            live = state["live"] & ~inputs["ex_exited"]  # type: ignore[operator]
+            waiting = waiting | inputs["ex_barrier"]  # type: ignore[operator]
+            if waiting and waiting == live and rng.random() < 0.5:
+                inputs["bar_release"] = waiting  # the barrier completes in this cycle
+        out = yield from run.step(inputs)
+        del out
+
+
+#: A kernel for the replay: a conditional call with the caller's frame (Listing 1), a barrier
+#: every thread reaches, and exits at two different PCs.
+CALL_BARRIER = """
+_start:
+    csrr t0, tid
+    andi t1, t0, 1
+    beqz t1, skip
+    addi sp, sp, -8
+    call f
+    addi sp, sp, 8
+skip:
+    bar
+    andi t2, t0, 2
+    bnez t2, late
+    li   a0, 1
+    li   a7, 93
+    ecall
+late:
+    addi a0, t0, 3
+    li   a7, 93
+    ecall
+f:
+    sw   ra, 4(sp)
+    addi a0, a0, 10
+    lw   ra, 4(sp)
+    ret
+"""
+
+
+@dataclass(frozen=True)
+class UnitCall:
+    """One call of the golden SM into a warp's :class:`StacklessControl`: the SM time, the
+    outcome (or the released lanes), every lane's SP at the call, the split afterwards."""
+
+    time: int
+    ex: Executed | None
+    release: int
+    sp: tuple[int, ...]
+    split: Split | None
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """A warp's start (threads, entry PC, SP) and the golden SM's calls into its unit."""
+
+    valid: int
+    entry: int
+    sp: int
+    calls: list[UnitCall]
+
+
+def record_sm(source: str, warp_size: int, threads: int) -> Recorded:
+    """Run ``source`` on the golden SM (policy stackless, one warp of ``threads`` threads,
+    W = L = ``warp_size``) and record every call into the warp's divergence unit."""
+    from reconverge.golden.asm import assemble
+    from reconverge.golden.functional import LaunchConfig
+    from reconverge.golden.geometry import Geometry
+    from reconverge.golden.sm.config import Policy, SMConfig
+    from reconverge.golden.sm.core import SM
+
+    calls: list[UnitCall] = []
+    starts: list[Recorded] = []
+
+    class Recording(StacklessControl):
+        def _log(self, ex: Executed | None, release: int) -> None:
+            sp = tuple(int(v) for v in self.regs[:, REG_SP])
+            split = self.splits()
+            calls.append(UnitCall(sm.t, ex, release, sp, split[0] if split else None))
+
+        def execute(self, ex: Executed) -> None:
+            super().execute(ex)
+            self._log(ex, 0)
+
+        def release(self, lanes: int) -> None:
+            super().release(lanes)
+            self._log(None, lanes)
+
+    class RecordingSM(SM):
+        def make_unit(self, valid: int, regs: np.ndarray) -> StacklessControl:
+            entry = self.image.entry & MASK32
+            starts.append(Recorded(valid, entry, int(regs[0, REG_SP]), calls))
+            return Recording(warp_size, valid, entry, regs)
+
+    geometry = Geometry(warp_size=warp_size, simd_width=warp_size, warps=1)
+    launch = LaunchConfig(grid=1, block=threads, geometry=geometry)
+    sm = RecordingSM(assemble(source, "replay.S"), launch, SMConfig(policy=Policy.STACKLESS))
+    result = sm.run()
+    assert result.fault is None, result.fault
+    assert len(starts) == 1, "one warp"
+    return starts[0]
+
+
+def _replayed(model: StacklessBlock, run: Recorded, pc0: int, sp0: int) -> list[tuple]:
+    """(inputs, split afterwards) per cycle; a release in the SM step of an outcome (the
+    barrier's last arrival) goes into the same cycle."""
+    cycles = []
+    sp = [run.sp] * model.warp_size
+    calls = iter(run.calls)
+    pending = next(calls, None)
+    while pending is not None:
+        call, pending = pending, next(calls, None)
+        inputs = _idle(model)
+        if call.ex is not None:
+            target, nxt = 0, list(inputs["ex_next_pc"])  # type: ignore[arg-type]
+            for pc, lanes in call.ex.targets.items():
+                target |= lanes
+                for lane in lanes_of(lanes):
+                    nxt[lane] = pc - pc0
+            inputs.update(
+                ex_valid=1,
+                ex_control=int(call.ex.control),
+                ex_target=target,
+                ex_next_pc=tuple(nxt),
+                ex_exited=call.ex.exited,
+                ex_barrier=call.ex.barrier,
+                sp_we=sum(1 << k for k, v in enumerate(call.sp) if v != sp[k]),
+                sp_wdata=tuple(v - sp0 for v in call.sp),
+            )
+            sp = list(call.sp)
+            if pending is not None and pending.ex is None and pending.time == call.time:
+                call, pending = pending, next(calls, None)
+        if call.ex is None:
+            inputs["bar_release"] = call.release
+        cycles.append((inputs, call.split))
+    return cycles
+
+
+def replay(model: StacklessBlock, source: str, threads: int) -> Scenario:
+    """Run ``source`` on the golden SM (:func:`record_sm`) and replay its calls into the
+    warp's stack-less unit on the block's ports, shifting PCs and SPs by constants so they fit
+    the widths (min SP:PC does not change); after every call the block's split must be the
+    golden unit's."""
+    run = record_sm(source, model.warp_size, threads)
+    pcs = [run.entry] + [pc for c in run.calls if c.ex for pc in c.ex.targets]
+    sps = [run.sp] + [v for c in run.calls for v in c.sp]
+    pc0, sp0 = max(0, min(pcs) - ILEN_BYTES), min(sps)
+    assert max(pcs) + 2 * ILEN_BYTES - pc0 < 1 << model.pc_width, "PCs do not fit"
+    assert max(sps) - sp0 < 1 << model.sp_width, "SPs do not fit"
+    expect: Split | None = Split(0, run.entry, run.valid)
+    yield _start(model, run.valid, run.entry - pc0, run.sp - sp0)
+    out: Values = {}
+    for inputs, after in [*_replayed(model, run, pc0, sp0), (_idle(model), None)]:
+        out = yield inputs
+        assert out["valid"] == (expect is not None), f"expected {expect}"
+        if expect is not None:
+            assert (out["pc"] + pc0, out["active"]) == (expect.pc, expect.mask), expect
+        expect = after
+    assert expect is None and out["live"] == 0, "every thread exited"
+
+
+def sm_replay(model: StacklessBlock, rng: random.Random, cycles: int) -> Scenario:
+    """The golden SM's own calls into its stack-less unit (policy stackless, W = L = the
+    block's W), replayed on the block's ports: Listing 1's call with the caller's frame, a
+    barrier (released in the cycle of the last arrival), two exits, and the Collatz loop of
+    ``reconverge demo`` (at most 12 threads: a partial warp when W is larger)."""
+    from importlib import resources
+
+    demo = resources.files("reconverge.kernels").joinpath("divergent_demo.S").read_text()
+    for source in (CALL_BARRIER, demo):
+        yield from replay(model, source, min(model.warp_size, 12))
+
+
+SCENARIOS = [
+    ScenarioSpec(
+        "seed000_table2_if_then_else",
+        table2,
+        lambda m: m.warp_size >= 4 and m.pc_width >= 5,
+    ),
+    ScenarioSpec(
+        "seed000_listing1_call_sp",
+        listing1,
+        lambda m: m.warp_size >= 4 and m.pc_width >= 6 and m.sp_width >= 2,
+    ),
+    ScenarioSpec("golden_sm_replay", sm_replay, lambda m: m.pc_width >= 8 and m.sp_width >= 4),
+    ScenarioSpec("random", random_stream, lambda m: m.pc_width >= 5),
+]
