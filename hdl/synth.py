@@ -106,7 +106,7 @@ def generic(block: Any, name: str, work: Path) -> dict[str, Any]:
     (work / "block.il").write_text(rtlil_text(block, name))
     _yosys(
         f"read_rtlil block.il\nhierarchy -check -top {name}\nproc\ncheck -assert\n"
-        f"synth -flatten -top {name}\ndfflegalize -cell $_DFF_P_ 01\n"
+        f"synth -flatten -top {name}\ndelete t:$scopeinfo\ndfflegalize -cell $_DFF_P_ 01\n"
         "tee -q -o generic.json stat -json\ntee -q -o cmos.txt stat -tech cmos\n",
         work,
         "generic",

@@ -203,4 +203,7 @@ def test_synth_scoreboard_storage_and_submodules(capsys) -> None:
     # per thread PC and SP; live, waiting, active; the common SP:PC
     assert control["generic"]["flip_flops"] == 4 * (5 + 3) + 3 * 4 + 5 + 3
     assert control["generic"]["cells"] > tree["generic"]["cells"]
+    # flattening leaves no scope-info cell behind: every cell has a transistor count
+    assert "$scopeinfo" not in control["generic"]["cells_by_type"]
+    assert not control["generic"]["transistors_lower_bound"]
     assert control["ecp5"]["luts"] > tree["ecp5"]["luts"]
