@@ -11,6 +11,7 @@ The layer that detects a fault fills in what it knows; the layers above add the 
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterable, Mapping, Sequence
 
 
@@ -166,3 +167,51 @@ def barrier_fault(
         parts.append("all threads of a block must meet at the same bar")
     pc = next(iter(waiters)) if len(waiters) == 1 else None
     return BarrierFault("; ".join(parts), block=block, pc=pc)
+
+
+class FaultCode(enum.IntEnum):
+    """The fault codes of the HDL SM's status port (4 bits), each the ``kind`` of the golden
+    fault it corresponds to (:attr:`kind`), so the co-simulation compares like with like.
+    ``INTERNAL`` is a consistency check of the hardware that golden never raises."""
+
+    NONE = 0
+    ILLEGAL = 1
+    MISALIGNED_LOAD = 2
+    MISALIGNED_STORE = 3
+    MISALIGNED_AMO = 4
+    UNMAPPED_LOAD = 5
+    UNMAPPED_STORE = 6
+    UNMAPPED_AMO = 7
+    MISALIGNED_JUMP = 8
+    FETCH = 9
+    SYSCALL = 10
+    BREAKPOINT = 11
+    TABLE_OVERFLOW = 12
+    BARRIER = 13
+    DEADLOCK = 14
+    INTERNAL = 15
+
+    @property
+    def kind(self) -> str:
+        """The ``kind`` of the golden :class:`SimtFault` this code reports."""
+        return _FAULT_KINDS[self]
+
+
+_FAULT_KINDS: dict[FaultCode, str] = {
+    FaultCode.NONE: "",
+    FaultCode.ILLEGAL: IllegalInstructionFault.kind,
+    FaultCode.MISALIGNED_LOAD: "misaligned load",
+    FaultCode.MISALIGNED_STORE: "misaligned store",
+    FaultCode.MISALIGNED_AMO: "misaligned amo",
+    FaultCode.UNMAPPED_LOAD: "unmapped load",
+    FaultCode.UNMAPPED_STORE: "unmapped store",
+    FaultCode.UNMAPPED_AMO: "unmapped amo",
+    FaultCode.MISALIGNED_JUMP: "misaligned instruction address",
+    FaultCode.FETCH: "instruction fetch fault",
+    FaultCode.SYSCALL: SyscallFault.kind,
+    FaultCode.BREAKPOINT: "breakpoint",
+    FaultCode.TABLE_OVERFLOW: TableOverflowFault.kind,
+    FaultCode.BARRIER: BarrierFault.kind,
+    FaultCode.DEADLOCK: DeadlockFault.kind,
+    FaultCode.INTERNAL: "internal error",
+}

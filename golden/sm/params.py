@@ -1,0 +1,132 @@
+"""Everything that selects one SM as hardware: the geometry, the configuration (policy,
+switches, latencies, memory system), the address map and the size of the instruction store.
+The HDL SM (``reconverge.hdl.sm``) is elaborated from an :class:`SMParams`, the golden model
+runs with its parts, and the co-simulation holds the two to each other: one definition.
+
+The named configurations (:data:`CONFIGS`) are documented in docs/architecture.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from reconverge.golden.blocks.base import bits_for
+from reconverge.golden.geometry import Geometry
+from reconverge.golden.memmap import MemoryMap
+from reconverge.golden.sm.config import Latencies, Policy, SMConfig, WarpFormation
+
+#: PC and SP bits of the hardware (a full RV32 address).
+PC_WIDTH = 32
+SP_WIDTH = 32
+#: Launch arguments the SM takes (a0..a7).
+ARG_REGS = 8
+
+
+def _power_of_two(value: int) -> bool:
+    return value > 0 and value & (value - 1) == 0
+
+
+@dataclass(frozen=True)
+class SMParams:
+    """One hardware SM. Validates what the HDL needs beyond what golden accepts: static warps
+    (dynamic warp formation is golden only), the pipeline's minimum latencies
+    (docs/architecture.md, "The SM in hardware"), power-of-two memories."""
+
+    geometry: Geometry = field(default_factory=Geometry)
+    config: SMConfig = field(default_factory=SMConfig)
+    memmap: MemoryMap = field(default_factory=MemoryMap)
+    #: 32-bit words of the instruction store (code is fetched from global memory at
+    #: GLOBAL_BASE .. GLOBAL_BASE + 4 * imem_words)
+    imem_words: int = 1024
+
+    def __post_init__(self) -> None:
+        if self.config.warp_formation is not WarpFormation.STATIC:
+            raise ValueError("dynamic warp formation (dwf, en-dwf) exists in golden only")
+        lat = self.config.latencies
+        if lat.branch < 2:
+            raise ValueError(
+                "the hardware needs branch latency >= 2 (a new PC is fetched the cycle after it "
+                f"shows), not {lat.branch}"
+            )
+        for name in ("global_", "shared"):
+            if getattr(lat, name) < 2:
+                raise ValueError(
+                    f"the hardware needs {name.rstrip('_')} latency >= 2 (the response arrives "
+                    "the cycle after the request and is written the cycle after)"
+                )
+        if not _power_of_two(self.imem_words) or not 16 <= self.imem_words <= 1 << 20:
+            raise ValueError(f"imem_words={self.imem_words} must be a power of two in 16..2^20")
+        if self.config.line_bytes > 128:
+            raise ValueError(f"line size {self.config.line_bytes} above 128 bytes")
+        for name in ("shared_size", "local_size"):
+            if not _power_of_two(getattr(self.memmap, name)):
+                raise ValueError(f"{name}={getattr(self.memmap, name):#x} must be a power of two")
+
+    # -- derived sizes ----------------------------------------------------------------------
+
+    @property
+    def policy(self) -> Policy:
+        return self.config.policy
+
+    @property
+    def slots(self) -> int:
+        """Splits a warp's divergence unit exposes at once (the split slots of a warp)."""
+        policy = self.config.policy
+        if policy in (Policy.SPS, Policy.STACKLESS):
+            return 1
+        if policy in (Policy.DPS, Policy.PPC):
+            return 2
+        return self.geometry.split_table
+
+    @property
+    def sid_bits(self) -> int:
+        """Bits of a split id: SPS depth - 1, dual-path 2 x level + path, ST entry, 0."""
+        policy = self.config.policy
+        if policy is Policy.SPS:
+            return bits_for(self.geometry.stack_depth)
+        if policy in (Policy.DPS, Policy.PPC):
+            return bits_for(2 * self.geometry.stack_depth)
+        if policy is Policy.STACKLESS:
+            return 1
+        return bits_for(self.geometry.split_table)
+
+    @property
+    def warp_bits(self) -> int:
+        """Bits of a warp slot number."""
+        return bits_for(self.geometry.warps)
+
+    @property
+    def imem_bits(self) -> int:
+        """Bits of an instruction-store word index."""
+        return bits_for(self.imem_words)
+
+    @property
+    def line_bits(self) -> int:
+        """Bits of the data port (one cache line)."""
+        return 8 * self.config.line_bytes
+
+
+#: The co-simulation configuration: a small SM whose Verilog simulates in seconds (W = 8 on
+#: L = 4 lanes, 4 warp slots: a suite block of 32 threads fits), short latencies, small
+#: tables and windows.
+COSIM = SMParams(
+    geometry=Geometry(
+        warp_size=8,
+        simd_width=4,
+        warps=4,
+        stack_depth=16,
+        split_table=8,
+        reconv_table=16,
+        scoreboard_entries=8,
+    ),
+    config=SMConfig(
+        latencies=Latencies(alu=1, mul=2, div=4, shared=2, global_=3, branch=2),
+        line_bytes=32,
+        shared_banks=8,
+    ),
+    memmap=MemoryMap(global_size=1 << 20, shared_size=1 << 10, local_size=1 << 10),
+    imem_words=1024,
+)
+
+#: Named configurations (``--config NAME``).
+CONFIGS: dict[str, SMParams] = {"cosim": COSIM}
