@@ -101,6 +101,12 @@ class SMParams:
         return bits_for(self.imem_words)
 
     @property
+    def line_key_bits(self) -> int:
+        """Bits of a line number (a byte address without its offset in the line): the keys
+        the memory arbiter compares (seed 000 Sec 4.2)."""
+        return 32 - (self.config.line_bytes.bit_length() - 1)
+
+    @property
     def line_bits(self) -> int:
         """Bits of the data port (one cache line)."""
         return 8 * self.config.line_bytes

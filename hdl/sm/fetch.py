@@ -1,0 +1,88 @@
+"""Fetch: the instruction store and the instruction buffers (docs/sm-hardware.md, "Instruction
+store and buffers").
+
+The store holds ``imem_words`` entries of the code window that starts at GLOBAL_BASE: each the
+instruction word and the RPC of the instruction at that PC (`golden.sm.program.Program.rpc`, all
+ones for none). It is filled through the ``load`` port before a run. Every split slot of every
+warp slot (``index = warp * slots + slot``) has a copy of the store with one synchronous read
+port feeding its *instruction buffer*: each cycle the buffer takes the entry at the PC the top
+presents for that slot (``pc[index]``), tagged with that PC, so it holds the instruction of the
+PC asked for in the previous cycle. The top presents a slot's current PC, PC + 4 while the
+slot's instruction is in its passes (the continuation, prefetched), or the entry PC while the
+warp is being dispatched. A PC outside the store is marked ``in_range = 0``: fetching it is a
+fetch fault.
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import data, memory, wiring
+from amaranth.lib.wiring import In, Out
+
+from reconverge.golden.memmap import GLOBAL_BASE
+from reconverge.golden.sm.params import PC_WIDTH, SMParams
+
+#: One entry of the instruction store.
+ENTRY = data.StructLayout({"word": 32, "rpc": PC_WIDTH})
+#: An instruction buffer: the entry of the PC it was filled from.
+BUFFER = data.StructLayout({"pc": PC_WIDTH, "word": 32, "rpc": PC_WIDTH, "in_range": 1})
+
+
+def load_signature(params: SMParams) -> wiring.Signature:
+    """The instruction-store write port (the SM's ``load`` port)."""
+    return wiring.Signature(
+        {
+            "valid": Out(1),
+            "addr": Out(params.imem_bits),
+            "word": Out(32),
+            "rpc": Out(PC_WIDTH),
+        }
+    )
+
+
+class Fetch(wiring.Component):
+    """The instruction store, one copy and one buffer per split slot of each warp slot."""
+
+    def __init__(self, params: SMParams) -> None:
+        self.params = params
+        self.buffers = params.geometry.warps * params.slots
+        super().__init__(
+            {
+                "load": In(load_signature(params)),
+                "pc": In(data.ArrayLayout(PC_WIDTH, self.buffers)),
+                "buffer": Out(data.ArrayLayout(BUFFER, self.buffers)),
+            }
+        )
+
+    def elaborate(self, platform: object) -> Module:
+        m = Module()
+        p = self.params
+        for i in range(self.buffers):
+            store = memory.Memory(shape=ENTRY, depth=p.imem_words, init=[])
+            m.submodules[f"store{i}"] = store
+            write = store.write_port()
+            m.d.comb += [
+                write.en.eq(self.load.valid),
+                write.addr.eq(self.load.addr),
+                write.data.word.eq(self.load.word),
+                write.data.rpc.eq(self.load.rpc),
+            ]
+            read = store.read_port(domain="sync")
+            offset = Signal(PC_WIDTH, name=f"offset{i}")
+            in_range = Signal(name=f"in_range{i}")
+            m.d.comb += [
+                offset.eq(self.pc[i] - GLOBAL_BASE),
+                in_range.eq((offset >> 2) < p.imem_words),
+                read.addr.eq(offset[2:]),
+            ]
+            tag = Signal(PC_WIDTH, name=f"tag{i}")
+            tag_in_range = Signal(name=f"tag_in_range{i}")
+            m.d.sync += [tag.eq(self.pc[i]), tag_in_range.eq(in_range)]
+            buffer = self.buffer[i]
+            m.d.comb += [
+                buffer.pc.eq(tag),
+                buffer.word.eq(read.data.word),
+                buffer.rpc.eq(read.data.rpc),
+                buffer.in_range.eq(tag_in_range),
+            ]
+        return m

@@ -1,0 +1,97 @@
+"""The warp scheduler: which ready split issues (docs/architecture.md, "Scheduler"; seed 002
+Sec 5).
+
+Across warps, greedy-then-oldest (the warp that issued last keeps issuing while it can, else the
+oldest resident warp) or loose round robin (the next warp after the last one in age order);
+within the chosen warp, its splits in round robin: the first ready split whose sid is above the
+sid that issued last, else the first ready split. Golden: ``golden.sm.scheduler``.
+
+Every candidate (warp slot w, split slot s) gets a key, and one arbiter tree
+(``reconverge.hdl.arbiter``, seed 000 Fig 4b) takes the minimum over the ready candidates::
+
+    warp_class = GTO: w is not the last warp        LRR: age[w] <= age[last warp]
+    slot_class = sid[w][s] <= last_sid[w]            (0 when warp w has no last sid)
+    key        = {warp_class, age[w], slot_class, s}  (most significant first)
+
+Ages are unique, so the minimum names one warp: the first in the scheduler's warp order that
+has a ready split, and in it the first ready split in round-robin order (split slots are in
+sid order). Combinational.
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from reconverge.golden.blocks.base import bits_for
+from reconverge.golden.sm.config import Scheduler as SchedulerKind
+from reconverge.golden.sm.params import SMParams
+from reconverge.hdl.arbiter import Arbiter
+
+#: Bits of a warp's age (its dispatch number).
+AGE_BITS = 32
+
+
+class Scheduler(wiring.Component):
+    """Ports: in ``ready`` (one bit per candidate, index w x slots + s), ``sid`` [candidates],
+    ``age`` [warps], ``last_sid`` [warps] with ``last_sid_valid`` (bit per warp),
+    ``last_warp`` with ``last_warp_valid``; out ``valid``, ``warp``, ``slot``, ``grant``
+    (one-hot over the candidates)."""
+
+    def __init__(self, params: SMParams) -> None:
+        self.params = params
+        self.warps = params.geometry.warps
+        self.slots = params.slots
+        n = self.warps * self.slots
+        super().__init__(
+            {
+                "ready": In(n),
+                "sid": In(data.ArrayLayout(params.sid_bits, n)),
+                "age": In(data.ArrayLayout(AGE_BITS, self.warps)),
+                "last_sid": In(data.ArrayLayout(params.sid_bits, self.warps)),
+                "last_sid_valid": In(self.warps),
+                "last_warp": In(params.warp_bits),
+                "last_warp_valid": In(1),
+                "valid": Out(1),
+                "warp": Out(params.warp_bits),
+                "slot": Out(bits_for(self.slots)),
+                "grant": Out(n),
+            }
+        )
+
+    def elaborate(self, platform: object) -> Module:
+        m = Module()
+        slot_bits = bits_for(self.slots)
+        key_width = 1 + AGE_BITS + 1 + slot_bits
+        m.submodules.tree = tree = Arbiter(self.warps * self.slots, key_width)
+        gto = self.params.config.scheduler is SchedulerKind.GTO
+        last_age = Signal(AGE_BITS)
+        m.d.comb += last_age.eq(self.age[self.last_warp])
+        for w in range(self.warps):
+            warp_class = Signal(name=f"w{w}_class")
+            if gto:
+                m.d.comb += warp_class.eq(~self.last_warp_valid | (self.last_warp != w))
+            else:
+                m.d.comb += warp_class.eq(self.last_warp_valid & (self.age[w] <= last_age))
+            for s in range(self.slots):
+                i = w * self.slots + s
+                slot_class = Signal(name=f"w{w}_s{s}_class")
+                m.d.comb += [
+                    slot_class.eq(self.last_sid_valid[w] & (self.sid[i] <= self.last_sid[w])),
+                    tree.valid[i].eq(self.ready[i]),
+                    tree.key[i].eq(Cat(Const(s, slot_bits), slot_class, self.age[w], warp_class)),
+                ]
+        warp = Signal(self.params.warp_bits)
+        slot = Signal(slot_bits)
+        for w in range(self.warps):
+            for s in range(self.slots):
+                with m.If(tree.mask[w * self.slots + s]):
+                    m.d.comb += [warp.eq(w), slot.eq(s)]
+        m.d.comb += [
+            self.valid.eq(tree.out_valid),
+            self.grant.eq(tree.mask),
+            self.warp.eq(warp),
+            self.slot.eq(slot),
+        ]
+        return m

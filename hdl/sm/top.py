@@ -1,0 +1,1095 @@
+"""The streaming multiprocessor: every stage of ``hdl/sm/`` wired into one component
+(docs/sm-hardware.md; golden: ``golden.sm.core.SM``).
+
+Per cycle, in the order the signals flow:
+
+1. **Candidates.** Every split slot of every resident warp is a candidate when its divergence
+   unit exposes the split and has settled, its ready timer has run out, its instruction buffer
+   holds the split's PC, the scoreboard has no pending write to its operands for its threads and
+   a free entry for its destination, and (memory instructions) the LSU is idle. An instruction
+   that faults at issue (illegal, outside the instruction store, CSR write, ``ebreak``) is a
+   candidate whatever the scoreboard says, so it faults where golden's scheduler reaches it.
+2. **Issue.** When the port is free the scheduler picks one candidate (GTO or LRR, round robin
+   within the warp) and its first pass runs in the same cycle; passes 1 .. p-1 follow from a
+   registered copy. Each pass, L lanes read the register file, compute, and write results (the
+   divider and the LSU write later). In the last pass the warp's outcome goes to its
+   divergence unit, the destination enters its write-back delay line, the LSU starts.
+3. **Settling.** When a warp's unit has settled after an update (cycle V), every split it shows
+   gets its ready time: the continuing split at once, a split not exposed before the update
+   ``delay - 1`` cycles later (docs/sm-hardware.md, timing rules 1-2), the others keep theirs.
+4. **Barriers.** A block whose live threads all wait at one barrier is released (rule 4); threads
+   that exited, or waiting at different barriers, are a barrier fault.
+5. **Dispatch.** Slots whose warp retired and whose write-backs drained are free; blocks enter
+   free slots in order (rule 5).
+
+A fault stops the SM with its code and location on the status port. The core runs under a clock
+enable: while the LSU waits for the memory (a request not accepted, a response not yet there)
+nothing moves, and the stall counter counts.
+"""
+
+from __future__ import annotations
+
+from amaranth.hdl import Array, Cat, Const, EnableInserter, Module, Mux, Signal, Value
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from reconverge.golden.blocks.base import bits_for
+from reconverge.golden.blocks.divergence import NEVER
+from reconverge.golden.faults import FaultCode
+from reconverge.golden.isa import REG_SP, SYSCALL_EXIT, Csr
+from reconverge.golden.sm.config import Policy
+from reconverge.golden.sm.params import PC_WIDTH, SMParams
+from reconverge.hdl.arbiter import Arbiter
+from reconverge.hdl.sm.decode import DECODED, Decoder, Unit
+from reconverge.hdl.sm.divergence import DivergenceUnit
+from reconverge.hdl.sm.fetch import Fetch, load_signature
+from reconverge.hdl.sm.lanes import Divider, Lane
+from reconverge.hdl.sm.lsu import LSU
+from reconverge.hdl.sm.ports import (
+    COUNTER,
+    exit_signature,
+    launch_signature,
+    memory_signature,
+    status_signature,
+    trace_signature,
+)
+from reconverge.hdl.sm.regfile import RegisterFile
+from reconverge.hdl.sm.scheduler import AGE_BITS, Scheduler
+from reconverge.hdl.sm.writeback import LatencyClass, WritebackLines
+from reconverge.hdl.squeezer import Squeezer
+
+#: Bits of a split's ready timer and of a warp's count of pending write-backs.
+TIMER_BITS = 8
+PENDING_BITS = 8
+
+
+def _named(m: Module, name: str, value: Value | int, width: int | None = None) -> Signal:
+    """``value`` as a named combinational signal (waveforms, and one expression tree)."""
+    value = Value.cast(value)
+    sig = Signal(width if width is not None else len(value), name=name)
+    m.d.comb += sig.eq(value)
+    return sig
+
+
+def _any(values: list[Value]) -> Value:
+    return Cat(*values).any() if values else Const(0)
+
+
+class SM(wiring.Component):
+    """The SM of ``params`` (ports: docs/sm-hardware.md, ``hdl.sm.ports``)."""
+
+    def __init__(self, params: SMParams) -> None:
+        self.params = params
+        super().__init__(
+            {
+                "load": In(load_signature(params)),
+                "launch": launch_signature(),
+                "mem": memory_signature(params),
+                "trace": trace_signature(params),
+                "exit": exit_signature(params),
+                "status": status_signature(),
+            }
+        )
+
+    def elaborate(self, platform: object) -> Module:
+        m = Module()
+        core = Module()
+        stall = Signal()
+        _Core(self, core, stall).build()
+        m.submodules.core = EnableInserter(~stall)(core)
+        stalls = Signal(COUNTER)
+        with m.If(stall):
+            m.d.sync += stalls.eq(stalls + 1)
+        m.d.comb += self.status.stalls.eq(stalls)
+        return m
+
+
+class _Core:
+    """The logic of :class:`SM` (everything under the clock enable), built into ``m``."""
+
+    def __init__(self, sm: SM, m: Module, stall: Signal) -> None:
+        self.sm, self.m, self.stall = sm, m, stall
+        p = self.p = sm.params
+        g = self.g = p.geometry
+        self.W, self.L, self.Q = g.warp_size, g.simd_width, g.passes
+        self.N, self.S = g.warps, p.slots
+        lat = p.config.latencies
+        self.delay = lat.branch
+        if p.policy is Policy.STACKLESS:
+            self.delay += lat.arbiter
+        if p.config.hws:
+            self.delay += lat.squeeze
+
+    # ------------------------------------------------------------------------------------------
+    def build(self) -> None:
+        m, sm = self.m, self.sm
+        self._state()
+        self._stages()
+        self._unit_status()
+        self._candidates()
+        self._issue()
+        self._passes()
+        self._outcome()
+        self._settle()
+        self._barriers()
+        self._dispatch()
+        self._writebacks()
+        self._progress()
+        m.d.comb += self.stall.eq(self.lsu.stall)
+        m.d.comb += [
+            self.fetch.load.valid.eq(sm.load.valid & ~self.running),
+            self.fetch.load.addr.eq(sm.load.addr),
+            self.fetch.load.word.eq(sm.load.word),
+            self.fetch.load.rpc.eq(sm.load.rpc),
+        ]
+
+    # -- state ---------------------------------------------------------------------------------
+    def _state(self) -> None:
+        W, N, S, p = self.W, self.N, self.S, self.p
+        self.running = Signal(name="running")
+        self.done = Signal(name="done")
+        self.faulted = Signal(name="faulted")
+        self.cycle = Signal(COUNTER, name="cycle")
+        # per warp slot
+        self.active = Signal(N, name="active")
+        self.block_of = [Signal(32, name=f"w{w}_block") for w in range(N)]
+        self.warp_of = [Signal(8, name=f"w{w}_warp") for w in range(N)]
+        self.leader = [Signal(p.warp_bits, name=f"w{w}_leader") for w in range(N)]
+        self.threads = [Signal(W, name=f"w{w}_threads") for w in range(N)]
+        self.age = [Signal(AGE_BITS, name=f"w{w}_age") for w in range(N)]
+        self.pending = [Signal(PENDING_BITS, name=f"w{w}_pending") for w in range(N)]
+        self.last_sid = [Signal(p.sid_bits, name=f"w{w}_last_sid") for w in range(N)]
+        self.last_sid_valid = Signal(N, name="last_sid_valid")
+        self.last_warp = Signal(p.warp_bits, name="last_warp")
+        self.last_warp_valid = Signal(name="last_warp_valid")
+        self.timer = [[Signal(TIMER_BITS, name=f"w{w}_s{s}_timer") for s in range(S)]
+                      for w in range(N)]  # fmt: skip
+        # the update a warp's unit is settling from: set the cycle after the update (u or the
+        # release cycle), cleared when the unit shows its settled splits (V)
+        self.updating = Signal(N, name="updating")
+        self.upd_issue = Signal(N, name="upd_issue")  # ... from an issue (not a release)
+        self.snap = [[Signal(data.StructLayout({"valid": 1, "sid": p.sid_bits, "pc": PC_WIDTH}),
+                             name=f"w{w}_s{s}_before") for s in range(S)]
+                     for w in range(N)]  # fmt: skip
+        # the warp's last issued instruction, from issue until its unit settled
+        self.iss = [Signal(data.StructLayout({"valid": 1, "slot": bits_for(S), "sid": p.sid_bits,
+                                              "pc": PC_WIDTH, "control": 1}), name=f"w{w}_issued")
+                    for w in range(N)]  # fmt: skip
+        self.bar_pc = [Signal(PC_WIDTH, name=f"w{w}_bar_pc") for w in range(N)]
+        self.bar_mixed = Signal(N, name="bar_mixed")
+        # dispatch
+        self.next_block = Signal(32, name="next_block")
+        self.next_age = Signal(AGE_BITS, name="next_age")
+
+    # -- the stages ----------------------------------------------------------------------------
+    def _stages(self) -> None:
+        m, p, N, S = self.m, self.p, self.N, self.S
+        m.submodules.fetch = self.fetch = Fetch(p)
+        self.units = []
+        for w in range(N):
+            unit = DivergenceUnit(p)
+            m.submodules[f"unit{w}"] = unit
+            self.units.append(unit)
+        m.submodules.scheduler = self.scheduler = Scheduler(p)
+        self.decoders = []
+        for i in range(N * S):
+            dec = Decoder()
+            m.submodules[f"decode{i}"] = dec
+            m.d.comb += dec.word.eq(self.fetch.buffer[i].word)
+            self.decoders.append(dec)
+        m.submodules.issue_decode = self.issue_decode = Decoder()
+        m.submodules.regfile = self.regfile = RegisterFile(p)
+        m.d.comb += [
+            self.regfile.init.gp.eq(self.sm.launch.gp),
+            self.regfile.init.args.eq(self.sm.launch.args),
+        ]
+        self.lanes = []
+        self.dividers = []
+        div_stages = p.config.latencies.div - 1
+        tag = p.warp_bits + 5 + bits_for(self.W)
+        for j in range(self.L):
+            lane = Lane()
+            m.submodules[f"lane{j}"] = lane
+            self.lanes.append(lane)
+            divider = Divider(div_stages, tag)
+            m.submodules[f"divider{j}"] = divider
+            self.dividers.append(divider)
+        m.submodules.lsu = self.lsu = LSU(p)
+        m.submodules.writeback = self.wb = WritebackLines(p)
+        board = p.config.scoreboard_kind.value
+        from reconverge.hdl.scoreboard import MaskedScoreboard, Scoreboard
+
+        cls = MaskedScoreboard if board == "masked" else Scoreboard
+        self.scoreboard = cls(
+            warp_size=self.W,
+            registers=32,
+            warps=N,
+            entries=self.g.scoreboard_entries,
+            lookups=N * S,
+            writebacks=len(LatencyClass),
+        )
+        m.submodules.scoreboard = self.scoreboard
+        if p.config.hws:
+            m.submodules.squeezer = self.squeezer = Squeezer(self.W, self.L)
+        if p.policy is not Policy.STACKLESS:
+            m.submodules.lsu_tree = self.lsu_tree = Arbiter(self.W, self.lsu.key_width)
+
+    def _unit_status(self) -> None:
+        """Per warp: its unit settled from an update this cycle (V); it is quiet (settled, not
+        busy); its warp retired (no live thread)."""
+        m = self.m
+        self.settled, self.quiet, self.retired = [], [], []
+        for w in range(self.N):
+            unit = self.units[w]
+            settled = _named(m, f"w{w}_settled", self.updating[w] & ~unit.busy)
+            quiet = _named(m, f"w{w}_quiet", ~unit.busy & (~self.updating[w] | settled))
+            retired = _named(m, f"w{w}_retired", self.active[w] & quiet & (unit.live == 0))
+            self.settled.append(settled)
+            self.quiet.append(quiet)
+            self.retired.append(retired)
+        # golden forgets the last warp when it retires
+        gone = Array(self.retired)[self.last_warp]
+        self.last_warp_now = _named(m, "last_warp_valid_now", self.last_warp_valid & ~gone)
+        with m.If(gone):  # before the issue logic, whose setting wins
+            m.d.sync += self.last_warp_valid.eq(0)
+
+    # -- 1. candidates -------------------------------------------------------------------------
+    def _candidates(self) -> None:
+        m, N, S = self.m, self.N, self.S
+        sb = self.scoreboard
+        self.exposed = [[None] * S for _ in range(N)]
+        ready_bits = []
+        self.faulty = [[None] * S for _ in range(N)]
+        for w in range(N):
+            unit = self.units[w]
+            quiet = self.active[w] & self.quiet[w]
+            for s in range(S):
+                i = w * S + s
+                buf, dec = self.fetch.buffer[i], self.decoders[i].instr
+                exposed = _named(m, f"w{w}_s{s}_exposed", quiet & unit.splits.valid[s])
+                self.exposed[w][s] = exposed
+                hit = _named(m, f"w{w}_s{s}_hit", buf.pc == unit.splits.pc[s])
+                csr_bad = dec.is_csr & (dec.csr_write | ~_csr_known(dec.csr))
+                faulty = _named(
+                    m, f"w{w}_s{s}_faulty", ~buf.in_range | ~dec.legal | csr_bad | dec.is_ebreak
+                )
+                self.faulty[w][s] = faulty
+                m.d.comb += [
+                    sb.lookup_warp[i].eq(w),
+                    sb.lookup_regs[3 * i].eq(dec.sb_rs1),
+                    sb.lookup_regs[3 * i + 1].eq(dec.sb_rs2),
+                    sb.lookup_regs[3 * i + 2].eq(dec.sb_rd),
+                    sb.lookup_mask[i].eq(unit.splits.mask[s]),
+                ]
+                hazard = (sb.dep_mask[i] != 0) | sb.full[i]
+                memory = dec.is_load | dec.is_store | dec.is_amo
+                clear = ~hazard & (~memory | ~self.lsu.busy)
+                timed = self._timer_now(w, s) == 0
+                ready = _named(
+                    m, f"w{w}_s{s}_ready", exposed & timed & hit & (faulty | clear)
+                )
+                ready_bits.append(ready)
+                m.d.comb += self.scheduler.sid[i].eq(unit.splits.sid[s])
+        sched = self.scheduler
+        self.port_free = Signal(name="port_free")
+        m.d.comb += [
+            sched.ready.eq(Mux(self.port_free & self.running & ~self.faulted, Cat(*ready_bits), 0)),
+            sched.last_warp.eq(self.last_warp),
+            sched.last_warp_valid.eq(self.last_warp_now),
+        ]
+        for w in range(N):
+            m.d.comb += [
+                sched.age[w].eq(self.age[w]),
+                sched.last_sid[w].eq(self.last_sid[w]),
+                sched.last_sid_valid[w].eq(self._last_sid_valid_now(w)),
+            ]
+
+    def _timer_now(self, w: int, s: int) -> Value:
+        """The ready timer of split slot s of warp w in this cycle: set when the warp's unit
+        settles (timing rule 2), else the register."""
+        attr = f"_timer_now_{w}_{s}"
+        if not hasattr(self, attr):
+            m = self.m
+            unit = self.units[w]
+            split = (unit.splits.valid[s], unit.splits.sid[s], unit.splits.pc[s])
+            seen = _any([
+                b.valid & (b.sid == split[1]) & (b.pc == split[2]) for b in self.snap[w]
+            ])  # fmt: skip
+            iss = self.iss[w]
+            cont = _named(
+                m,
+                f"w{w}_s{s}_continues",
+                self.upd_issue[w] & iss.valid & ~iss.control & split[0]
+                & (split[1] == iss.sid) & (split[2] == (iss.pc + 4)[:PC_WIDTH]),
+            )  # fmt: skip
+            fresh = Mux(cont, 0, Mux(seen, self.timer[w][s], self._delay_for(w) - 1))
+            now = _named(
+                m, f"w{w}_s{s}_timer_now", Mux(self.settled[w], fresh, self.timer[w][s]),
+                TIMER_BITS,
+            )  # fmt: skip
+            setattr(self, attr, (now, cont))
+        return getattr(self, attr)[0]
+
+    def _delay_for(self, w: int) -> Value:
+        """Cycles from the update to the ready time of a new split: the branch delay after an
+        issue (rule 2), ``branch`` after a barrier release (rule 4)."""
+        release = self.p.config.latencies.branch
+        return Mux(self.upd_issue[w], self.delay, release)
+
+    def _continued(self, w: int) -> Value:
+        self._timer_now(w, 0)
+        return _any([getattr(self, f"_timer_now_{w}_{s}")[1] for s in range(self.S)])
+
+    def _last_sid_valid_now(self, w: int) -> Value:
+        """Golden: the warp's last sid is forgotten when its splits changed (no split continued)."""
+        settled_issue = self.settled[w] & self.upd_issue[w]
+        return Mux(settled_issue, self._continued(w), self.last_sid_valid[w])
+
+    # -- 2. issue --------------------------------------------------------------------------------
+    def _issue(self) -> None:
+        m, p, N, S, W = self.m, self.p, self.N, self.S, self.W
+        sched = self.scheduler
+        self.issue = _named(m, "issue", sched.valid)
+        sel = sched.grant
+        buf = Signal(self.fetch.buffer.shape().elem_shape, name="sel_buffer")
+        sid = Signal(p.sid_bits, name="sel_sid")
+        mask = Signal(W, name="sel_mask")
+        faulty = Signal(name="sel_faulty")
+        for w in range(N):
+            for s in range(S):
+                i = w * S + s
+                with m.If(sel[i]):
+                    unit = self.units[w]
+                    m.d.comb += [
+                        buf.eq(self.fetch.buffer[i]),
+                        sid.eq(unit.splits.sid[s]),
+                        mask.eq(unit.splits.mask[s]),
+                        faulty.eq(self.faulty[w][s]),
+                    ]
+        m.d.comb += self.issue_decode.word.eq(buf.word)
+        self.sel = {"warp": sched.warp, "slot": sched.slot, "sid": sid, "pc": buf.pc,
+                    "mask": mask, "rpc": buf.rpc, "instr": self.issue_decode.instr,
+                    "in_range": buf.in_range, "faulty": faulty}  # fmt: skip
+
+        # passes of the selected split (hws: the squeezer's non-empty quarters in sorted order)
+        Q, L = self.Q, self.L
+        qbits = bits_for(Q)
+        self.pass_quarter = Signal(data.ArrayLayout(qbits, Q), name="sel_pass_quarter")
+        self.sel_lanes = Signal(W, name="sel_lane_mask")  # slot q*L+j active (squeezed)
+        self.sel_src = Signal(data.ArrayLayout(qbits, W), name="sel_src")
+        passes = Signal(range(Q + 1), name="sel_passes")
+        if p.config.hws:
+            sq = self.squeezer
+            m.d.comb += [sq.valid.eq(1), sq.mask.eq(mask), passes.eq(sq.passes)]
+            m.d.comb += [self.sel_lanes.eq(sq.out_mask), self.sel_src.eq(sq.src)]
+            # the k-th non-empty quarter in sorted order
+            for k in range(Q):
+                count = Const(0, range(Q + 1))
+                for i in range(Q):
+                    quarter = sq.order[i]
+                    here = sq.quarter_mask.bit_select(quarter, 1)
+                    with m.If(here & (count == k)):
+                        m.d.comb += self.pass_quarter[k].eq(quarter)
+                    count = count + here
+        else:
+            m.d.comb += [passes.eq(Q), self.sel_lanes.eq(mask)]
+            for k in range(Q):
+                m.d.comb += self.pass_quarter[k].eq(k)
+            for t in range(W):
+                m.d.comb += self.sel_src[t].eq(t // L)
+        self.sel["passes"] = passes
+
+        # the instruction in flight (registered at issue)
+        self.busy_passes = Signal(range(Q + 1), name="busy_passes")  # passes left after this
+        m.d.comb += self.port_free.eq(self.busy_passes == 0)
+        cur = self.cur = {
+            "warp": Signal(p.warp_bits, name="cur_warp"),
+            "slot": Signal(bits_for(S), name="cur_slot"),
+            "sid": Signal(p.sid_bits, name="cur_sid"),
+            "pc": Signal(PC_WIDTH, name="cur_pc"),
+            "mask": Signal(W, name="cur_mask"),
+            "rpc": Signal(PC_WIDTH, name="cur_rpc"),
+            "instr": Signal(DECODED, name="cur_instr"),
+            "passes": Signal(range(Q + 1), name="cur_passes"),
+        }
+        cur_quarter = Signal.like(self.pass_quarter, name="cur_pass_quarter")
+        cur_lanes = Signal(W, name="cur_lane_mask")
+        cur_src = Signal.like(self.sel_src, name="cur_src")
+        pass_index = Signal(range(Q), name="pass_index")
+        with m.If(self.issue):
+            m.d.sync += [cur[k].eq(self.sel[k]) for k in cur]
+            m.d.sync += [cur_quarter.eq(self.pass_quarter), cur_lanes.eq(self.sel_lanes),
+                         cur_src.eq(self.sel_src)]  # fmt: skip
+        # this cycle's instruction and pass: the selection in its issue cycle, else the copy
+        self.now = {
+            k: _named(m, f"now_{k}", Mux(self.issue, self.sel[k], cur[k]), len(Value.cast(cur[k])))
+            for k in cur
+        }
+        self.now["instr"] = Signal(DECODED, name="now_instr")
+        m.d.comb += self.now["instr"].eq(Mux(self.issue, self.sel["instr"], cur["instr"]))
+        self.now_quarters = Mux(self.issue, self.pass_quarter, cur_quarter)
+        self.now_lanes = _named(m, "now_lane_mask", Mux(self.issue, self.sel_lanes, cur_lanes))
+        self.now_src = Signal.like(self.sel_src, name="now_src")
+        m.d.comb += self.now_src.eq(Mux(self.issue, self.sel_src, cur_src))
+        self.now_pass = _named(m, "now_pass", Mux(self.issue, 0, pass_index), len(pass_index))
+        self.executing = _named(m, "executing", self.issue | (self.busy_passes != 0))
+        self.last_pass = _named(
+            m, "last_pass", self.executing & (self.now_pass == self.now["passes"] - 1)
+        )
+        with m.If(self.executing):
+            with m.If(self.last_pass):
+                m.d.sync += [self.busy_passes.eq(0), pass_index.eq(0)]
+            with m.Else():
+                m.d.sync += [
+                    self.busy_passes.eq(self.now["passes"] - 1 - self.now_pass),
+                    pass_index.eq(self.now_pass + 1),
+                ]
+
+        # at issue: trace, scoreboard reservation, bookkeeping of the issuing warp
+        sel_w = self.sel["warp"]
+        instr = self.sel["instr"]
+        dest = Mux(instr.writes_rd, instr.rd, 0)
+        fault_at_issue = _named(m, "fault_at_issue", self.issue & self.sel["faulty"])
+        self.fault_at_issue = fault_at_issue
+        good_issue = _named(m, "good_issue", self.issue & ~self.sel["faulty"])
+        sb = self.scoreboard
+        m.d.comb += [
+            sb.issue_valid.eq(good_issue & (dest != 0)),
+            sb.issue_warp.eq(sel_w),
+            sb.issue_rd.eq(dest),
+            sb.issue_mask.eq(mask),
+        ]
+        tr = self.sm.trace
+        m.d.comb += [
+            tr.valid.eq(good_issue),
+            tr.cycle.eq(self.cycle),
+            tr.slot.eq(sel_w),
+            tr.block.eq(Array(self.block_of)[sel_w]),
+            tr.warp.eq(Array(self.warp_of)[sel_w]),
+            tr.sid.eq(sid),
+            tr.pc.eq(buf.pc),
+            tr.mask.eq(mask),
+            tr.passes.eq(passes),
+        ]
+        self.issue_dest = dest
+        with m.If(good_issue):
+            m.d.sync += [self.last_warp.eq(sel_w), self.last_warp_valid.eq(1)]
+            for w in range(N):
+                with m.If(sel_w == w):
+                    iss = self.iss[w]
+                    m.d.sync += [
+                        iss.valid.eq(1),
+                        iss.slot.eq(self.sel["slot"]),
+                        iss.sid.eq(sid),
+                        iss.pc.eq(buf.pc),
+                        iss.control.eq(instr.is_control),
+                        self.last_sid[w].eq(sid),
+                    ]
+
+    # -- passes: lanes, register file, divider, LSU capture -------------------------------------
+    def _passes(self) -> None:
+        m, p, W, L, Q = self.m, self.p, self.W, self.L, self.Q
+        instr, now = self.now["instr"], self.now
+        rf = self.regfile
+        m.d.comb += [
+            rf.read.warp.eq(now["warp"]),
+            rf.read.rs1.eq(instr.sb_rs1),
+            rf.read.rs2.eq(instr.sb_rs2),
+        ]
+        quarter = _named(m, "pass_quarter", Array(self.now_quarters)[self.now_pass])
+        good = _named(m, "pass_good", self.executing & ~self.fault_at_issue)
+        csr = self._csr_values()
+        # per lane j: the thread position it runs in this pass and whether it is active
+        self.position = []
+        self.lane_active = []
+        self.lane_a = []
+        self.next_pc_buf = [Signal(PC_WIDTH, name=f"next_pc{t}") for t in range(W)]
+        self.a_buf = [Signal(32, name=f"a{t}") for t in range(W)]  # rs1 (ecall: a0)
+        self.result_buf = [Signal(32, name=f"result{t}") for t in range(W)]
+        self.bad_target = Signal(W, name="bad_target")
+        self.bad_syscall = Signal(W, name="bad_syscall")
+        self.pass_positions = Signal(W, name="pass_positions")  # positions run this pass
+        positions = []
+        lane_write = Signal(W, name="lane_write")
+        div_unit = instr.unit == Unit.DIV
+        writes_now = instr.writes_rd & ~instr.is_load & ~instr.is_amo & ~div_unit
+        for j in range(L):
+            slot = Signal(range(W), name=f"lane{j}_slot")
+            m.d.comb += slot.eq(quarter * L + j)
+            src = Signal(bits_for(Q), name=f"lane{j}_src")
+            m.d.comb += src.eq(Array(self.now_src)[slot])
+            pos = _named(m, f"lane{j}_position", src * L + j, bits_for(W))
+            active = _named(m, f"lane{j}_active", good & self.now_lanes.bit_select(slot, 1))
+            self.position.append(pos)
+            self.lane_active.append(active)
+            lane = self.lanes[j]
+            a = _named(m, f"lane{j}_a", Array(rf.read.rs1_data)[pos], 32)
+            b = _named(m, f"lane{j}_b", Array(rf.read.rs2_data)[pos], 32)
+            self.lane_a.append(a)
+            m.d.comb += [
+                lane.instr.eq(instr),
+                lane.pc.eq(now["pc"]),
+                lane.a.eq(a),
+                lane.b.eq(b),
+                lane.csr_value.eq(Array(csr)[pos]),
+            ]
+            one_hot = Signal(W, name=f"lane{j}_onehot")
+            m.d.comb += one_hot.eq(Mux(active, Const(1, W) << pos, 0))
+            positions.append(one_hot)
+            for t in range(W):
+                with m.If(active & (pos == t)):
+                    m.d.sync += [
+                        self.next_pc_buf[t].eq(lane.next_pc),
+                        self.a_buf[t].eq(a),
+                        self.result_buf[t].eq(lane.result),
+                    ]
+                    m.d.comb += [
+                        self.bad_target[t].eq(lane.bad_target & instr.is_control),
+                        self.bad_syscall[t].eq(instr.is_ecall & (b != SYSCALL_EXIT)),
+                        rf.write_lane.data[t].eq(lane.result),
+                        self.lsu.capture.addr[t].eq(lane.addr),
+                        self.lsu.capture.data[t].eq(lane.store_data),
+                    ]
+            # the divider of this lane
+            div = self.dividers[j]
+            m.d.comb += [
+                div.valid.eq(active & div_unit & instr.writes_rd),
+                div.op.eq(instr.op),
+                div.a.eq(a),
+                div.b.eq(b),
+                div.tag.eq(Cat(pos, instr.rd, now["warp"])),
+            ]
+        m.d.comb += self.pass_positions.eq(_or(positions, W))
+        m.d.comb += [
+            lane_write.eq(Mux(writes_now, self.pass_positions, 0)),
+            rf.write_lane.en.eq(lane_write),
+            rf.write_lane.warp.eq(now["warp"]),
+            rf.write_lane.rd.eq(instr.rd),
+        ]
+        # divider results
+        div_en = []
+        pos_bits = bits_for(W)
+        for j in range(L):
+            div = self.dividers[j]
+            dpos, drd, dwarp = div.tag[:pos_bits], div.tag[pos_bits : pos_bits + 5], \
+                div.tag[pos_bits + 5 :]  # fmt: skip
+            en = Signal(W, name=f"div{j}_en")
+            m.d.comb += en.eq(Mux(div.valid, Const(1, W) << dpos, 0))
+            div_en.append(en)
+            for t in range(W):
+                with m.If(div.valid & (dpos == t)):
+                    m.d.comb += rf.write_div.data[t].eq(div.result)
+            with m.If(div.valid):
+                m.d.comb += [rf.write_div.warp.eq(dwarp), rf.write_div.rd.eq(drd)]
+        m.d.comb += rf.write_div.en.eq(_or(div_en, W))
+        # LSU capture and start
+        lsu = self.lsu
+        memory = instr.is_load | instr.is_store | instr.is_amo
+        m.d.comb += [
+            lsu.capture.valid.eq(good & memory),
+            lsu.capture.positions.eq(self.pass_positions),
+        ]
+        m.d.comb += [
+            rf.write_lsu.en.eq(lsu.wb.en),
+            rf.write_lsu.warp.eq(lsu.wb.warp),
+            rf.write_lsu.rd.eq(lsu.wb.rd),
+            rf.write_lsu.data.eq(lsu.wb.data),
+        ]
+        self.memory_instr = memory
+
+    def _csr_values(self) -> list[Value]:
+        """Every thread position's value of the CSR the current instruction reads."""
+        m, now, W = self.m, self.now, self.W
+        warp = now["warp"]
+        block = Array(self.block_of)[warp]
+        in_block = Array(self.warp_of)[warp]
+        launch = self.sm.launch
+        csr = self.now["instr"].csr
+        values = []
+        for t in range(W):
+            table = {
+                Csr.TID: in_block * W + t,
+                Csr.NTID: launch.block,
+                Csr.CTAID: block,
+                Csr.NCTAID: launch.grid,
+                Csr.LANEID: t,
+                Csr.WARPID: in_block,
+                Csr.WARPSIZE: W,
+            }
+            value = Signal(32, name=f"csr{t}")
+            with m.Switch(csr):
+                for code, v in table.items():
+                    with m.Case(int(code)):
+                        m.d.comb += value.eq(v)
+            values.append(value)
+        return values
+
+    # -- the outcome at the last pass ------------------------------------------------------------
+    def _outcome(self) -> None:
+        m, p, W, N = self.m, self.p, self.W, self.N
+        now, instr = self.now, self.now["instr"]
+        last = _named(m, "outcome", self.last_pass & ~self.fault_at_issue)
+        self.outcome_valid = last
+        # the per-thread values of this pass are combinational, the others registered
+        next_pc = [Mux(self.pass_positions[t], self._lane_value(t, "next_pc"), self.next_pc_buf[t])
+                   for t in range(W)]  # fmt: skip
+        a = [Mux(self.pass_positions[t], self._lane_value(t, "a"), self.a_buf[t]) for t in range(W)]
+        result = [Mux(self.pass_positions[t], self._lane_value(t, "result"), self.result_buf[t])
+                  for t in range(W)]  # fmt: skip
+        # faults found in the passes (lowest thread): bad target, bad syscall
+        self.bad_target_all = Signal(W, name="bad_target_all")
+        self.bad_syscall_all = Signal(W, name="bad_syscall_all")
+        seen_target = Signal(W, name="seen_bad_target")
+        seen_syscall = Signal(W, name="seen_bad_syscall")
+        m.d.comb += [
+            self.bad_target_all.eq(seen_target | self.bad_target),
+            self.bad_syscall_all.eq(seen_syscall | self.bad_syscall),
+        ]
+        with m.If(self.executing & ~self.last_pass):
+            m.d.sync += [seen_target.eq(self.bad_target_all), seen_syscall.eq(self.bad_syscall_all)]
+        with m.Else():
+            m.d.sync += [seen_target.eq(0), seen_syscall.eq(0)]
+        pass_fault = _named(
+            m, "pass_fault", last & ((self.bad_target_all | self.bad_syscall_all) != 0)
+        )
+        self.pass_fault = pass_fault
+        lsu_fault = _named(m, "lsu_fault", last & self.memory_instr & self.lsu.fault.valid)
+        self.lsu_fault_now = lsu_fault
+        go = _named(m, "outcome_go", last & ~pass_fault & ~lsu_fault)
+        self.outcome_go = go
+        mask = now["mask"]
+        exited = Mux(instr.is_ecall, mask, 0)
+        barrier = Mux(instr.is_bar, mask, 0)
+        rpc = Mux(instr.is_control, now["rpc"], Const(NEVER, PC_WIDTH)) if self.p.config.explicit \
+            else Const(NEVER, PC_WIDTH)  # fmt: skip
+        sp_we = Mux(instr.writes_rd & (instr.rd == REG_SP), mask, 0)
+        for w in range(N):
+            o = self.units[w].outcome
+            here = go & (now["warp"] == w)
+            m.d.comb += [
+                o.valid.eq(here),
+                o.sid.eq(now["sid"]),
+                o.pc.eq(now["pc"]),
+                o.mask.eq(mask),
+                o.control.eq(instr.is_control),
+                o.call.eq(instr.is_call),
+                o.ret.eq(instr.is_ret),
+                o.rpc.eq(rpc),
+                o.exited.eq(exited),
+                o.barrier.eq(barrier),
+                o.sp_we.eq(sp_we),
+            ]
+            for t in range(W):
+                m.d.comb += [o.next_pc[t].eq(next_pc[t]), o.sp_wdata[t].eq(result[t])]
+            with m.If(here):
+                # the splits before the update, for the ready times (rule 2)
+                for s in range(self.S):
+                    unit = self.units[w]
+                    m.d.sync += [
+                        self.snap[w][s].valid.eq(unit.splits.valid[s]),
+                        self.snap[w][s].sid.eq(unit.splits.sid[s]),
+                        self.snap[w][s].pc.eq(unit.splits.pc[s]),
+                    ]
+                # barrier bookkeeping: the PC the warp's threads wait at
+                with m.If(instr.is_bar):
+                    with m.If(self.units[w].waiting == 0):
+                        m.d.sync += [self.bar_pc[w].eq(now["pc"]), self.bar_mixed[w].eq(0)]
+                    with m.Elif(self.bar_pc[w] != now["pc"]):
+                        m.d.sync += self.bar_mixed[w].eq(1)
+        with m.If(go):
+            m.d.sync += [
+                self.updating.bit_select(now["warp"], 1).eq(1),
+                self.upd_issue.bit_select(now["warp"], 1).eq(1),
+            ]
+        # the LSU starts in the last pass
+        lsu = self.lsu
+        m.d.comb += [
+            lsu.start.valid.eq(go & self.memory_instr),
+            lsu.start.op.eq(Mux(instr.is_load, 0, Mux(instr.is_store, 1, 2))),
+            lsu.start.size.eq(instr.mem_size),
+            lsu.start.signed.eq(instr.mem_signed),
+            lsu.start.amo.eq(instr.amo),
+            lsu.start.warp.eq(now["warp"]),
+            lsu.start.block_slot.eq(Array(self.leader)[now["warp"]]),
+            lsu.start.rd.eq(Mux(instr.writes_rd, instr.rd, 0)),
+            lsu.start.mask.eq(mask),
+        ]
+        # the destination of a non-memory instruction enters its write-back line
+        cls = Mux(instr.unit == Unit.MUL, LatencyClass.MUL,
+                  Mux(instr.unit == Unit.DIV, LatencyClass.DIV, LatencyClass.ALU))  # fmt: skip
+        self.line_from_issue = (go & ~self.memory_instr & instr.writes_rd, cls)
+        # exits
+        ex = self.sm.exit
+        m.d.comb += [
+            ex.valid.eq(go & instr.is_ecall),
+            ex.block.eq(Array(self.block_of)[now["warp"]]),
+            ex.warp.eq(Array(self.warp_of)[now["warp"]]),
+            ex.mask.eq(mask),
+        ]
+        for t in range(W):
+            m.d.comb += ex.codes[t].eq(a[t])
+
+    def _lane_value(self, t: int, what: str) -> Value:
+        """Thread position t's value of this pass (``next_pc``, ``a`` or ``result``)."""
+        value = Const(0, 32)
+        for j in range(self.L):
+            source = self.lane_a[j] if what == "a" else getattr(self.lanes[j], what)
+            value = Mux(self.lane_active[j] & (self.position[j] == t), source, value)
+        return value
+
+    # -- 3. settling: ready times, last sids, the before snapshot --------------------------------
+    def _settle(self) -> None:
+        m, N, S = self.m, self.N, self.S
+        for w in range(N):
+            for s in range(S):
+                now = self._timer_now(w, s)
+                m.d.sync += self.timer[w][s].eq(Mux(now == 0, 0, now - 1))
+            with m.If(self.settled[w]):
+                m.d.sync += [
+                    self.updating.bit_select(w, 1).eq(0),
+                    self.iss[w].valid.eq(0),
+                    self.last_sid_valid.bit_select(w, 1).eq(self._last_sid_valid_now(w)),
+                ]
+        # fetch addresses: a slot's PC; PC + 4 for the issuing slot until its unit settled;
+        # the PCs before the update while the unit is busy; the entry while dispatching
+        for w in range(N):
+            unit = self.units[w]
+            iss = self.iss[w]
+            for s in range(S):
+                i = w * S + s
+                issuing_here = self.issue & (self.sel["warp"] == w) & (self.sel["slot"] == s) \
+                    & ~self.sel["instr"].is_control  # fmt: skip
+                in_flight = iss.valid & (iss.slot == s) & ~iss.control & ~self.settled[w]
+                unsettled = self.updating[w] & ~self.settled[w]
+                pc = Mux(
+                    issuing_here,
+                    self.sel["pc"] + 4,
+                    Mux(in_flight, iss.pc + 4, Mux(unsettled, self.snap[w][s].pc,
+                                                     unit.splits.pc[s])),
+                )  # fmt: skip
+                if s == 0:
+                    pc = Mux(self.launching[w], self.sm.launch.entry, pc)
+                m.d.comb += self.fetch.pc[i].eq(pc)
+        # the issuing warp's last sid is valid until its unit decides
+        with m.If(self.issue & ~self.fault_at_issue):
+            m.d.sync += self.last_sid_valid.bit_select(self.sel["warp"], 1).eq(1)
+
+    # -- 4. barriers -------------------------------------------------------------------------------
+    def _barriers(self) -> None:
+        m, N = self.m, self.N
+        self.release = [Signal(name=f"w{w}_release") for w in range(N)]
+        self.barrier_fault = Signal(name="barrier_fault")
+        faults = []
+        for b in range(N):
+            members = [
+                _named(m, f"b{b}_has{w}", self.active[w] & (self.leader[w] == b)) for w in range(N)
+            ]
+            lead = self.active[b] & (self.leader[b] == b)
+            still = []
+            waits = []
+            exited = []
+            quiet = []
+            pcs_differ = []
+            for w in range(N):
+                unit = self.units[w]
+                still.append(members[w] & ((unit.live & ~unit.waiting) != 0))
+                waits.append(members[w] & (unit.waiting != 0))
+                exited.append(members[w] & ((self.threads[w] & ~unit.live) != 0))
+                quiet.append(~members[w] | (~unit.busy & (~self.updating[w] | self.settled[w])))
+                pcs_differ.append(
+                    members[w] & (unit.waiting != 0)
+                    & (self.bar_mixed[w] | (self.bar_pc[w] != self.bar_pc[b]))
+                )  # fmt: skip
+            complete = _named(
+                m,
+                f"b{b}_barrier",
+                lead & ~_any(still) & _any(waits) & Cat(*quiet).all() & self.running,
+            )
+            bad = _named(m, f"b{b}_barrier_bad", complete & (_any(exited) | _any(pcs_differ)))
+            faults.append(bad)
+            for w in range(N):
+                with m.If(complete & ~bad & members[w]):
+                    m.d.comb += self.release[w].eq(1)
+        m.d.comb += self.barrier_fault.eq(_any(faults))
+        for w in range(N):
+            unit = self.units[w]
+            m.d.comb += unit.release.lanes.eq(Mux(self.release[w], unit.waiting, 0))
+            with m.If(self.release[w]):
+                m.d.sync += [self.updating.bit_select(w, 1).eq(1),
+                             self.upd_issue.bit_select(w, 1).eq(0)]  # fmt: skip
+                for s in range(self.S):
+                    m.d.sync += [
+                        self.snap[w][s].valid.eq(unit.splits.valid[s]),
+                        self.snap[w][s].sid.eq(unit.splits.sid[s]),
+                        self.snap[w][s].pc.eq(unit.splits.pc[s]),
+                    ]
+
+    # -- 5. dispatch -------------------------------------------------------------------------------
+    def _dispatch(self) -> None:
+        m, p, N, W = self.m, self.p, self.N, self.W
+        launch = self.sm.launch
+        shift = bits_for(W) if W > 1 else 0
+        per_block = _named(m, "warps_per_block", (launch.block + W - 1) >> shift, 32)
+        last_threads = _named(m, "last_warp_threads", launch.block - ((per_block - 1) << shift), 32)
+        releases = self._releases_by_warp()
+        free = []
+        for w in range(N):
+            drained = (self.pending[w] - releases[w]) == 0
+            free.append(_named(m, f"w{w}_free", ~self.active[w] | (self.retired[w] & drained)))
+        self.free = free
+        # how many blocks enter now: k fit in the free slots and are left in the grid
+        count = _named(m, "free_slots", sum(free), bits_for(N + 1))
+        left = _named(m, "blocks_left", launch.grid - self.next_block, 32)
+        fits = [
+            (k * per_block <= count) & (left >= k) for k in range(1, N + 1)
+        ]  # fmt: skip
+        dispatching = self.running & ~self.faulted
+        blocks = _named(m, "dispatch_blocks", Mux(dispatching, sum(fits), 0), bits_for(N + 1))
+        self.launching = []
+        rank = Const(0, bits_for(N + 1))
+        for w in range(N):
+            r = _named(m, f"w{w}_rank", rank, bits_for(N + 1))
+            rank = rank + free[w]
+            # which new block and warp of it this slot takes
+            nth = _named(m, f"w{w}_nth_block", sum(
+                (k * per_block <= r) for k in range(1, N)), bits_for(N + 1))  # fmt: skip
+            in_block = _named(m, f"w{w}_new_warp", r - nth * per_block, 8)
+            takes = _named(m, f"w{w}_launch", free[w] & (nth < blocks))
+            self.launching.append(takes)
+            threads = Mux(in_block == per_block - 1, last_threads, W)
+            mask = _named(m, f"w{w}_new_threads", Const((1 << W) - 1, W) >> (W - threads), W)
+            unit = self.units[w]
+            m.d.comb += [
+                unit.launch.valid.eq(takes),
+                unit.launch.mask.eq(mask),
+                unit.launch.pc.eq(launch.entry),
+                unit.launch.sp.eq(p.memmap.initial_sp),
+            ]
+            with m.If(takes):
+                first = _named(m, f"w{w}_leader_rank", r - in_block, bits_for(N + 1))
+                leader = Signal(p.warp_bits, name=f"w{w}_new_leader")
+                rank2 = Const(0, bits_for(N + 1))
+                for v in range(N):
+                    with m.If(free[v] & (rank2 == first)):
+                        m.d.comb += leader.eq(v)
+                    rank2 = rank2 + free[v]
+                m.d.sync += [
+                    self.active.bit_select(w, 1).eq(1),
+                    self.block_of[w].eq(self.next_block + nth),
+                    self.warp_of[w].eq(in_block),
+                    self.leader[w].eq(leader),
+                    self.threads[w].eq(mask),
+                    self.age[w].eq(self.next_age + r),
+                    self.updating.bit_select(w, 1).eq(0),
+                    self.last_sid_valid.bit_select(w, 1).eq(0),
+                    self.iss[w].valid.eq(0),
+                    self.bar_mixed.bit_select(w, 1).eq(0),
+                ]
+                m.d.sync += [t.eq(0) for t in self.timer[w]]
+            with m.Elif(free[w] & self.active[w]):
+                m.d.sync += self.active.bit_select(w, 1).eq(0)
+        self.dispatched_any = _named(m, "dispatching", blocks != 0)
+        with m.If(blocks != 0):
+            m.d.sync += [
+                self.next_block.eq(self.next_block + blocks),
+                self.next_age.eq(self.next_age + blocks * per_block),
+            ]
+        rf = self.regfile
+        # the register file forgets the slots that are launched (at most one per cycle is
+        # needed by the port; every launched slot is cleared through its own bit)
+        m.d.comb += rf.launch.valid.eq(Cat(*self.launching))
+
+    def _releases_by_warp(self) -> list[Value]:
+        """Per warp slot, the number of its write-backs released in this cycle."""
+        out = []
+        for w in range(self.N):
+            hits = [
+                r.valid & (r.warp == w) & (r.rd != 0) for r in self.wb.release
+            ]  # fmt: skip
+            out.append(sum(hits))
+        return out
+
+    # -- write-back lines, pending counts, the scoreboard's releases -----------------------------
+    def _writebacks(self) -> None:
+        m, N = self.m, self.N
+        wb, sb, lsu = self.wb, self.scoreboard, self.lsu
+        valid, cls = self.line_from_issue
+        now = self.now
+        instr = now["instr"]
+        with m.If(lsu.release.valid):
+            m.d.comb += [
+                wb.enter.valid.eq(1),
+                wb.enter.warp.eq(lsu.release.warp),
+                wb.enter.rd.eq(lsu.release.rd),
+                wb.enter.mask.eq(lsu.release.mask),
+                wb.line.eq(Mux(lsu.release.global_, LatencyClass.GLOBAL, LatencyClass.SHARED)),
+            ]
+        with m.Else():
+            m.d.comb += [
+                wb.enter.valid.eq(valid),
+                wb.enter.warp.eq(now["warp"]),
+                wb.enter.rd.eq(instr.rd),
+                wb.enter.mask.eq(now["mask"]),
+                wb.line.eq(cls),
+            ]
+        for k, r in enumerate(wb.release):
+            m.d.comb += [
+                sb.wb_valid[k].eq(r.valid & (r.rd != 0)),
+                sb.wb_warp[k].eq(r.warp),
+                sb.wb_rd[k].eq(r.rd),
+                sb.wb_mask[k].eq(r.mask),
+            ]
+        releases = self._releases_by_warp()
+        for w in range(N):
+            issued = self.issue & ~self.fault_at_issue & (self.sel["warp"] == w) \
+                & (self.issue_dest != 0)  # fmt: skip
+            m.d.sync += self.pending[w].eq(self.pending[w] + issued - releases[w])
+
+    # -- progress: start, faults, completion, counters ---------------------------------------------
+    def _progress(self) -> None:
+        m, sm = self.m, self.sm
+        st = sm.status
+        busy_lines = self.wb.pending
+        occupied = _any([self.active[w] & ~self.free[w] for w in range(self.N)])
+        idle_sm = _named(
+            m,
+            "quiescent",
+            (self.next_block == sm.launch.grid) & ~occupied & ~busy_lines
+            & ~self.lsu.busy & ~self.executing,
+        )  # fmt: skip
+        started = Signal(name="started")  # the cycle after start: cycle 0
+        with m.If(sm.launch.start & ~self.running & ~self.done):
+            m.d.sync += [self.running.eq(1), started.eq(0), self.cycle.eq(0)]
+        with m.Elif(self.running):
+            m.d.sync += started.eq(1)
+            with m.If(started & ~idle_sm):
+                m.d.sync += self.cycle.eq(self.cycle + 1)
+        # faults, first one wins
+        fault = Signal(name="fault_now")
+        code = Signal(range(len(FaultCode)), name="fault_code_now")
+        fpc = Signal(PC_WIDTH, name="fault_pc_now")
+        thread = Signal(32, name="fault_thread_now")
+        block = Signal(32, name="fault_block_now")
+        self._fault_sources(fault, code, fpc, thread, block)
+        with m.If(self.running & fault & ~self.faulted):
+            m.d.sync += [
+                self.faulted.eq(1),
+                self.running.eq(0),
+                st.fault_code.eq(code),
+                st.fault_pc.eq(fpc),
+                st.fault_thread.eq(thread),
+                st.fault_block.eq(block),
+            ]
+        with m.Elif(self.running & started & idle_sm):
+            m.d.sync += [self.done.eq(1), self.running.eq(0)]
+        # counters
+        idle = Signal(COUNTER, name="idle_cycles")
+        with m.If(self.running & started & ~idle_sm & self.port_free & ~self.issue):
+            m.d.sync += idle.eq(idle + 1)
+        m.d.comb += [
+            st.running.eq(self.running),
+            st.done.eq(self.done),
+            st.fault.eq(self.faulted),
+            st.cycles.eq(self.cycle),
+            st.idle_cycles.eq(idle),
+            st.transactions.eq(self.lsu.counters.transactions),
+            st.shared_cycles.eq(self.lsu.counters.shared_cycles),
+            st.bank_conflicts.eq(self.lsu.counters.bank_conflicts),
+        ]
+        # the memory port
+        mem, lsu = sm.mem, self.lsu
+        for name in ("req_valid", "req_addr", "req_op", "req_amo", "req_be", "req_wdata"):
+            m.d.comb += getattr(mem, name).eq(getattr(lsu.mem, name))
+        for name in ("req_ready", "resp_valid", "resp_rdata"):
+            m.d.comb += getattr(lsu.mem, name).eq(getattr(mem, name))
+        self._tree()
+
+    def _fault_sources(self, fault: Signal, code: Signal, pc: Signal, thread: Signal,
+                       block: Signal) -> None:  # fmt: skip
+        """The faults of this cycle, in the order golden finds them."""
+        m, now, W = self.m, self.now, self.W
+        instr = self.sel["instr"]
+        warp = now["warp"]
+        first_thread = Array(self.warp_of)[warp] * W
+        sources = []
+
+        def lowest(bits: Value) -> Value:
+            out = Const(0, 32)
+            for t in reversed(range(W)):
+                out = Mux(bits[t], t, out)
+            return out
+
+        issue_code = Mux(
+            ~self.sel["in_range"], FaultCode.FETCH,
+            Mux(~instr.legal, FaultCode.ILLEGAL,
+                Mux(instr.is_ebreak, FaultCode.BREAKPOINT, FaultCode.ILLEGAL)),
+        )  # fmt: skip
+        sources.append((self.fault_at_issue, issue_code, lowest(self.sel["mask"])))
+        sources.append((self.outcome_valid & (self.bad_target_all != 0), FaultCode.MISALIGNED_JUMP,
+                        lowest(self.bad_target_all)))  # fmt: skip
+        sources.append((self.outcome_valid & (self.bad_syscall_all != 0), FaultCode.SYSCALL,
+                        lowest(self.bad_syscall_all)))  # fmt: skip
+        sources.append((self.lsu_fault_now, self.lsu.fault.code, self.lsu.fault.position))
+        overflow = _any([u.overflow for u in self.units])
+        sources.append((overflow, FaultCode.TABLE_OVERFLOW, Const(0, 32)))
+        sources.append((self.barrier_fault, FaultCode.BARRIER, Const(0, 32)))
+        sources.append((self._deadlock(), self._deadlock_code(), Const(0, 32)))
+        for valid, c, t in reversed(sources):
+            with m.If(valid):
+                m.d.comb += [fault.eq(1), code.eq(c), thread.eq(first_thread + t)]
+        m.d.comb += [pc.eq(now["pc"]), block.eq(Array(self.block_of)[warp])]
+
+    def _deadlock(self) -> Value:
+        """Nothing can ever change again although warps are resident (golden: no next event)."""
+        m, N, S = self.m, self.N, self.S
+        pending_timer = _any([
+            self.exposed[w][s] & (self._timer_now(w, s) != 0) for w in range(N) for s in range(S)
+        ])  # fmt: skip
+        moving = (
+            self.executing | self.lsu.busy | self.wb.pending | (self.updating != 0)
+            | _any([u.busy for u in self.units]) | _any(self.release) | self.dispatched_any
+            | pending_timer
+        )  # fmt: skip
+        return _named(m, "deadlock", self.running & (self.active != 0) & ~moving & ~self.issue)
+
+    def _deadlock_code(self) -> Value:
+        waiting = _any([self.active[w] & (self.units[w].waiting != 0) for w in range(self.N)])
+        return Mux(waiting, FaultCode.BARRIER, FaultCode.DEADLOCK)
+
+    def _tree(self) -> None:
+        """The arbiter tree the LSU coalesces with: its own, or (stackless) the stack-less
+        control's of the warp it serves (seed 000 Sec 4.3)."""
+        m, lsu = self.m, self.lsu
+        if self.p.policy is not Policy.STACKLESS:
+            tree = self.lsu_tree
+            m.d.comb += [
+                tree.valid.eq(lsu.tree.valid),
+                lsu.tree.granted.eq(1),
+                lsu.tree.min_key.eq(tree.min_key),
+                lsu.tree.mask.eq(tree.mask),
+            ]
+            for t in range(self.W):
+                m.d.comb += tree.key[t].eq(lsu.tree.key[t])
+            return
+        for w, unit in enumerate(self.units):
+            here = lsu.tree_warp == w
+            m.d.comb += unit.coalesce.valid.eq(Mux(here, lsu.tree.valid, 0))
+            for t in range(self.W):
+                m.d.comb += unit.coalesce.key[t].eq(lsu.tree.key[t])
+            with m.If(here):
+                m.d.comb += [
+                    lsu.tree.granted.eq(unit.coalesce.granted),
+                    lsu.tree.min_key.eq(unit.coalesce.min_key),
+                    lsu.tree.mask.eq(unit.coalesce.mask),
+                ]
+
+
+def _or(values: list[Value], width: int) -> Value:
+    out = Const(0, width)
+    for v in values:
+        out = out | v
+    return out
+
+
+def _csr_known(csr: Value) -> Value:
+    return _any([csr == int(c) for c in Csr])
