@@ -23,6 +23,7 @@ from reconverge.golden.errors import UserError
 from reconverge.golden.graphs import immediate_postdominators
 from reconverge.golden.image import Image
 from reconverge.golden.isa import ILEN_BYTES, MASK32, IllegalInstruction, Instr, decode
+from reconverge.golden.memmap import GLOBAL_BASE
 
 
 class HintMismatch(UserError):
@@ -111,3 +112,14 @@ class Program:
     def rpc(self, pc: int) -> int:
         """The reconvergence PC of the control instruction at ``pc``."""
         return self.hints.get(pc, self.ipdom.get(pc, NEVER))
+
+    def store(self, words: int) -> list[tuple[int, int]]:
+        """The SM's instruction store (docs/sm-hardware.md): for each of ``words`` words from
+        GLOBAL_BASE, the word the image holds there (0 outside it) and the reconvergence PC of
+        the instruction at that PC (NEVER when it is not a control instruction)."""
+        entries = []
+        for i in range(words):
+            pc = GLOBAL_BASE + ILEN_BYTES * i
+            word = self.image.read_word(pc)
+            entries.append((0 if word is None else word, self.rpc(pc)))
+        return entries

@@ -15,6 +15,8 @@ fetch fault.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from amaranth.hdl import Module, Signal
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
@@ -41,10 +43,17 @@ def load_signature(params: SMParams) -> wiring.Signature:
 
 
 class Fetch(wiring.Component):
-    """The instruction store, one copy and one buffer per split slot of each warp slot."""
+    """The instruction store, one copy and one buffer per split slot of each warp slot.
+    ``init``: (word, RPC) entries the store holds from reset (a board top's program), else it
+    starts empty and is filled through ``load``."""
 
-    def __init__(self, params: SMParams) -> None:
+    def __init__(self, params: SMParams, init: Sequence[tuple[int, int]] = ()) -> None:
+        if len(init) > params.imem_words:
+            raise ValueError(
+                f"{len(init)} instruction words do not fit the store of {params.imem_words}"
+            )
         self.params = params
+        self.init = [{"word": word, "rpc": rpc} for word, rpc in init]
         self.buffers = params.geometry.warps * params.slots
         super().__init__(
             {
@@ -58,7 +67,7 @@ class Fetch(wiring.Component):
         m = Module()
         p = self.params
         for i in range(self.buffers):
-            store = memory.Memory(shape=ENTRY, depth=p.imem_words, init=[])
+            store = memory.Memory(shape=ENTRY, depth=p.imem_words, init=self.init)
             m.submodules[f"store{i}"] = store
             write = store.write_port()
             m.d.comb += [

@@ -29,6 +29,8 @@ nothing moves, and the stall counter counts.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from amaranth.hdl import Array, Cat, Const, EnableInserter, Module, Mux, Signal, Value
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
@@ -76,10 +78,12 @@ def _any(values: list[Value]) -> Value:
 
 
 class SM(wiring.Component):
-    """The SM of ``params`` (ports: docs/sm-hardware.md, ``hdl.sm.ports``)."""
+    """The SM of ``params`` (ports: docs/sm-hardware.md, ``hdl.sm.ports``); ``program``: the
+    instruction store's entries from reset (a board top), else it is filled through ``load``."""
 
-    def __init__(self, params: SMParams) -> None:
+    def __init__(self, params: SMParams, program: Sequence[tuple[int, int]] = ()) -> None:
         self.params = params
+        self.program = tuple(program)
         super().__init__(
             {
                 "load": In(load_signature(params)),
@@ -184,7 +188,7 @@ class _Core:
     # -- the stages ----------------------------------------------------------------------------
     def _stages(self) -> None:
         m, p, N, S = self.m, self.p, self.N, self.S
-        m.submodules.fetch = self.fetch = Fetch(p)
+        m.submodules.fetch = self.fetch = Fetch(p, self.sm.program)
         self.units = []
         for w in range(N):
             unit = DivergenceUnit(p)
