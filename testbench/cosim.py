@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import logging
 import math
 import os
 import shutil
@@ -155,16 +156,26 @@ def sm_design(params: SMParams) -> Design:
     return Design(TOP, f"sm-{key}", f"{key}-{_sources_digest()}", verilog)
 
 
-def build(design: Design, sim: str, waves: bool = False) -> tuple[Any, Path]:
-    """Write the design's Verilog and compile it for the simulator, once per design (the
-    Verilog is regenerated only when its digest changed); returns (runner, build directory)."""
+def wave_format(sim: str, waves: str | Path | None) -> str:
+    """ "" (no waveforms), "fst", or "vcd" (Verilator, for a file name ending in ``.vcd``;
+    Icarus always writes FST)."""
+    if waves is None:
+        return ""
+    return "vcd" if sim == "verilator" and str(waves).endswith(".vcd") else "fst"
+
+
+def build(design: Design, sim: str, waves: str = "") -> tuple[Any, Path]:
+    """Write the design's Verilog and compile it for the simulator, once per design and wave
+    format (:func:`wave_format`; the Verilog is regenerated only when its digest changed);
+    returns (runner, build directory)."""
     if sim not in SIMULATORS:
         raise CosimError(f"unknown simulator {sim!r} (known: {', '.join(SIMULATORS)})")
-    build_dir = build_root() / "cosim" / sim / (design.key + ("-waves" if waves else ""))
+    build_dir = build_root() / "cosim" / sim / (design.key + (f"-{waves}" if waves else ""))
     try:
         runner = _runner(sim)
     except RuntimeError as exc:  # no usable Verilator
         raise CosimError(str(exc)) from None
+    runner.log.setLevel(logging.ERROR)  # not "Skipping compilation" on every reuse
     with _locked(build_dir):
         source, stamp = build_dir / f"{design.top}.v", build_dir / "digest"
         if not source.exists() or not stamp.exists() or stamp.read_text() != design.digest:
@@ -175,17 +186,26 @@ def build(design: Design, sim: str, waves: bool = False) -> tuple[Any, Path]:
         if sim == "verilator" and built:
             return runner, build_dir  # cocotb's Verilator runner always rebuilds otherwise
         build_args = list(VERILATOR_ARGS) if sim == "verilator" else []
-        if sim == "verilator" and waves:
+        if sim == "verilator" and waves == "fst":
             build_args.append("--trace-fst")
-        runner.build(
-            sources=[source],
-            hdl_toplevel=design.top,
-            build_dir=build_dir,
-            timescale=("1ns", "1ps"),
-            build_args=build_args,
-            waves=waves,
-            log_file=build_dir / "build.log",
-        )
+        log = build_dir / "build.log"
+        try:
+            runner.build(
+                sources=[source],
+                hdl_toplevel=design.top,
+                build_dir=build_dir,
+                timescale=("1ns", "1ps"),
+                build_args=build_args,
+                waves=bool(waves),
+                log_file=log,
+            )
+        except (RuntimeError, SystemExit):
+            hint = ""
+            if "lz4.h" in (log.read_text(errors="replace") if log.exists() else ""):
+                hint = " (Verilator's FST writer needs liblz4-dev; or --waves FILE.vcd)"
+            raise SimulationError(
+                f"building {design.top} for {sim} failed{hint} (see {log}):\n{_tail(log)}"
+            ) from None
     return runner, build_dir
 
 
@@ -286,7 +306,7 @@ def run_rtl(
 ) -> RtlRun:
     """Run ``image`` on the design under cocotb. The run's directory (job, log, results) is
     removed afterwards unless ``keep`` or the simulation failed."""
-    runner, build_dir = build(design, sim, waves is not None)
+    runner, build_dir = build(design, sim, wave_format(sim, waves))
     runs = build_dir / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     test_dir = Path(tempfile.mkdtemp(prefix="run-", dir=runs))
