@@ -306,6 +306,7 @@ def run_rtl(
 ) -> RtlRun:
     """Run ``image`` on the design under cocotb. The run's directory (job, log, results) is
     removed afterwards unless ``keep`` or the simulation failed."""
+    store = instruction_store(image, params)  # a program that does not fit fails before the build
     runner, build_dir = build(design, sim, wave_format(sim, waves))
     runs = build_dir / "runs"
     runs.mkdir(parents=True, exist_ok=True)
@@ -319,7 +320,7 @@ def run_rtl(
         line_bytes=params.config.line_bytes,
         local_bytes=local_span(memmap, params.geometry.warp_size, params.geometry.warps),
         warp_size=params.geometry.warp_size,
-        imem=instruction_store(image, params),
+        imem=store,
         grid=launch.grid,
         block=launch.block,
         gp=image.symbols.get(GLOBAL_POINTER_SYMBOL, 0) & MASK32,
@@ -834,8 +835,8 @@ class CosimReport:
 
 
 def default_max_cycles(golden_cycles: int, backpressure: Backpressure | None) -> int:
-    """The watchdog's clock limit: four times golden's cycles (and the load), more when the
-    memory stalls the SM."""
+    """The watchdog's clock limit after the launch: four times golden's cycles plus a margin,
+    more when the memory stalls the SM."""
     limit = 4 * (golden_cycles + 256)
     if backpressure is not None:
         limit *= (1 + backpressure.max_delay) * math.ceil(1 / backpressure.ready)
