@@ -1,21 +1,22 @@
-"""The warp scheduler: which ready split issues (docs/architecture.md, "Scheduler"; seed 002
-Sec 5).
+"""The warp scheduler: which ready split issues (docs/architecture.md, "Timing"; seed 002
+Sec 5; golden: ``golden.sm.scheduler``).
 
-Across warps, greedy-then-oldest (the warp that issued last keeps issuing while it can, else the
-oldest resident warp) or loose round robin (the next warp after the last one in age order);
-within the chosen warp, its splits in round robin: the first ready split whose sid is above the
-sid that issued last, else the first ready split. Golden: ``golden.sm.scheduler``.
+Across warps, greedy-then-oldest (the warp that issued last keeps issuing while it is resident,
+else the oldest warp by dispatch order) or loose round robin (the warp slots in order, starting
+after the slot that issued last); within the chosen warp, its splits in round robin: the first
+ready split whose sid is above the sid that issued last, else the first ready split.
 
 Every candidate (warp slot w, split slot s) gets a key, and one arbiter tree
 (``reconverge.hdl.arbiter``, seed 000 Fig 4b) takes the minimum over the ready candidates::
 
-    warp_class = GTO: w is not the last warp        LRR: age[w] <= age[last warp]
-    slot_class = sid[w][s] <= last_sid[w]            (0 when warp w has no last sid)
-    key        = {warp_class, age[w], slot_class, s}  (most significant first)
+    GTO:  warp_class = not (greedy and w == last)    order = age[w]
+    LRR:  warp_class = issued and w <= last          order = w
+    slot_class = last_sid_valid[w] and sid[w][s] <= last_sid[w]
+    key        = {warp_class, order, slot_class, s}  (most significant first)
 
-Ages are unique, so the minimum names one warp: the first in the scheduler's warp order that
-has a ready split, and in it the first ready split in round-robin order (split slots are in
-sid order). Combinational.
+The orders are unique, so the minimum names one warp: the first in the scheduler's warp order
+that has a ready split, and in it the first ready split in round-robin order (split slots are
+in sid order). Combinational.
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ AGE_BITS = 32
 class Scheduler(wiring.Component):
     """Ports: in ``ready`` (one bit per candidate, index w x slots + s), ``sid`` [candidates],
     ``age`` [warps], ``last_sid`` [warps] with ``last_sid_valid`` (bit per warp),
-    ``last_warp`` with ``last_warp_valid``; out ``valid``, ``warp``, ``slot``, ``grant``
-    (one-hot over the candidates)."""
+    ``last_warp`` (the slot that issued last), ``issued`` (some warp has issued),
+    ``greedy`` (the warp in ``last_warp`` is the one that issued: it has not retired); out
+    ``valid``, ``warp``, ``slot``, ``grant`` (one-hot over the candidates)."""
 
     def __init__(self, params: SMParams) -> None:
         self.params = params
@@ -52,7 +54,8 @@ class Scheduler(wiring.Component):
                 "last_sid": In(data.ArrayLayout(params.sid_bits, self.warps)),
                 "last_sid_valid": In(self.warps),
                 "last_warp": In(params.warp_bits),
-                "last_warp_valid": In(1),
+                "issued": In(1),
+                "greedy": In(1),
                 "valid": Out(1),
                 "warp": Out(params.warp_bits),
                 "slot": Out(bits_for(self.slots)),
@@ -62,27 +65,28 @@ class Scheduler(wiring.Component):
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
+        p = self.params
         slot_bits = bits_for(self.slots)
-        key_width = 1 + AGE_BITS + 1 + slot_bits
-        m.submodules.tree = tree = Arbiter(self.warps * self.slots, key_width)
-        gto = self.params.config.scheduler is SchedulerKind.GTO
-        last_age = Signal(AGE_BITS)
-        m.d.comb += last_age.eq(self.age[self.last_warp])
+        gto = p.config.scheduler is SchedulerKind.GTO
+        order_bits = AGE_BITS if gto else p.warp_bits
+        m.submodules.tree = tree = Arbiter(self.warps * self.slots, 1 + order_bits + 1 + slot_bits)
         for w in range(self.warps):
             warp_class = Signal(name=f"w{w}_class")
             if gto:
-                m.d.comb += warp_class.eq(~self.last_warp_valid | (self.last_warp != w))
+                m.d.comb += warp_class.eq(~(self.greedy & (self.last_warp == w)))
+                order = self.age[w]
             else:
-                m.d.comb += warp_class.eq(self.last_warp_valid & (self.age[w] <= last_age))
+                m.d.comb += warp_class.eq(self.issued & (w <= self.last_warp))
+                order = Const(w, order_bits)
             for s in range(self.slots):
                 i = w * self.slots + s
                 slot_class = Signal(name=f"w{w}_s{s}_class")
                 m.d.comb += [
                     slot_class.eq(self.last_sid_valid[w] & (self.sid[i] <= self.last_sid[w])),
                     tree.valid[i].eq(self.ready[i]),
-                    tree.key[i].eq(Cat(Const(s, slot_bits), slot_class, self.age[w], warp_class)),
+                    tree.key[i].eq(Cat(Const(s, slot_bits), slot_class, order, warp_class)),
                 ]
-        warp = Signal(self.params.warp_bits)
+        warp = Signal(p.warp_bits)
         slot = Signal(slot_bits)
         for w in range(self.warps):
             for s in range(self.slots):

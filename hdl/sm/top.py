@@ -165,7 +165,8 @@ class _Core:
         self.last_sid = [Signal(p.sid_bits, name=f"w{w}_last_sid") for w in range(N)]
         self.last_sid_valid = Signal(N, name="last_sid_valid")
         self.last_warp = Signal(p.warp_bits, name="last_warp")
-        self.last_warp_valid = Signal(name="last_warp_valid")
+        self.last_warp_valid = Signal(name="last_warp_valid")  # ... and has not retired
+        self.issued_any = Signal(name="issued_any")  # some warp has issued
         self.timer = [[Signal(TIMER_BITS, name=f"w{w}_s{s}_timer") for s in range(S)]
                       for w in range(N)]  # fmt: skip
         # the update a warp's unit is settling from: set the cycle after the update (u or the
@@ -299,7 +300,8 @@ class _Core:
         m.d.comb += [
             sched.ready.eq(Mux(self.port_free & self.running & ~self.faulted, Cat(*ready_bits), 0)),
             sched.last_warp.eq(self.last_warp),
-            sched.last_warp_valid.eq(self.last_warp_now),
+            sched.issued.eq(self.issued_any),
+            sched.greedy.eq(self.last_warp_now),
         ]
         for w in range(N):
             m.d.comb += [
@@ -477,7 +479,11 @@ class _Core:
         ]
         self.issue_dest = dest
         with m.If(good_issue):
-            m.d.sync += [self.last_warp.eq(sel_w), self.last_warp_valid.eq(1)]
+            m.d.sync += [
+                self.last_warp.eq(sel_w),
+                self.last_warp_valid.eq(1),
+                self.issued_any.eq(1),
+            ]
             for w in range(N):
                 with m.If(sel_w == w):
                     iss = self.iss[w]
@@ -557,11 +563,11 @@ class _Core:
             # the divider of this lane
             div = self.dividers[j]
             m.d.comb += [
-                div.valid.eq(active & div_unit & instr.writes_rd),
-                div.op.eq(instr.op),
-                div.a.eq(a),
-                div.b.eq(b),
-                div.tag.eq(Cat(pos, instr.rd, now["warp"])),
+                div.req.valid.eq(active & div_unit & instr.writes_rd),
+                div.req.op.eq(instr.op),
+                div.req.a.eq(a),
+                div.req.b.eq(b),
+                div.req.tag.eq(Cat(pos, instr.rd, now["warp"])),
             ]
         m.d.comb += self.pass_positions.eq(_or(positions, W))
         m.d.comb += [
@@ -574,16 +580,16 @@ class _Core:
         div_en = []
         pos_bits = bits_for(W)
         for j in range(L):
-            div = self.dividers[j]
-            dpos, drd, dwarp = div.tag[:pos_bits], div.tag[pos_bits : pos_bits + 5], \
-                div.tag[pos_bits + 5 :]  # fmt: skip
+            resp = self.dividers[j].resp
+            dpos, drd = resp.tag[:pos_bits], resp.tag[pos_bits : pos_bits + 5]
+            dwarp = resp.tag[pos_bits + 5 :]
             en = Signal(W, name=f"div{j}_en")
-            m.d.comb += en.eq(Mux(div.valid, Const(1, W) << dpos, 0))
+            m.d.comb += en.eq(Mux(resp.valid, Const(1, W) << dpos, 0))
             div_en.append(en)
             for t in range(W):
-                with m.If(div.valid & (dpos == t)):
-                    m.d.comb += rf.write_div.data[t].eq(div.result)
-            with m.If(div.valid):
+                with m.If(resp.valid & (dpos == t)):
+                    m.d.comb += rf.write_div.data[t].eq(resp.result)
+            with m.If(resp.valid):
                 m.d.comb += [rf.write_div.warp.eq(dwarp), rf.write_div.rd.eq(drd)]
         m.d.comb += rf.write_div.en.eq(_or(div_en, W))
         # LSU capture and start
