@@ -95,8 +95,14 @@ _WIDE: dict[str, object] = {
     "amo": unsigned(_funct5_width()),
 }
 
+
+def _shapes() -> dict[str, object]:
+    """The shape of every decoded field, in ``golden.sm.decode.FIELDS`` order."""
+    return {name: _WIDE.get(name, unsigned(1)) for name in golden.FIELDS}
+
+
 #: Everything the SM needs of an instruction (the fields of ``golden.sm.decode.FIELDS``).
-DECODED = data.StructLayout({name: _WIDE.get(name, unsigned(1)) for name in golden.FIELDS})
+DECODED = data.StructLayout(_shapes())
 
 
 class Decoder(wiring.Component):
@@ -125,23 +131,25 @@ class Decoder(wiring.Component):
             terms = [Mux(hits[n], v, 0) for n, v in values.items() if v]
             return reduce(or_, terms, Const(0, width))
 
-        out = self.instr
-        m.d.comb += out.legal.eq(reduce(or_, hits.values()))
+        # One named signal per field, driven here and copied to ``instr`` at the end (fields
+        # that depend on other fields must not read them back from the one output vector:
+        # Verilator would see a combinational loop through it).
+        f = {name: Signal(shape, name=name) for name, shape in _shapes().items()}
+        m.d.comb += f["legal"].eq(reduce(or_, hits.values()))
         constants = {s.name: golden.spec_fields(s) for s in SPECS}
         for name in constants[SPECS[0].name]:
-            target = Value.cast(getattr(out, name))
             values = {n: int(c[name]) for n, c in constants.items()}
-            m.d.comb += target.eq(select(values, len(target)))
+            m.d.comb += f[name].eq(select(values, len(Value.cast(f[name]))))
 
         def field(bits: tuple[int, int]) -> Value:
             return word[bits[0] : bits[0] + bits[1]]
 
         has_rd = any_of("has_rd", lambda s: s.writes_rd)
         m.d.comb += [
-            out.rd.eq(Mux(has_rd, field(RD), 0)),
-            out.rs1.eq(Mux(out.reads_rs1, field(RS1), 0)),
-            out.rs2.eq(Mux(out.reads_rs2, field(RS2), 0)),
-            out.csr.eq(Mux(out.is_csr, field(CSR), 0)),
+            f["rd"].eq(Mux(has_rd, field(RD), 0)),
+            f["rs1"].eq(Mux(f["reads_rs1"], field(RS1), 0)),
+            f["rs2"].eq(Mux(f["reads_rs2"], field(RS2), 0)),
+            f["csr"].eq(Mux(f["is_csr"], field(CSR), 0)),
         ]
 
         imm_terms = []
@@ -151,30 +159,31 @@ class Decoder(wiring.Component):
             bits = [Const(0, 1) if k is None else word[k] for k in imm_sources(fmt)]
             m.d.comb += imm.eq(Cat(*bits))
             imm_terms.append(Mux(fmt_hit, imm, 0))
-        m.d.comb += out.imm.eq(reduce(or_, imm_terms))
+        m.d.comb += f["imm"].eq(reduce(or_, imm_terms))
 
         rd_nonzero = Signal(name="rd_nonzero")
         source_nonzero = Signal(name="csr_source_nonzero")  # rs1, or a CSRI's uimm: same bits
-        m.d.comb += [rd_nonzero.eq(out.rd != 0), source_nonzero.eq(field(RS1) != 0)]
+        m.d.comb += [rd_nonzero.eq(f["rd"] != 0), source_nonzero.eq(field(RS1) != 0)]
         jump = any_of("jump", lambda s: s.is_jump)
-        ret_source = reduce(or_, [out.rs1 == r for r in golden.RETURN_REGS])
+        ret_source = reduce(or_, [f["rs1"] == r for r in golden.RETURN_REGS])
         m.d.comb += [
-            out.writes_rd.eq(has_rd & rd_nonzero),
-            out.is_call.eq(jump & rd_nonzero),
-            out.is_ret.eq(out.is_jalr & ~rd_nonzero & ret_source),
+            f["writes_rd"].eq(has_rd & rd_nonzero),
+            f["is_call"].eq(jump & rd_nonzero),
+            f["is_ret"].eq(f["is_jalr"] & ~rd_nonzero & ret_source),
         ]
 
         csr_always = any_of("csr_always_writes", lambda s: _csr_writes(s, 0))
         csr_if_source = any_of("csr_writes_if_source", lambda s: _csr_writes(s, 1))
-        m.d.comb += out.csr_write.eq(csr_always | (csr_if_source & source_nonzero))
+        m.d.comb += f["csr_write"].eq(csr_always | (csr_if_source & source_nonzero))
 
         # Registers an instruction uses besides its fields (ecall: a0, a7), probed from
         # golden.sm.core.operands on the spec with all fields zero.
         fixed = {s.name: (*operands(Instr(s)), 0, 0)[:3] for s in SPECS}
-        for i, (sb, own) in enumerate(((out.sb_rs1, out.rs1), (out.sb_rs2, out.rs2))):
+        for i, name in enumerate(("rs1", "rs2", "rd")):
             extra = select({n: regs[i] for n, regs in fixed.items()}, REG.width)
-            m.d.comb += sb.eq(own | extra)
-        m.d.comb += out.sb_rd.eq(out.rd | select({n: r[2] for n, r in fixed.items()}, REG.width))
+            m.d.comb += f[f"sb_{name}"].eq(f[name] | extra)
+
+        m.d.comb += [getattr(self.instr, name).eq(value) for name, value in f.items()]
         return m
 
 

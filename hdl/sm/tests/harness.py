@@ -12,6 +12,7 @@ bits of the port (:func:`pack`, :func:`unpack` convert a ``data.Layout``'s field
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from amaranth.hdl import ClockDomain, Module, Value
 from amaranth.lib import data, wiring
 from amaranth.sim import Simulator
 
+from reconverge.hdl.lint import verilator_lint
 from reconverge.hdl.verilog import to_verilog
 
 Ports = dict[str, int]
@@ -123,6 +125,12 @@ def simulate_icarus(
     """Outputs of every cycle of ``cycles`` under Icarus (inputs missing from a cycle are 0);
     the Verilog's top module is ``name``, the files go to ``directory``."""
     verilog = to_verilog(component, name)
+    if shutil.which("verilator"):
+        # VARHIDDEN: the functions Yosys writes for a $pmux take arguments a, b, s, which
+        # shadow ports of those names (the lane's a and b)
+        waived = ("%Warning-VARHIDDEN", "%Error: Exiting due to")
+        problems = [p for p in verilator_lint(verilog, name) if not p.startswith(waived)]
+        assert problems == [], problems
     clocked = re.search(r"\binput clk;", verilog) is not None
     inputs, outputs = ports(component)
     directory.mkdir(parents=True, exist_ok=True)
