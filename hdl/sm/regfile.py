@@ -1,8 +1,8 @@
 """The SM's register file (docs/sm-hardware.md, "Register file"): one bank per thread
 position j (0..W-1) holding the 32 registers of position j of every warp slot, so the lanes
-of a pass, and the writes of a whole warp, reach their threads' registers in parallel (the
-per-lane register banks of seed 001 Sec 4.1 and seed 002 Fig 8; a thread never changes its
-position, also with hws).
+of a pass, and the writes of a whole warp, reach their threads' registers in parallel: the
+banked register file of seed 001 (Sec 3.6, Fig 5.3), one bank per lane position, which is why
+the squeeze keeps every thread in its lane (Sec 4.1, rule 1).
 
 Storage: per bank an Amaranth ``lib.memory.Memory`` of warps x 32 words with two asynchronous
 read ports and three write ports. A memory is one array in the Verilog (``reg [31:0] m[..]``),
