@@ -191,8 +191,8 @@ class Lane(wiring.Component):
 
 def stage_boundaries(stages: int) -> list[int]:
     """The division steps after which each of the ``stages`` register stages sits: the 32
-    steps spread evenly, the last stage after the last step (more stages than steps: the
-    extra ones only delay)."""
+    steps spread evenly, the last stage after the last step (with more stages than steps,
+    some stages hold no step and only delay)."""
     return [XLEN * i // stages for i in range(1, stages + 1)]
 
 
@@ -262,8 +262,9 @@ class Divider(wiring.Component):
             state.want_rem.eq(req.op.matches(*rem_ops)),
         ]
         boundaries = stage_boundaries(self.stages)
-        for step in range(1, XLEN + 1):
-            state = self._step(m, layout, state, step)
+        for step in range(XLEN + 1):
+            if step:
+                state = self._step(m, layout, state, step)
             for s in [i for i, b in enumerate(boundaries) if b == step]:
                 registered = Signal(layout, name=f"stage{s + 1}")
                 m.d.sync += registered.eq(state)

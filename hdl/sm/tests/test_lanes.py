@@ -231,9 +231,10 @@ def test_stage_boundaries_spread_the_steps() -> None:
     assert stage_boundaries(3) == [10, 21, 32]
     steps = [b - a for a, b in itertools.pairwise([0, *stage_boundaries(15)])]
     assert sum(steps) == 32 and set(steps) == {2, 3}
+    assert stage_boundaries(40).count(0) == 1 and stage_boundaries(40)[-1] == 32
 
 
-@pytest.mark.parametrize("stages", [0, 1, 3, 15])
+@pytest.mark.parametrize("stages", [0, 1, 3, 15, 40])
 def test_divider_edge_stream(stages: int) -> None:
     requests = edge_requests()
     cycles = division_cycles(requests, stages)
