@@ -296,6 +296,31 @@ def _pack(values: list[int] | tuple[int, ...], width: int) -> int:
     return sum(v << (width * i) for i, v in enumerate(values))
 
 
+START_FIELDS = ("op", "size", "signed", "amo", "warp", "block", "rd", "mask")
+
+
+def top_inputs(ins: MemInstr | None, positions: int, last: bool) -> dict[str, int]:
+    """``capture`` and ``start`` as the top drives them in one pass (all zero when idle)."""
+    inputs = {
+        "capture__valid": int(ins is not None),
+        "capture__mask": positions,
+        "capture__addr": _pack(ins.addrs, 32) if ins else 0,
+        "capture__data": _pack(ins.data, 32) if ins else 0,
+        "start__valid": int(last),
+    }
+    for name in START_FIELDS:
+        inputs[f"start__{name}"] = int(getattr(ins, name)) if ins and last else 0
+    return inputs
+
+
+def outputs(io: PortIO, prefix: str, names: tuple[str, ...]) -> tuple[int, ...] | None:
+    """The fields of an output group whose valid bit is set (they are don't-care, maybe
+    undefined in Verilog, otherwise)."""
+    if not io.get(f"{prefix}valid"):
+        return None
+    return tuple(io.get(f"{prefix}{name}") for name in names)
+
+
 async def drive(io: PortIO, params: SMParams, stream: list[MemInstr], seed: int | None) -> Run:
     """Run ``stream`` through the LSU as the SM's top would (one pass per cycle, the next
     memory instruction once ``busy`` is low, everything frozen while ``stall``); ``seed``
@@ -307,7 +332,7 @@ async def drive(io: PortIO, params: SMParams, stream: list[MemInstr], seed: int 
     observed = [Observed() for _ in stream]
     queue = list(range(len(stream)))
     passes: list[int] = []
-    current: int | None = None  # the instruction in its passes
+    current = 0  # the instruction in its passes
     owner: int | None = None  # the instruction the LSU's results belong to
     running = False
     stalls = cycle = 0
@@ -318,31 +343,8 @@ async def drive(io: PortIO, params: SMParams, stream: list[MemInstr], seed: int 
         if not passes and queue and not io.get("busy") and not (rng and rng.random() < 0.2):
             current = queue.pop(0)
             passes = stream[current].passes(simd)
-        inputs = {"capture__valid": 0, "start__valid": 0}
-        if passes:
-            ins = stream[current]  # type: ignore[index]
-            inputs.update(
-                {
-                    "capture__valid": 1,
-                    "capture__mask": passes[0],
-                    "capture__addr": _pack(ins.addrs, 32),
-                    "capture__data": _pack(ins.data, 32),
-                }
-            )
-            if len(passes) == 1:
-                inputs.update(
-                    {
-                        "start__valid": 1,
-                        "start__op": int(ins.op),
-                        "start__size": ins.size,
-                        "start__signed": int(ins.signed),
-                        "start__amo": ins.amo,
-                        "start__warp": ins.warp,
-                        "start__block": ins.block,
-                        "start__rd": ins.rd,
-                        "start__mask": ins.mask,
-                    }
-                )
+        ins = stream[current] if passes else None
+        inputs = top_inputs(ins, passes[0] if passes else 0, len(passes) == 1)
         granted = int(not rng or rng.random() < 0.8)
         ready = int(not rng or rng.random() < 0.7)
         deliver = bool(mem.responses) and mem.responses[0][0] <= cycle
@@ -351,67 +353,46 @@ async def drive(io: PortIO, params: SMParams, stream: list[MemInstr], seed: int 
                 "granted": granted,
                 "mem__req_ready": ready,
                 "mem__resp_valid": int(deliver),
-                "mem__resp_rdata": mem.responses[0][1] if deliver else 0,
+                "mem__resp_rdata": mem.responses.pop(0)[1] if deliver else 0,
             }
         )
         for name, value in inputs.items():
             io.set(name, value)
         await io.settle()
-        out = {
-            name: io.get(name)
-            for name in (
-                "stall", "mem__req_valid", "mem__req_addr", "mem__req_op", "mem__req_amo",
-                "mem__req_be", "mem__req_wdata", "wb__en", "wb__data", "wb__warp", "wb__rd",
-                "release__valid", "release__warp", "release__rd", "release__mask",
-                "release__global_", "fault__valid", "fault__code", "fault__position",
-                "fault__addr",
-            )
-        }  # fmt: skip
-        if deliver:
-            mem.responses.pop(0)
-        if out["mem__req_valid"] and ready:
-            old = mem.apply(
-                out["mem__req_addr"], out["mem__req_op"], out["mem__req_amo"],
-                out["mem__req_be"], out["mem__req_wdata"],
-            )  # fmt: skip
+        stall = io.get("stall")
+        request = outputs(io, "mem__req_", ("addr", "op", "amo", "be", "wdata"))
+        if request and ready:
             delay = rng.choice([0, 0, 0, 1, 3]) if rng else 0
-            mem.responses.append((cycle + 1 + delay, old))
+            mem.responses.append((cycle + 1 + delay, mem.apply(*request)))
             assert running and owner is not None
-            observed[owner].lines.append(out["mem__req_addr"] // lb)
-        if out["stall"]:
-            stalls += 1
-        else:
-            if out["wb__en"]:
+            observed[owner].lines.append(request[0] // lb)
+        stalls += stall
+        if not stall:
+            results = io.get("wb__en")
+            if results:
                 assert owner is not None
                 record = observed[owner]
-                assert (out["wb__warp"], out["wb__rd"]) == (stream[owner].warp, stream[owner].rd)
+                warp, rd, data = (io.get(f"wb__{name}") for name in ("warp", "rd", "data"))
+                assert (warp, rd) == (stream[owner].warp, stream[owner].rd)
                 for p in range(w):
-                    if out["wb__en"] >> p & 1:
+                    if results >> p & 1:
                         assert p not in record.results, f"position {p} written twice"
-                        record.results[p] = out["wb__data"] >> (32 * p) & 0xFFFF_FFFF
+                        record.results[p] = data >> (32 * p) & 0xFFFF_FFFF
                 record.late = max(record.late, 0 if running else 1)
             if running and granted:
                 observed[owner].cycles += 1  # type: ignore[index]
-            if out["release__valid"]:
+            release = outputs(io, "release__", ("warp", "rd", "mask", "global_"))
+            if release:
                 assert running and owner is not None
-                observed[owner].release = (
-                    out["release__warp"], out["release__rd"], out["release__mask"],
-                    out["release__global_"],
-                )  # fmt: skip
+                observed[owner].release = release  # type: ignore[assignment]
                 running = False
+            fault = outputs(io, "fault__", ("code", "position", "addr"))
+            assert fault is None or len(passes) == 1
             if passes:
                 passes.pop(0)
                 if not passes:
-                    if out["fault__valid"]:
-                        observed[current].fault = (  # type: ignore[index]
-                            out["fault__code"],
-                            out["fault__position"],
-                            out["fault__addr"],
-                        )
-                    else:
-                        running, owner = True, current
-            else:
-                assert not out["fault__valid"]
+                    observed[current].fault = fault  # type: ignore[assignment]
+                    running, owner = fault is None, current if fault is None else owner
         await io.tick()
         cycle += 1
     counters = {
@@ -666,7 +647,9 @@ class CocotbPorts:
         self.dut = dut
 
     def get(self, name: str) -> int:
-        return int(getattr(self.dut, name).value)
+        value = getattr(self.dut, name).value
+        assert value.is_resolvable, f"{name} = {value}"
+        return int(value)
 
     def set(self, name: str, value: int) -> None:
         getattr(self.dut, name).value = value
