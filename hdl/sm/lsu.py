@@ -65,6 +65,7 @@ counters   out  transactions, shared_cycles, bank_conflicts, stalls (32 bits eac
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, enum, memory, wiring
@@ -79,8 +80,11 @@ from reconverge.golden.sm.params import SMParams
 
 ADDR_BITS = 32
 WORD_BITS = 8 * WORD_BYTES
+WORD_SHIFT = ceil_log2(WORD_BYTES)
 COUNTER_BITS = 32
 REG_BITS = ceil_log2(NUM_REGS)
+FUNCT5_BITS = 5
+COUNTERS = ("transactions", "shared_cycles", "bank_conflicts", "stalls")
 
 
 class Window(enum.Enum, shape=2):
@@ -109,13 +113,13 @@ _FAULTS: dict[MemOp, tuple[FaultCode, FaultCode]] = {
 
 
 def instr_layout(warp_size: int, warp_bits: int) -> data.StructLayout:
-    """The memory instruction an LSU runs (the ``start`` fields but ``valid``)."""
+    """The memory instruction the LSU runs: the ``start`` fields but ``valid``."""
     return data.StructLayout(
         {
             "op": MemOp,
-            "size": 2,
+            "size": 2,  # log2 bytes
             "signed": 1,
-            "amo": 5,
+            "amo": FUNCT5_BITS,
             "warp": warp_bits,
             "block": warp_bits,
             "rd": REG_BITS,
@@ -124,470 +128,467 @@ def instr_layout(warp_size: int, warp_bits: int) -> data.StructLayout:
     )
 
 
-def _words(width: int, count: int) -> data.ArrayLayout:
-    return data.ArrayLayout(width, count)
+#: What the address buffer keeps of each thread position.
+ENTRY = data.StructLayout({"addr": ADDR_BITS, "data": WORD_BITS, "window": Window})
+
+
+def _group(**members: wiring.Member) -> wiring.Signature:
+    return wiring.Signature(members)
+
+
+def lsu_signature(params: SMParams, key_width: int) -> wiring.Signature:
+    """The LSU's ports (module docstring), from the LSU's side."""
+    w, wb, lb = params.geometry.warp_size, params.warp_bits, params.config.line_bytes
+    words = data.ArrayLayout(WORD_BITS, w)
+    instr = instr_layout(w, wb)
+    return _group(
+        capture=In(
+            _group(
+                valid=Out(1), mask=Out(w), addr=Out(data.ArrayLayout(ADDR_BITS, w)), data=Out(words)
+            )
+        ),
+        start=In(_group(valid=Out(1), **{name: Out(f.shape) for name, f in instr})),
+        busy=Out(1),
+        tree=Out(
+            _group(
+                valid=Out(w),
+                key=Out(data.ArrayLayout(key_width, w)),
+                granted=In(1),
+                min_key=In(key_width),
+                mask=In(w),
+            )
+        ),
+        mem=Out(
+            _group(
+                req_valid=Out(1),
+                req_ready=In(1),
+                req_addr=Out(ADDR_BITS),
+                req_op=Out(MemOp),
+                req_amo=Out(FUNCT5_BITS),
+                req_be=Out(lb),
+                req_wdata=Out(8 * lb),
+                resp_valid=In(1),
+                resp_rdata=In(8 * lb),
+            )
+        ),
+        stall=Out(1),
+        wb=Out(_group(en=Out(w), warp=Out(wb), rd=Out(REG_BITS), data=Out(words))),
+        release=Out(
+            _group(valid=Out(1), warp=Out(wb), rd=Out(REG_BITS), mask=Out(w), global_=Out(1))
+        ),
+        fault=Out(
+            _group(valid=Out(1), code=Out(4), position=Out(bits_for(w)), addr=Out(ADDR_BITS))
+        ),
+        counters=Out(_group(**{name: Out(COUNTER_BITS) for name in COUNTERS})),
+    )
+
+
+def lowest(m: Module, name: str, bits: Value) -> Signal:
+    """One-hot of the lowest set bit of ``bits`` (0 when none)."""
+    first = Signal(len(bits), name=name)
+    m.d.comb += first.eq(bits & (~bits + 1)[: len(bits)])
+    return first
+
+
+def extend(word: Value, byte: Value, size: Value, signed: Value) -> Value:
+    """The element of ``size`` (log2 bytes) at byte ``byte`` of ``word``, sign- or
+    zero-extended to 32 bits (``golden.memory.Bank.read``)."""
+    shifted = (word >> (byte << 3))[:WORD_BITS]
+    b, h = shifted[:8], shifted[:16]
+    return Mux(
+        size == 0,
+        Mux(signed, b.as_signed(), b),
+        Mux(size == 1, Mux(signed, h.as_signed(), h), word),
+    )[:WORD_BITS]
+
+
+@dataclass
+class _Thread:
+    """What the LSU derives from one buffered thread position."""
+
+    entry: data.View  # address, store data / operand, window
+    physical: Signal  # the data-port address (local: interleaved)
+    word_in_line: Value
+    bank: Value  # shared bank
+    row: Value  # shared row within the block's window
+    byte_en: Signal  # the bytes of its word the access covers
+    spread: Signal  # its store data in every byte lane it may write
+
+
+class _State:
+    """The LSU's registers (advanced only in cycles without stall) and the signals of the
+    current cycle that the parts of :meth:`LSU.elaborate` share."""
+
+    def __init__(self, w: int, line_bytes: int, instr: data.StructLayout) -> None:
+        self.active = Signal(name="active")  # in the LSU cycles of an instruction
+        self.instr = Signal(instr, name="instr")
+        self.pend_line = Signal(w, name="pend_line")  # global/local positions not yet served
+        self.pend_shared = Signal(w, name="pend_shared")
+        self.made_line = Signal(name="made_line")  # the instruction made a line transaction
+        self.shared_begun = Signal(name="shared_begun")  # its shared part had its first cycle
+        self.due = Signal(name="due")  # a line request was accepted last cycle: response due
+        self.due_served = Signal(w, name="due_served")
+        self.shared_due = Signal(name="shared_due")  # last cycle's shared reads give results
+        self.shared_served = Signal(w, name="shared_served")
+        # this cycle
+        self.adv = Signal(name="adv")  # no stall: the LSU advances
+        self.lsu_cycle = Signal(name="lsu_cycle")
+        self.line_cycle = Signal(name="line_cycle")
+        self.shared_cycle = Signal(name="shared_cycle")
+        self.line_served = Signal(w, name="line_served")
+        self.shared_now = Signal(w, name="shared_now")  # positions the banks serve
+        self.line = Signal(8 * line_bytes, name="line")  # the due response (or the held one)
 
 
 class LSU(wiring.Component):
-    """The load/store unit of an SM elaborated from ``params`` (module docstring)."""
+    """The load/store unit of an SM elaborated from ``params`` (module docstring).
+    ``key_width`` is the width of ``tree.key``; ``bank_memories`` (after elaboration) are the
+    shared banks, one ``lib.memory.Memory`` each."""
 
     def __init__(self, params: SMParams) -> None:
-        self.params = params
         geometry, config, memmap = params.geometry, params.config, params.memmap
+        self.params = params
         self.warp_size = w = geometry.warp_size
-        self.slots = geometry.warps
         self.line_bytes = lb = config.line_bytes
-        self.banks = config.shared_banks
         self.memmap = memmap
         self.key_width = ADDR_BITS - ceil_log2(lb)
         stride = memmap.local_size * w  # bytes of one warp slot's local memory
-        if stride % lb or self.slots * stride > GLOBAL_BASE:
+        if stride % lb or geometry.warps * stride > GLOBAL_BASE:
             raise ValueError(
-                f"local memory of {self.slots} warp slots x {w} threads x {memmap.local_size} "
-                f"bytes must be whole {lb}-byte lines below the global window"
+                f"local memory of {geometry.warps} warp slots x {w} threads x "
+                f"{memmap.local_size} bytes must be whole {lb}-byte lines below the global window"
             )
         missing = set(AMO_BY_FUNCT5.values()) - set(AMO_HDL)
         if missing:
             raise ValueError(f"the LSU has no shared-memory AMO for {sorted(missing)}")
-        wb = params.warp_bits
-        self.instr = instr_layout(w, wb)
-        fields = {name: Out(field.shape) for name, field in self.instr}
-        super().__init__(
-            {
-                "capture": In(
-                    wiring.Signature(
-                        {
-                            "valid": Out(1),
-                            "mask": Out(w),
-                            "addr": Out(_words(ADDR_BITS, w)),
-                            "data": Out(_words(WORD_BITS, w)),
-                        }
-                    )
-                ),
-                "start": In(wiring.Signature({"valid": Out(1), **fields})),
-                "busy": Out(1),
-                "tree": Out(
-                    wiring.Signature(
-                        {
-                            "valid": Out(w),
-                            "key": Out(_words(self.key_width, w)),
-                            "granted": In(1),
-                            "min_key": In(self.key_width),
-                            "mask": In(w),
-                        }
-                    )
-                ),
-                "mem": Out(
-                    wiring.Signature(
-                        {
-                            "req_valid": Out(1),
-                            "req_ready": In(1),
-                            "req_addr": Out(ADDR_BITS),
-                            "req_op": Out(MemOp),
-                            "req_amo": Out(5),
-                            "req_be": Out(lb),
-                            "req_wdata": Out(8 * lb),
-                            "resp_valid": In(1),
-                            "resp_rdata": In(8 * lb),
-                        }
-                    )
-                ),
-                "stall": Out(1),
-                "wb": Out(
-                    wiring.Signature(
-                        {
-                            "en": Out(w),
-                            "warp": Out(wb),
-                            "rd": Out(REG_BITS),
-                            "data": Out(_words(WORD_BITS, w)),
-                        }
-                    )
-                ),
-                "release": Out(
-                    wiring.Signature(
-                        {
-                            "valid": Out(1),
-                            "warp": Out(wb),
-                            "rd": Out(REG_BITS),
-                            "mask": Out(w),
-                            "global_": Out(1),
-                        }
-                    )
-                ),
-                "fault": Out(
-                    wiring.Signature(
-                        {
-                            "valid": Out(1),
-                            "code": Out(4),
-                            "position": Out(bits_for(w)),
-                            "addr": Out(ADDR_BITS),
-                        }
-                    )
-                ),
-                "counters": Out(
-                    wiring.Signature(
-                        {
-                            name: Out(COUNTER_BITS)
-                            for name in (
-                                "transactions",
-                                "shared_cycles",
-                                "bank_conflicts",
-                                "stalls",
-                            )
-                        }
-                    )
-                ),
-            }
-        )
-
-    # -- per-thread helpers -----------------------------------------------------------------
-
-    def _window(self, m: Module, name: str, addr: Value) -> Signal:
-        """The window of ``addr`` (offset from the base below the size, as ``_route``)."""
-        window = Signal(Window, name=name)
-        memmap = self.memmap
-        inside = [
-            ((addr - base)[:ADDR_BITS] < size, value)
-            for value, base, size in (
-                (Window.GLOBAL, GLOBAL_BASE, memmap.global_size),
-                (Window.SHARED, SHARED_BASE, memmap.shared_size),
-                (Window.LOCAL, memmap.local_base, memmap.local_size),
-            )
-        ]
-        choice: Value = Const(Window.NONE.value, 2)
-        for hit, value in reversed(inside):
-            choice = Mux(hit, value.value, choice)
-        m.d.comb += window.eq(choice)
-        return window
-
-    @staticmethod
-    def _lowest(m: Module, name: str, bits: Value) -> Signal:
-        """One-hot of the lowest set bit of ``bits`` (0 when none)."""
-        first = Signal(len(bits), name=name)
-        m.d.comb += first.eq(bits & (~bits + 1)[: len(bits)])
-        return first
-
-    @staticmethod
-    def _extend(word: Value, byte: Value, size: Value, signed: Value) -> Value:
-        """The ``size`` (log2 bytes) element at byte ``byte`` of ``word``, sign- or
-        zero-extended to 32 bits (``Bank.read``)."""
-        shifted = (word >> (byte << 3))[:WORD_BITS]
-        b, h = shifted[:8], shifted[:16]
-        return Mux(
-            size == 0,
-            Mux(signed, b.as_signed(), b),
-            Mux(size == 1, Mux(signed, h.as_signed(), h), word),
-        )[:WORD_BITS]
-
-    # -- elaboration ------------------------------------------------------------------------
+        shared_words = memmap.shared_size // WORD_BYTES
+        #: bank index bits (a window of fewer words than banks reaches only the first ones)
+        self.bank_bits = min(ceil_log2(config.shared_banks), ceil_log2(shared_words))
+        self.row_bits = ceil_log2(shared_words) - self.bank_bits  # rows of one window
+        self.bank_memories: list[memory.Memory] = []
+        super().__init__(lsu_signature(params, self.key_width))
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        w, lb = self.warp_size, self.line_bytes
-        line_shift = ceil_log2(lb)
-        word_shift = ceil_log2(WORD_BYTES)
-        memmap = self.memmap
-        cap, start, tree, port = self.capture, self.start, self.tree, self.mem
-
-        # -- registers (advance only in cycles without stall) -------------------------------
-        active = Signal(name="active")
-        instr = Signal(self.instr, name="instr")
-        addr = [Signal(ADDR_BITS, name=f"addr{i}") for i in range(w)]
-        opnd = [Signal(WORD_BITS, name=f"data{i}") for i in range(w)]
-        window = [Signal(Window, name=f"window{i}") for i in range(w)]
-        pend_line = Signal(w, name="pend_line")  # global/local threads not yet served
-        pend_shared = Signal(w, name="pend_shared")
-        made_line = Signal(name="made_line")  # this instruction made a line transaction
-        shared_begun = Signal(name="shared_begun")  # its shared part had its first cycle
-        due = Signal(name="due")  # a line request was accepted last cycle
-        due_served = Signal(w, name="due_served")
-        shared_due = Signal(name="shared_due")  # a shared read of last cycle gives results
-        shared_served = Signal(w, name="shared_served")
-        # the response holding register (always clocked: a response in a stalled cycle)
-        held = Signal(name="held")
-        held_line = Signal(8 * lb, name="held_line")
-
-        # -- stall ----------------------------------------------------------------------------
-        here = Signal(name="resp_here")
-        waiting = Signal(name="waiting")
-        stall = Signal(name="stall_now")
-        adv = Signal(name="adv")
-        rdata = Signal(8 * lb, name="rdata")
+        w = self.warp_size
+        s = _State(w, self.line_bytes, instr_layout(w, self.params.warp_bits))
+        entries = [Signal(ENTRY, name=f"thread{i}") for i in range(w)]
+        threads = [self._thread(m, s, i, entry) for i, entry in enumerate(entries)]
+        self._stall(m, s)
         m.d.comb += [
-            here.eq(held | port.resp_valid),
-            waiting.eq(due & ~here),
-            rdata.eq(Mux(held, held_line, port.resp_rdata)),
-            stall.eq(waiting | (port.req_valid & ~port.req_ready)),
-            adv.eq(~stall),
-            self.stall.eq(stall),
-            self.busy.eq(active),
+            self.busy.eq(s.active),
+            s.lsu_cycle.eq(s.active & self.tree.granted),
+            s.line_cycle.eq(s.lsu_cycle & s.pend_line.any()),
+            s.shared_cycle.eq(s.lsu_cycle & ~s.pend_line.any() & s.pend_shared.any()),
         ]
-        m.d.sync += held.eq(stall & (held | (due & port.resp_valid)))
-        with m.If(due & port.resp_valid & ~held):
+        self._line_request(m, s, threads)
+        bank_words = self._shared_banks(m, s, threads)
+        self._results(m, s, threads, bank_words)
+        windows, bad = self._start(m, s, entries)
+        self._advance(m, s, entries, windows, bad)
+        return m
+
+    # -- per thread -----------------------------------------------------------------------
+
+    def _window(self, m: Module, name: str, addr: Value) -> Signal:
+        """The window of ``addr``: its offset from the base below the size, as
+        ``golden.memory.WarpMemory._route`` (an aligned access then fits entirely)."""
+        memmap = self.memmap
+        window = Signal(Window, name=name)
+        choice: Value = Const(Window.NONE.value, Window.as_shape())
+        for value, base, size in (
+            (Window.LOCAL, memmap.local_base, memmap.local_size),
+            (Window.SHARED, SHARED_BASE, memmap.shared_size),
+            (Window.GLOBAL, GLOBAL_BASE, memmap.global_size),
+        ):
+            choice = Mux((addr - base)[:ADDR_BITS] < size, value.value, choice)
+        m.d.comb += window.eq(choice)
+        return window
+
+    def _thread(self, m: Module, s: _State, i: int, entry: data.View) -> _Thread:
+        """Per-position values: the physical address (local memory at
+        ``golden.sm.lsu.local_physical``: byte, position, word, warp slot), its word in the
+        line, the shared bank and row, the bytes written and the data in their lanes."""
+        w, line_shift = self.warp_size, ceil_log2(self.line_bytes)
+        a, d, size = entry.addr, entry.data, s.instr.size
+        byte = a[:WORD_SHIFT]
+        local = Cat(
+            byte, Const(i, ceil_log2(w)), a[WORD_SHIFT : ceil_log2(self.memmap.local_size)],
+            s.instr.warp,
+        )  # fmt: skip
+        physical = Signal(ADDR_BITS, name=f"physical{i}")
+        byte_en = Signal(WORD_BYTES, name=f"byte_en{i}")
+        spread = Signal(WORD_BITS, name=f"spread{i}")
+        shared_word = a[WORD_SHIFT : ceil_log2(self.memmap.shared_size)]
+        m.d.comb += [
+            physical.eq(Mux(entry.window == Window.LOCAL, local, a)),
+            byte_en.eq(Mux(size == 0, 1 << byte, Mux(size == 1, 0b11 << byte, 0b1111))),
+            spread.eq(Mux(size == 0, d[:8].replicate(4), Mux(size == 1, d[:16].replicate(2), d))),
+            self.tree.key[i].eq(physical[line_shift:]),
+        ]
+        return _Thread(
+            entry=entry,
+            physical=physical,
+            word_in_line=physical[WORD_SHIFT:line_shift],
+            bank=shared_word[: self.bank_bits],
+            row=shared_word[self.bank_bits :],
+            byte_en=byte_en,
+            spread=spread,
+        )
+
+    @staticmethod
+    def _merge(m: Module, name: str, sel: Value, threads: list[_Thread]) -> tuple[Signal, Signal]:
+        """(word, byte enables) the threads of ``sel`` write into one word: each byte from the
+        highest thread writing it (``golden.memory.Bank.write``)."""
+        word = Signal(WORD_BITS, name=f"{name}_wdata")
+        enables = Signal(WORD_BYTES, name=f"{name}_be")
+        for j in range(WORD_BYTES):
+            byte: Value = Const(0, 8)
+            for i, t in enumerate(threads):
+                byte = Mux(sel[i] & t.byte_en[j], t.spread.word_select(j, 8), byte)
+            m.d.comb += [
+                word.word_select(j, 8).eq(byte),
+                enables[j].eq((sel & Cat(t.byte_en[j] for t in threads)).any()),
+            ]
+        return word, enables
+
+    # -- the data port ----------------------------------------------------------------------
+
+    def _stall(self, m: Module, s: _State) -> None:
+        """``stall``: a due response is absent, or the request is not accepted. A response
+        that arrives in a stalled cycle is held (always clocked) until the LSU advances."""
+        port = self.mem
+        held = Signal(name="held")
+        held_line = Signal(8 * self.line_bytes, name="held_line")
+        waiting = Signal(name="waiting")
+        m.d.comb += [
+            waiting.eq(s.due & ~held & ~port.resp_valid),
+            s.line.eq(Mux(held, held_line, port.resp_rdata)),
+            port.req_valid.eq(s.line_cycle & ~waiting),
+            self.stall.eq(waiting | (port.req_valid & ~port.req_ready)),
+            s.adv.eq(~self.stall),
+        ]
+        m.d.sync += [
+            held.eq(self.stall & (held | (s.due & port.resp_valid))),
+            self.counters.stalls.eq(self.counters.stalls + self.stall),
+        ]
+        with m.If(s.due & port.resp_valid & ~held):
             m.d.sync += held_line.eq(port.resp_rdata)
 
-        # -- per-thread values ----------------------------------------------------------------
-        size, op = instr.size, instr.op
-        local_bits = ceil_log2(memmap.local_size)
-        shared_words = memmap.shared_size // WORD_BYTES
-        bank_bits = min(ceil_log2(self.banks), ceil_log2(shared_words))
-        banks = 1 << bank_bits  # banks a window reaches (fewer when it has fewer words)
-        physical, word_in_line, bank, bank_row, byte_en, spread = [], [], [], [], [], []
-        for i in range(w):
-            a = addr[i]
-            phys = Signal(ADDR_BITS, name=f"physical{i}")
-            local = Cat(
-                a[:word_shift], Const(i, ceil_log2(w)), a[word_shift:local_bits], instr.warp
-            )
-            m.d.comb += phys.eq(Mux(window[i] == Window.LOCAL, local, a))
-            physical.append(phys)
-            word_in_line.append(phys[word_shift:line_shift])
-            shared_word = a[word_shift : ceil_log2(memmap.shared_size)]
-            bank.append(shared_word[:bank_bits])
-            bank_row.append(shared_word[bank_bits:])
-            byte = a[:word_shift]
-            be = Signal(WORD_BYTES, name=f"byte_en{i}")
-            rep = Signal(WORD_BITS, name=f"spread{i}")  # the element in every byte lane
-            d = opnd[i]
-            m.d.comb += [
-                be.eq(Mux(size == 0, 1 << byte, Mux(size == 1, 0b11 << byte, 0b1111))),
-                rep.eq(Mux(size == 0, d[:8].replicate(4), Mux(size == 1, d[:16].replicate(2), d))),
-            ]
-            byte_en.append(be)
-            spread.append(rep)
-
-        def merge(name: str, sel: Value) -> tuple[Signal, Signal]:
-            """(word, byte enables) the threads of ``sel`` write into one word: each byte from
-            the highest thread writing it (``Bank.write``)."""
-            word = Signal(WORD_BITS, name=f"{name}_wdata")
-            enables = Signal(WORD_BYTES, name=f"{name}_be")
-            for j in range(WORD_BYTES):
-                byte: Value = Const(0, 8)
-                for i in range(w):
-                    byte = Mux(sel[i] & byte_en[i][j], spread[i].word_select(j, 8), byte)
-                m.d.comb += [
-                    word.word_select(j, 8).eq(byte),
-                    enables[j].eq((sel & Cat(be[j] for be in byte_en)).any()),
-                ]
-            return word, enables
-
-        # -- LSU cycle -----------------------------------------------------------------------
-        amo = Signal(name="is_amo")
-        store = Signal(name="is_store")
-        lsu_cycle = Signal(name="lsu_cycle")
-        line_cycle = Signal(name="line_cycle")
-        shared_cycle = Signal(name="shared_cycle")
-        m.d.comb += [
-            amo.eq(op == MemOp.AMO),
-            store.eq(op == MemOp.STORE),
-            lsu_cycle.eq(active & tree.granted),
-            line_cycle.eq(lsu_cycle & pend_line.any()),
-            shared_cycle.eq(lsu_cycle & ~pend_line.any() & pend_shared.any()),
-            tree.valid.eq(pend_line),
-        ]
-        for i in range(w):
-            m.d.comb += tree.key[i].eq(physical[i][line_shift:])
-
-        # global and local: one line, all its threads (an AMO: the lowest of each word)
+    def _line_request(self, m: Module, s: _State, threads: list[_Thread]) -> None:
+        """The line transaction of a global/local LSU cycle (seed 000 Sec 4.2): the tree's
+        lowest line and its threads; an AMO serves the lowest thread of each word."""
+        w, port, amo = self.warp_size, self.mem, s.instr.op == MemOp.AMO
         on_line = Signal(w, name="on_line")
-        line_served = Signal(w, name="line_served")
-        m.d.comb += on_line.eq(tree.mask & pend_line)
-        words_per_line = lb // WORD_BYTES
-        line_words, line_enables, firsts = [], [], []
-        for s in range(words_per_line):
-            member = Signal(w, name=f"line_word{s}")
-            m.d.comb += member.eq(on_line & Cat(wl == s for wl in word_in_line))
-            first = self._lowest(m, f"line_word{s}_first", member)
-            firsts.append(first)
-            word, enables = merge(f"line_word{s}", Mux(amo, first, member))
-            line_words.append(word)
-            line_enables.append(enables)
-        amo_served: Value = Const(0, w)
-        for first in firsts:
-            amo_served = amo_served | first
-        m.d.comb += line_served.eq(Mux(amo, amo_served, on_line))
+        m.d.comb += [self.tree.valid.eq(s.pend_line), on_line.eq(self.tree.mask & s.pend_line)]
+        words, enables = [], []
+        firsts: Value = Const(0, w)
+        for k in range(self.line_bytes // WORD_BYTES):
+            member = Signal(w, name=f"line_word{k}")
+            m.d.comb += member.eq(on_line & Cat(t.word_in_line == k for t in threads))
+            first = lowest(m, f"line_word{k}_first", member)
+            firsts = firsts | first
+            word, be = self._merge(m, f"line_word{k}", Mux(amo, first, member), threads)
+            words.append(word)
+            enables.append(be)
         m.d.comb += [
-            port.req_valid.eq(line_cycle & ~waiting),
-            port.req_addr.eq(Cat(Const(0, line_shift), tree.min_key)),
-            port.req_op.eq(op),
-            port.req_amo.eq(instr.amo),
-            port.req_be.eq(Mux(op == MemOp.LOAD, 0, Cat(*line_enables))),
-            port.req_wdata.eq(Cat(*line_words)),
+            s.line_served.eq(Mux(amo, firsts, on_line)),
+            port.req_addr.eq(Cat(Const(0, ceil_log2(self.line_bytes)), self.tree.min_key)),
+            port.req_op.eq(s.instr.op),
+            port.req_amo.eq(s.instr.amo),
+            port.req_be.eq(Mux(s.instr.op == MemOp.LOAD, 0, Cat(*enables))),
+            port.req_wdata.eq(Cat(*words)),
         ]
 
-        # shared: every bank serves the word of its lowest pending thread
-        shared_now = Signal(w, name="shared_now")
-        row_bits = len(bank_row[0]) + self.params.warp_bits
-        depth = self.slots << len(bank_row[0])
-        read_words: list[Value] = []
+    def _shared_banks(self, m: Module, s: _State, threads: list[_Thread]) -> list[Value]:
+        """The shared banks: in a shared LSU cycle each serves the word of its lowest pending
+        thread (all pending threads on it; an AMO that thread only, whose write follows in
+        the next cycle). Returns each bank's read data (of the previous cycle's read)."""
+        w, instr = self.warp_size, s.instr
+        amo, store = instr.op == MemOp.AMO, instr.op == MemOp.STORE
+        row_bits = self.row_bits + self.params.warp_bits
         amo_ops = {f5: AMO_HDL[name] for f5, name in AMO_BY_FUNCT5.items()}
-        self.bank_memories: list[memory.Memory] = []  # for inspection by tests
-        served_banks: Value = Const(0, w)
-        for k in range(banks):
+        self.bank_memories = []
+        served_all: Value = Const(0, w)
+        read_words = []
+        for k in range(1 << self.bank_bits):
             member = Signal(w, name=f"bank{k}_pending")
-            m.d.comb += member.eq(pend_shared & Cat(b == k for b in bank))
-            first = self._lowest(m, f"bank{k}_first", member)
+            m.d.comb += member.eq(s.pend_shared & Cat(t.bank == k for t in threads))
+            first = lowest(m, f"bank{k}_first", member)
+            picked: Value = Const(0, self.row_bits)
+            for i, t in enumerate(threads):
+                picked = picked | Mux(first[i], t.row, 0)
             row = Signal(row_bits, name=f"bank{k}_row")
-            picked: Value = Const(0, len(bank_row[0]))
-            for i in range(w):
-                picked = picked | Mux(first[i], bank_row[i], 0)
-            m.d.comb += row.eq(Cat(picked, instr.block))
-            same = Signal(w, name=f"bank{k}_same")
-            m.d.comb += same.eq(member & Cat(r == picked for r in bank_row))
             served = Signal(w, name=f"bank{k}_served")
-            m.d.comb += served.eq(Mux(amo, first, same))
-            served_banks = served_banks | served
-            word, enables = merge(f"bank{k}", served)
-            # the AMO's read-modify-write: read now, write the next cycle
+            same = member & Cat(t.row == picked for t in threads)
+            m.d.comb += [row.eq(Cat(picked, instr.block)), served.eq(Mux(amo, first, same))]
+            served_all = served_all | served
+            word, enables = self._merge(m, f"bank{k}", served, threads)
+            # an AMO's read-modify-write: read in this cycle, write in the next
             rmw = Signal(name=f"bank{k}_rmw")
             rmw_row = Signal(row_bits, name=f"bank{k}_rmw_row")
-            rmw_opnd = Signal(WORD_BITS, name=f"bank{k}_rmw_operand")
-            with m.If(adv):
+            rmw_operand = Signal(WORD_BITS, name=f"bank{k}_rmw_operand")
+            with m.If(s.adv):
                 m.d.sync += [
-                    rmw.eq(shared_cycle & amo & member.any()),
+                    rmw.eq(s.shared_cycle & amo & member.any()),
                     rmw_row.eq(row),
-                    rmw_opnd.eq(word),
+                    rmw_operand.eq(word),
                 ]
-            mem = memory.Memory(shape=WORD_BITS, depth=depth, init=[])
-            m.submodules[f"bank{k}"] = mem
-            self.bank_memories.append(mem)
-            wp = mem.write_port(granularity=8)
-            rp = mem.read_port(transparent_for=(wp,))
-            new = Signal(WORD_BITS, name=f"bank{k}_amo_new")
-            result: Value = rp.data
-            for f5, fn in amo_ops.items():
-                result = Mux(instr.amo == f5, fn(rp.data, rmw_opnd), result)
-            m.d.comb += new.eq(result)
-            write = Signal(name=f"bank{k}_store")
+            bank = memory.Memory(
+                shape=WORD_BITS, depth=self.params.geometry.warps << self.row_bits, init=[]
+            )
+            m.submodules[f"bank{k}"] = bank
+            self.bank_memories.append(bank)
+            wp = bank.write_port(granularity=8)
+            rp = bank.read_port(transparent_for=(wp,))
+            new: Value = rp.data
+            for f5, op in amo_ops.items():
+                new = Mux(instr.amo == f5, op(rp.data, rmw_operand), new)
+            amo_new = Signal(WORD_BITS, name=f"bank{k}_amo_new")
+            write = Signal(name=f"bank{k}_write")
             m.d.comb += [
-                write.eq(shared_cycle & store & member.any()),
+                amo_new.eq(new),
+                write.eq(s.adv & (rmw | (s.shared_cycle & store & member.any()))),
                 rp.addr.eq(row),
-                rp.en.eq(adv),
+                rp.en.eq(s.adv),
                 wp.addr.eq(Mux(rmw, rmw_row, row)),
-                wp.data.eq(Mux(rmw, new, word)),
-                wp.en.eq(Mux(rmw, 0b1111, enables) & (adv & (rmw | write)).replicate(4)),
+                wp.data.eq(Mux(rmw, amo_new, word)),
+                wp.en.eq(Mux(rmw, 0b1111, enables) & write.replicate(WORD_BYTES)),
             ]
             read_words.append(rp.data)
-        m.d.comb += shared_now.eq(served_banks)
+        m.d.comb += s.shared_now.eq(served_all)
+        return read_words
 
-        # -- next state, release --------------------------------------------------------------
-        next_line = Signal(w, name="next_pend_line")
-        next_shared = Signal(w, name="next_pend_shared")
-        last = Signal(name="last")
-        m.d.comb += [
-            next_line.eq(pend_line & ~Mux(line_cycle, line_served, 0)),
-            next_shared.eq(pend_shared & ~Mux(shared_cycle, shared_now, 0)),
-            last.eq(lsu_cycle & ~next_line.any() & ~next_shared.any()),
-            self.release.valid.eq(last & adv),
-            self.release.warp.eq(instr.warp),
-            self.release.rd.eq(instr.rd),
-            self.release.mask.eq(instr.mask),
-            self.release.global_.eq(made_line | line_cycle),
-        ]
+    # -- results, faults, state -------------------------------------------------------------
 
-        # -- results -------------------------------------------------------------------------
+    def _results(
+        self, m: Module, s: _State, threads: list[_Thread], bank_words: list[Value]
+    ) -> None:
+        """``wb``: the due line response, else last cycle's shared reads, per position
+        extracted and extended (``data`` is meaningful where ``en`` is set only)."""
+        instr, wb = s.instr, self.wb
         writes = Signal(name="writes_rd")
         m.d.comb += [
-            writes.eq(~store & (instr.rd != 0)),
-            self.wb.en.eq(
-                Mux(adv & writes, Mux(due, due_served, 0) | Mux(shared_due, shared_served, 0), 0)
+            writes.eq(s.adv & (instr.op != MemOp.STORE) & (instr.rd != 0)),
+            wb.en.eq(
+                Mux(writes, Mux(s.due, s.due_served, 0) | Mux(s.shared_due, s.shared_served, 0), 0)
             ),
-            self.wb.warp.eq(instr.warp),
-            self.wb.rd.eq(instr.rd),
+            wb.warp.eq(instr.warp),
+            wb.rd.eq(instr.rd),
         ]
-        for i in range(w):
-            from_line = rdata.word_select(word_in_line[i], WORD_BITS)
-            from_bank: Value = read_words[0]
-            for k in range(1, banks):
-                from_bank = Mux(bank[i] == k, read_words[k], from_bank)
+        for i, t in enumerate(threads):
+            from_bank: Value = bank_words[0]
+            for k in range(1, len(bank_words)):
+                from_bank = Mux(t.bank == k, bank_words[k], from_bank)
             word = Signal(WORD_BITS, name=f"result{i}_word")
             m.d.comb += [
-                word.eq(Mux(due, from_line, from_bank)),
-                self.wb.data[i].eq(self._extend(word, addr[i][:word_shift], size, instr.signed)),
+                word.eq(Mux(s.due, s.line.word_select(t.word_in_line, WORD_BITS), from_bank)),
+                wb.data[i].eq(extend(word, t.entry.addr[:WORD_SHIFT], instr.size, instr.signed)),
             ]
 
-        # -- faults at start ------------------------------------------------------------------
-        in_pass = Signal(w, name="capture_now")
-        m.d.comb += in_pass.eq(Mux(cap.valid, cap.mask, 0))
-        now_addr, now_window = [], []
-        for i in range(w):
-            a = Signal(ADDR_BITS, name=f"start_addr{i}")
-            win = Signal(Window, name=f"start_window{i}")
+    def _start(self, m: Module, s: _State, entries: list[Signal]) -> tuple[list[Signal], Signal]:
+        """The windows of the buffer merged with this cycle's capture, and the fault check of
+        ``start`` over them (``WarpMemory._route``: misaligned before unmapped, the lowest
+        offending position). Returns (windows, a fault)."""
+        w, cap, start = self.warp_size, self.capture, self.start
+        addrs, windows = [], []
+        for i, entry in enumerate(entries):
+            now = cap.valid & cap.mask[i]
+            addr = Signal(ADDR_BITS, name=f"start_addr{i}")
+            window = Signal(Window, name=f"start_window{i}")
+            captured = self._window(m, f"capture_window{i}", cap.addr[i])
             m.d.comb += [
-                a.eq(Mux(in_pass[i], cap.addr[i], addr[i])),
-                win.eq(
-                    Mux(in_pass[i], self._window(m, f"capture_window{i}", cap.addr[i]), window[i])
-                ),
+                addr.eq(Mux(now, cap.addr[i], entry.addr)),
+                window.eq(Mux(now, captured, entry.window)),
             ]
-            now_addr.append(a)
-            now_window.append(win)
+            addrs.append(addr)
+            windows.append(window)
         misaligned = Signal(w, name="misaligned")
         unmapped = Signal(w, name="unmapped")
+        size = start.size
         m.d.comb += [
             misaligned.eq(
-                start.mask
-                & Cat((a[0] & (start.size != 0)) | (a[1] & (start.size == 2)) for a in now_addr)
+                start.mask & Cat((a[0] & (size != 0)) | (a[1] & (size == 2)) for a in addrs)
             ),
-            unmapped.eq(start.mask & Cat(win == Window.NONE for win in now_window)),
+            unmapped.eq(start.mask & Cat(win == Window.NONE for win in windows)),
         ]
-        offending = self._lowest(m, "offending", Mux(misaligned.any(), misaligned, unmapped))
+        offending = lowest(m, "offending", Mux(misaligned.any(), misaligned, unmapped))
         bad = Signal(name="bad")
-        m.d.comb += bad.eq(start.valid & (misaligned.any() | unmapped.any()))
         position: Value = Const(0, bits_for(w))
         fault_addr: Value = Const(0, ADDR_BITS)
-        for i in range(w):
+        for i, addr in enumerate(addrs):
             position = position | Mux(offending[i], i, 0)
-            fault_addr = fault_addr | Mux(offending[i], now_addr[i], 0)
-        code: Value = Const(0, 4)
-        for mem_op, (mis, unm) in _FAULTS.items():
-            code = Mux(start.op == mem_op, Mux(misaligned.any(), mis, unm), code)
+            fault_addr = fault_addr | Mux(offending[i], addr, 0)
+        code: Value = Const(FaultCode.NONE, 4)
+        for op, (mis, unm) in _FAULTS.items():
+            code = Mux(start.op == op, Mux(misaligned.any(), mis, unm), code)
         m.d.comb += [
-            self.fault.valid.eq(bad & adv),
+            bad.eq(start.valid & (misaligned | unmapped).any()),
+            self.fault.valid.eq(bad & s.adv),
             self.fault.code.eq(code),
             self.fault.position.eq(position),
             self.fault.addr.eq(fault_addr),
         ]
+        return windows, bad
 
-        # -- state update ---------------------------------------------------------------------
-        counters = self.counters
-        m.d.sync += counters.stalls.eq(counters.stalls + stall)
-        with m.If(adv):
+    def _advance(
+        self, m: Module, s: _State, entries: list[Signal], windows: list[Signal], bad: Signal
+    ) -> None:
+        """Next state (cycles without stall only), ``release`` at the last LSU cycle, the
+        counters (golden's metrics: transactions, shared cycles, bank conflicts)."""
+        w, cap, start, counters = self.warp_size, self.capture, self.start, self.counters
+        next_line = Signal(w, name="next_pend_line")
+        next_shared = Signal(w, name="next_pend_shared")
+        last = Signal(name="last")
+        m.d.comb += [
+            next_line.eq(s.pend_line & ~Mux(s.line_cycle, s.line_served, 0)),
+            next_shared.eq(s.pend_shared & ~Mux(s.shared_cycle, s.shared_now, 0)),
+            last.eq(s.lsu_cycle & ~next_line.any() & ~next_shared.any()),
+            self.release.valid.eq(last & s.adv),
+            self.release.warp.eq(s.instr.warp),
+            self.release.rd.eq(s.instr.rd),
+            self.release.mask.eq(s.instr.mask),
+            self.release.global_.eq(s.made_line | s.line_cycle),
+        ]
+        with m.If(s.adv):
             m.d.sync += [
-                due.eq(port.req_valid),
-                due_served.eq(line_served),
-                shared_due.eq(shared_cycle & ~store),
-                shared_served.eq(shared_now),
-                counters.transactions.eq(counters.transactions + port.req_valid),
-                counters.shared_cycles.eq(counters.shared_cycles + shared_cycle),
-                counters.bank_conflicts.eq(counters.bank_conflicts + (shared_cycle & shared_begun)),
+                s.due.eq(self.mem.req_valid),
+                s.due_served.eq(s.line_served),
+                s.shared_due.eq(s.shared_cycle & (s.instr.op != MemOp.STORE)),
+                s.shared_served.eq(s.shared_now),
+                counters.transactions.eq(counters.transactions + self.mem.req_valid),
+                counters.shared_cycles.eq(counters.shared_cycles + s.shared_cycle),
+                counters.bank_conflicts.eq(
+                    counters.bank_conflicts + (s.shared_cycle & s.shared_begun)
+                ),
             ]
-            for i in range(w):
-                with m.If(in_pass[i]):
+            for i, entry in enumerate(entries):
+                with m.If(cap.valid & cap.mask[i]):
                     m.d.sync += [
-                        addr[i].eq(cap.addr[i]),
-                        opnd[i].eq(cap.data[i]),
-                        window[i].eq(now_window[i]),
+                        entry.addr.eq(cap.addr[i]),
+                        entry.data.eq(cap.data[i]),
+                        entry.window.eq(windows[i]),
                     ]
-            with m.If(lsu_cycle):
+            with m.If(s.lsu_cycle):
                 m.d.sync += [
-                    pend_line.eq(next_line),
-                    pend_shared.eq(next_shared),
-                    made_line.eq(made_line | line_cycle),
-                    shared_begun.eq(shared_begun | shared_cycle),
+                    s.pend_line.eq(next_line),
+                    s.pend_shared.eq(next_shared),
+                    s.made_line.eq(s.made_line | s.line_cycle),
+                    s.shared_begun.eq(s.shared_begun | s.shared_cycle),
                 ]
                 with m.If(last):
-                    m.d.sync += active.eq(0)
+                    m.d.sync += s.active.eq(0)
             with m.If(start.valid & ~bad):
-                lines = Cat((win == Window.GLOBAL) | (win == Window.LOCAL) for win in now_window)
-                shared = Cat(win == Window.SHARED for win in now_window)
+                line = Cat((win == Window.GLOBAL) | (win == Window.LOCAL) for win in windows)
+                shared = Cat(win == Window.SHARED for win in windows)
                 m.d.sync += [
-                    active.eq(1),
-                    pend_line.eq(start.mask & lines),
-                    pend_shared.eq(start.mask & shared),
-                    made_line.eq(0),
-                    shared_begun.eq(0),
+                    s.active.eq(1),
+                    s.pend_line.eq(start.mask & line),
+                    s.pend_shared.eq(start.mask & shared),
+                    s.made_line.eq(0),
+                    s.shared_begun.eq(0),
+                    *(
+                        getattr(s.instr, name).eq(getattr(start, name))
+                        for name, _ in s.instr.shape()
+                    ),
                 ]
-                m.d.sync += [
-                    getattr(instr, name).eq(getattr(start, name)) for name, _ in self.instr
-                ]
-        return m
