@@ -127,16 +127,10 @@ class LsuCycle:
     threads: int
 
 
-def line_keys(
-    access: MemAccess,
-    lanes: np.ndarray,
-    memmap: MemoryMap,
-    *,
-    warp_size: int,
-    line_bytes: int,
-    slot: int = 0,
+def physical_addresses(
+    access: MemAccess, lanes: np.ndarray, memmap: MemoryMap, warp_size: int, slot: int = 0
 ) -> dict[int, int]:
-    """Physical address of every global or local thread position (local ones by
+    """The data-port address of every global or local thread position (local ones by
     :func:`local_physical` in warp slot ``slot``); shared and unmapped positions are absent."""
     physical: dict[int, int] = {}
     for position, addr in zip(lanes.tolist(), access.addrs.tolist(), strict=True):
@@ -171,9 +165,7 @@ def lsu_cycles(
     docstring; ``slot`` is the warp slot, which places local memory). Its length is
     ``access_cost(...).cycles``."""
     amo = access.kind == "amo"
-    physical = line_keys(
-        access, lanes, memmap, warp_size=warp_size, line_bytes=line_bytes, slot=slot
-    )
+    physical = physical_addresses(access, lanes, memmap, warp_size, slot)
     keys = [physical.get(p, 0) // line_bytes for p in range(warp_size)]
     word_of = {p: a // WORD_BYTES for p, a in physical.items()}
     cycles: list[LsuCycle] = []
@@ -188,9 +180,9 @@ def lsu_cycles(
         for p, a in zip(lanes.tolist(), access.addrs.tolist(), strict=True)
         if memmap.region_of(a, access.size) is Region.SHARED
     }
+    bank_of = {p: w % banks for p, w in shared_word.items()}
     pending = sum(1 << p for p in shared_word)
     while pending:
-        bank_of = {p: w % banks for p, w in shared_word.items()}
         firsts = _first_per_group(pending, bank_of)
         chosen = {bank_of[p]: shared_word[p] for p in shared_word if firsts >> p & 1}
         served = firsts
