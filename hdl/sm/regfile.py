@@ -98,7 +98,8 @@ def write_signature(params: SMParams) -> wiring.Signature:
 
 
 def launch_signature(params: SMParams) -> wiring.Signature:
-    return wiring.Signature({"valid": Out(1), "warp": Out(unsigned(params.warp_bits))})
+    """The warp slots launched this cycle (one bit each: a block's warps launch together)."""
+    return wiring.Signature({"slots": Out(params.geometry.warps)})
 
 
 def init_signature() -> wiring.Signature:
@@ -129,7 +130,7 @@ class RegisterFile(wiring.Component):
         cleared = Signal(rows, name="launch_clear")
         m.d.comb += cleared.eq(
             Cat(
-                (self.launch.valid & (self.launch.warp == s)).replicate(NUM_REGS)
+                self.launch.slots[s].replicate(NUM_REGS)
                 for s in range(slots)
             )
         )

@@ -46,6 +46,7 @@ from reconverge.hdl.sm.decode import DECODED, Decoder, Unit
 from reconverge.hdl.sm.divergence import DivergenceUnit
 from reconverge.hdl.sm.fetch import Fetch, load_signature
 from reconverge.hdl.sm.lanes import Divider, Lane
+from reconverge.golden.sm.lsu import MemOp
 from reconverge.hdl.sm.lsu import LSU
 from reconverge.hdl.sm.ports import (
     COUNTER,
@@ -87,11 +88,11 @@ class SM(wiring.Component):
         super().__init__(
             {
                 "load": In(load_signature(params)),
-                "launch": launch_signature(),
-                "mem": memory_signature(params),
-                "trace": trace_signature(params),
-                "exit": exit_signature(params),
-                "status": status_signature(),
+                "launch": Out(launch_signature()),
+                "mem": Out(memory_signature(params)),
+                "trace": Out(trace_signature(params)),
+                "exit": Out(exit_signature(params)),
+                "status": Out(status_signature()),
             }
         )
 
@@ -99,20 +100,17 @@ class SM(wiring.Component):
         m = Module()
         core = Module()
         stall = Signal()
-        _Core(self, core, stall).build()
+        _Core(self, core, m, stall).build()
         m.submodules.core = EnableInserter(~stall)(core)
-        stalls = Signal(COUNTER)
-        with m.If(stall):
-            m.d.sync += stalls.eq(stalls + 1)
-        m.d.comb += self.status.stalls.eq(stalls)
         return m
 
 
 class _Core:
-    """The logic of :class:`SM` (everything under the clock enable), built into ``m``."""
+    """The logic of :class:`SM`, built into ``m`` (everything under the clock enable) and
+    ``outer`` (the load/store unit, which freezes itself with its stall)."""
 
-    def __init__(self, sm: SM, m: Module, stall: Signal) -> None:
-        self.sm, self.m, self.stall = sm, m, stall
+    def __init__(self, sm: SM, m: Module, outer: Module, stall: Signal) -> None:
+        self.sm, self.m, self.outer, self.stall = sm, m, outer, stall
         p = self.p = sm.params
         g = self.g = p.geometry
         self.W, self.L, self.Q = g.warp_size, g.simd_width, g.passes
@@ -137,6 +135,7 @@ class _Core:
         self._settle()
         self._barriers()
         self._dispatch()
+        self._fetch_addresses()
         self._writebacks()
         self._progress()
         m.d.comb += self.stall.eq(self.lsu.stall)
@@ -219,7 +218,7 @@ class _Core:
             divider = Divider(div_stages, tag)
             m.submodules[f"divider{j}"] = divider
             self.dividers.append(divider)
-        m.submodules.lsu = self.lsu = LSU(p)
+        self.outer.submodules.lsu = self.lsu = LSU(p)
         m.submodules.writeback = self.wb = WritebackLines(p)
         board = p.config.scoreboard_kind.value
         from reconverge.hdl.scoreboard import MaskedScoreboard, Scoreboard
@@ -237,7 +236,7 @@ class _Core:
         if p.config.hws:
             m.submodules.squeezer = self.squeezer = Squeezer(self.W, self.L)
         if p.policy is not Policy.STACKLESS:
-            m.submodules.lsu_tree = self.lsu_tree = Arbiter(self.W, self.lsu.key_width)
+            m.submodules.lsu_tree = self.lsu_tree = Arbiter(self.W, p.line_key_bits)
 
     def _unit_status(self) -> None:
         """Per warp: its unit settled from an update this cycle (V); it is quiet (settled, not
@@ -597,7 +596,7 @@ class _Core:
         memory = instr.is_load | instr.is_store | instr.is_amo
         m.d.comb += [
             lsu.capture.valid.eq(good & memory),
-            lsu.capture.positions.eq(self.pass_positions),
+            lsu.capture.mask.eq(self.pass_positions),
         ]
         m.d.comb += [
             rf.write_lsu.en.eq(lsu.wb.en),
@@ -711,16 +710,20 @@ class _Core:
                 self.updating.bit_select(now["warp"], 1).eq(1),
                 self.upd_issue.bit_select(now["warp"], 1).eq(1),
             ]
-        # the LSU starts in the last pass
+        # the LSU starts in the last pass (and remembers whose instruction it serves)
         lsu = self.lsu
+        self.lsu_warp = Signal(p.warp_bits, name="lsu_warp")
+        with m.If(lsu.start.valid):
+            m.d.sync += self.lsu_warp.eq(now["warp"])
         m.d.comb += [
-            lsu.start.valid.eq(go & self.memory_instr),
-            lsu.start.op.eq(Mux(instr.is_load, 0, Mux(instr.is_store, 1, 2))),
+            lsu.start.valid.eq(last & ~pass_fault & self.memory_instr),
+            lsu.start.op.eq(Mux(instr.is_load, MemOp.LOAD, Mux(instr.is_store, MemOp.STORE,
+                                                               MemOp.AMO))),
             lsu.start.size.eq(instr.mem_size),
             lsu.start.signed.eq(instr.mem_signed),
             lsu.start.amo.eq(instr.amo),
             lsu.start.warp.eq(now["warp"]),
-            lsu.start.block_slot.eq(Array(self.leader)[now["warp"]]),
+            lsu.start.block.eq(Array(self.leader)[now["warp"]]),
             lsu.start.rd.eq(Mux(instr.writes_rd, instr.rd, 0)),
             lsu.start.mask.eq(mask),
         ]
@@ -760,8 +763,15 @@ class _Core:
                     self.iss[w].valid.eq(0),
                     self.last_sid_valid.bit_select(w, 1).eq(self._last_sid_valid_now(w)),
                 ]
-        # fetch addresses: a slot's PC; PC + 4 for the issuing slot until its unit settled;
-        # the PCs before the update while the unit is busy; the entry while dispatching
+        # the issuing warp's last sid is valid until its unit decides
+        with m.If(self.issue & ~self.fault_at_issue):
+            m.d.sync += self.last_sid_valid.bit_select(self.sel["warp"], 1).eq(1)
+
+    def _fetch_addresses(self) -> None:
+        """What each instruction buffer reads: a slot's PC; PC + 4 for the issuing slot until
+        its unit settled; the PCs before the update while the unit is busy; the entry while
+        its warp is dispatched."""
+        m, N, S = self.m, self.N, self.S
         for w in range(N):
             unit = self.units[w]
             iss = self.iss[w]
@@ -780,9 +790,6 @@ class _Core:
                 if s == 0:
                     pc = Mux(self.launching[w], self.sm.launch.entry, pc)
                 m.d.comb += self.fetch.pc[i].eq(pc)
-        # the issuing warp's last sid is valid until its unit decides
-        with m.If(self.issue & ~self.fault_at_issue):
-            m.d.sync += self.last_sid_valid.bit_select(self.sel["warp"], 1).eq(1)
 
     # -- 4. barriers -------------------------------------------------------------------------------
     def _barriers(self) -> None:
@@ -867,7 +874,8 @@ class _Core:
             takes = _named(m, f"w{w}_launch", free[w] & (nth < blocks))
             self.launching.append(takes)
             threads = Mux(in_block == per_block - 1, last_threads, W)
-            mask = _named(m, f"w{w}_new_threads", Const((1 << W) - 1, W) >> (W - threads), W)
+            missing = _named(m, f"w{w}_missing", (W - threads)[: bits_for(W + 1)])
+            mask = _named(m, f"w{w}_new_threads", Const((1 << W) - 1, W) >> missing, W)
             unit = self.units[w]
             m.d.comb += [
                 unit.launch.valid.eq(takes),
@@ -907,7 +915,7 @@ class _Core:
         rf = self.regfile
         # the register file forgets the slots that are launched (at most one per cycle is
         # needed by the port; every launched slot is cleared through its own bit)
-        m.d.comb += rf.launch.valid.eq(Cat(*self.launching))
+        m.d.comb += rf.launch.slots.eq(Cat(*self.launching))
 
     def _releases_by_warp(self) -> list[Value]:
         """Per warp slot, the number of its write-backs released in this cycle."""
@@ -1005,6 +1013,7 @@ class _Core:
             st.transactions.eq(self.lsu.counters.transactions),
             st.shared_cycles.eq(self.lsu.counters.shared_cycles),
             st.bank_conflicts.eq(self.lsu.counters.bank_conflicts),
+            st.stalls.eq(self.lsu.counters.stalls),
         ]
         # the memory port
         mem, lsu = sm.mem, self.lsu
@@ -1082,7 +1091,7 @@ class _Core:
                 m.d.comb += tree.key[t].eq(lsu.tree.key[t])
             return
         for w, unit in enumerate(self.units):
-            here = lsu.tree_warp == w
+            here = self.lsu_warp == w
             m.d.comb += unit.coalesce.valid.eq(Mux(here, lsu.tree.valid, 0))
             for t in range(self.W):
                 m.d.comb += unit.coalesce.key[t].eq(lsu.tree.key[t])

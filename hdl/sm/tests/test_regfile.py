@@ -67,9 +67,8 @@ class Model:
             for j in range(width):
                 if rd and cycle[f"{port}__en"] >> j & 1:
                     self.values[(warp, j, rd)] = data[j]
-        if cycle["launch__valid"]:
-            slot = cycle["launch__warp"]
-            self.values = {k: v for k, v in self.values.items() if k[0] != slot}
+        slots = cycle.get("launch__slots", 0)
+        self.values = {k: v for k, v in self.values.items() if not slots >> k[0] & 1}
 
 
 def check(params: SMParams, cycles: list[Cycle], outputs: list[dict[str, int]]) -> None:
@@ -98,8 +97,9 @@ def cycle_strategy(params: SMParams) -> st.SearchStrategy[Cycle]:
         "read__warp": slot,
         "read__rs1": reg,
         "read__rs2": reg,
-        "launch__valid": st.integers(0, 9).map(lambda x: int(x == 0)),
-        "launch__warp": slot,
+        "launch__slots": st.integers(0, 9).flatmap(
+            lambda x: st.integers(0, (1 << geometry.warps) - 1) if x == 0 else st.just(0)
+        ),
     }
     for port in WRITE_PORTS:
         fields[f"{port}__en"] = st.integers(0, (1 << geometry.warp_size) - 1) | st.just(0)
@@ -148,8 +148,7 @@ def seeded_stream(params: SMParams, n: int, seed: int) -> list[Cycle]:
             "read__warp": rng.randrange(geometry.warps),
             "read__rs1": rng.choice([0, 2, 3, 10, 17, rng.randrange(NUM_REGS)]),
             "read__rs2": rng.choice([1, 2, 11, rng.randrange(NUM_REGS)]),
-            "launch__valid": int(rng.random() < 0.08),
-            "launch__warp": rng.randrange(geometry.warps),
+            "launch__slots": rng.getrandbits(geometry.warps) if rng.random() < 0.08 else 0,
         }
         for port in WRITE_PORTS:
             cycle[f"{port}__en"] = rng.getrandbits(geometry.warp_size)
@@ -179,7 +178,7 @@ def test_unwritten_registers_read_their_initial_values() -> None:
         {**base, "rst": 1},
         {**base, "read__warp": 1, "read__rs1": 2, "read__rs2": 3, **write},
         {**base, "read__warp": 1, "read__rs1": 2, "read__rs2": 10},
-        {**base, "read__warp": 1, "read__rs1": 2, "launch__valid": 1, "launch__warp": 1},
+        {**base, "read__warp": 1, "read__rs1": 2, "launch__slots": 0b10},
         {**base, "read__warp": 1, "read__rs1": 2, "read__rs2": 17},
     ]
     out = simulate_amaranth(RegisterFile(params), cycles)
