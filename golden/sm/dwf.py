@@ -89,16 +89,18 @@ class ThreadPCs(DivergenceUnit):
     def splits(self) -> list[Split]:
         return []
 
-    def execute(self, ex: Executed) -> None:
+    def execute(self, ex: Executed) -> int:
         self._retire(ex)
         for pc, mask in ex.targets.items():
             for lane in lanes_of(mask):
                 self.pc[lane] = pc
+        return 1
 
-    def release(self, lanes: int) -> None:
+    def release(self, lanes: int) -> int:
         self.waiting &= ~lanes
         for lane in lanes_of(lanes):
             self.pc[lane] = (self.pc[lane] + ILEN_BYTES) & MASK32
+        return 1
 
 
 Thread = tuple[_Warp, int]  # static warp and home lane
