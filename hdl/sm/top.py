@@ -100,7 +100,8 @@ class SM(wiring.Component):
         m = Module()
         core = Module()
         stall = Signal()
-        _Core(self, core, m, stall).build()
+        self.core = _Core(self, core, m, stall)
+        self.core.build()
         m.submodules.core = EnableInserter(~stall)(core)
         return m
 
@@ -251,6 +252,14 @@ class _Core:
             self.settled.append(settled)
             self.quiet.append(quiet)
             self.retired.append(retired)
+        # a settled update is done with (before the issue logic, whose settings win)
+        for w in range(self.N):
+            with m.If(self.settled[w]):
+                m.d.sync += [
+                    self.updating.bit_select(w, 1).eq(0),
+                    self.iss[w].valid.eq(0),
+                    self.last_sid_valid.bit_select(w, 1).eq(self._last_sid_valid_now(w)),
+                ]
         # golden forgets the last warp when it retires
         gone = Array(self.retired)[self.last_warp]
         self.last_warp_now = _named(m, "last_warp_valid_now", self.last_warp_valid & ~gone)
@@ -757,12 +766,6 @@ class _Core:
             for s in range(S):
                 now = self._timer_now(w, s)
                 m.d.sync += self.timer[w][s].eq(Mux(now == 0, 0, now - 1))
-            with m.If(self.settled[w]):
-                m.d.sync += [
-                    self.updating.bit_select(w, 1).eq(0),
-                    self.iss[w].valid.eq(0),
-                    self.last_sid_valid.bit_select(w, 1).eq(self._last_sid_valid_now(w)),
-                ]
         # the issuing warp's last sid is valid until its unit decides
         with m.If(self.issue & ~self.fault_at_issue):
             m.d.sync += self.last_sid_valid.bit_select(self.sel["warp"], 1).eq(1)
