@@ -937,22 +937,18 @@ class _Core:
         valid, cls = self.line_from_issue
         now = self.now
         instr = now["instr"]
-        with m.If(lsu.release.valid):
-            m.d.comb += [
-                wb.enter.valid.eq(1),
-                wb.enter.warp.eq(lsu.release.warp),
-                wb.enter.rd.eq(lsu.release.rd),
-                wb.enter.mask.eq(lsu.release.mask),
-                wb.line.eq(Mux(lsu.release.global_, LatencyClass.GLOBAL, LatencyClass.SHARED)),
-            ]
-        with m.Else():
-            m.d.comb += [
-                wb.enter.valid.eq(valid),
-                wb.enter.warp.eq(now["warp"]),
-                wb.enter.rd.eq(instr.rd),
-                wb.enter.mask.eq(now["mask"]),
-                wb.line.eq(cls),
-            ]
+        m.d.comb += [
+            wb.memory.valid.eq(lsu.release.valid),
+            wb.memory.warp.eq(lsu.release.warp),
+            wb.memory.rd.eq(lsu.release.rd),
+            wb.memory.mask.eq(lsu.release.mask),
+            wb.memory_line.eq(Mux(lsu.release.global_, LatencyClass.GLOBAL, LatencyClass.SHARED)),
+            wb.issue.valid.eq(valid),
+            wb.issue.warp.eq(now["warp"]),
+            wb.issue.rd.eq(instr.rd),
+            wb.issue.mask.eq(now["mask"]),
+            wb.issue_line.eq(cls),
+        ]
         for k, r in enumerate(wb.release):
             m.d.comb += [
                 sb.wb_valid[k].eq(r.valid & (r.rd != 0)),

@@ -46,17 +46,27 @@ def entry_layout(params: SMParams) -> data.StructLayout:
     )
 
 
+#: The lines each input feeds: the issue's last pass, and the LSU's last cycle.
+ISSUE_LINES = (LatencyClass.ALU, LatencyClass.MUL, LatencyClass.DIV)
+MEMORY_LINES = (LatencyClass.SHARED, LatencyClass.GLOBAL)
+
+
 class WritebackLines(wiring.Component):
-    """Ports: in ``enter`` (one entry), ``line`` (its latency class); out ``release`` [one per
-    class], ``pending`` (some entry is in a line and not leaving this cycle)."""
+    """Ports: in ``issue`` (the entry of an instruction in its last pass) with ``issue_line``
+    (ALU, MUL or DIV), ``memory`` (the entry of a memory instruction at its last LSU cycle)
+    with ``memory_line`` (SHARED or GLOBAL) — the two can come in the same cycle, into
+    different lines; out ``release`` [one per class], ``pending`` (some entry is in a line and
+    not leaving this cycle)."""
 
     def __init__(self, params: SMParams) -> None:
         self.params = params
         entry = entry_layout(params)
         super().__init__(
             {
-                "enter": In(entry),
-                "line": In(range(len(LatencyClass))),
+                "issue": In(entry),
+                "issue_line": In(range(len(LatencyClass))),
+                "memory": In(entry),
+                "memory_line": In(range(len(LatencyClass))),
                 "release": Out(data.ArrayLayout(entry, len(LatencyClass))),
                 "pending": Out(1),
             }
@@ -71,9 +81,13 @@ class WritebackLines(wiring.Component):
                 Signal(entry, name=f"{cls.name.lower()}_{k}")
                 for k in range(cls.latency(self.params.config.latencies))
             ]
+            source, line = (
+                (self.issue, self.issue_line) if cls in ISSUE_LINES
+                else (self.memory, self.memory_line)
+            )  # fmt: skip
             taken = Signal(entry, name=f"{cls.name.lower()}_in")
-            m.d.comb += taken.eq(self.enter)
-            m.d.comb += taken.valid.eq(self.enter.valid & (self.line == cls))
+            m.d.comb += taken.eq(source)
+            m.d.comb += taken.valid.eq(source.valid & (line == cls))
             previous = taken
             for stage in stages:
                 m.d.sync += stage.eq(previous)
