@@ -25,9 +25,11 @@ One memory instruction at a time:
   ``memmap.shared_size`` window per warp slot (``start.block`` names the instruction's window);
   each LSU cycle every bank serves the word of its lowest pending thread (all pending threads
   on it; an AMO only that thread, whose read-modify-write completes the next cycle).
-* **Results** of loads and AMOs leave through ``wb`` (a register-file write port) in the cycle
-  the line response arrives, or the cycle after a shared read. ``release`` marks L (warp, rd,
-  mask, and ``global_``: a line transaction was made, so the ``global_`` latency applies).
+* **Results** of loads and AMOs leave through ``wb`` (a register-file write port; ``data`` is
+  meaningful where ``en`` is set) in the cycle the line response arrives, or the cycle after a
+  shared read: by L + 1 at the latest. ``release`` marks L of every instruction that started,
+  stores included (warp, rd, mask, and ``global_``: a line transaction was made, so the
+  ``global_`` latency applies); ``start.rd`` is the destination, 0 for none (no ``wb``).
 * **Stall.** Requests are accepted with ``req_valid & req_ready`` and answered with
   ``resp_valid`` one cycle later or more. ``stall`` is high while a response is due and absent
   or a request is not accepted; it is combinational from the registers and the inputs
