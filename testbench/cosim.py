@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from reconverge.golden.blocks.divergence import NEVER, lanes_of
+from reconverge.golden.blocks.divergence import lanes_of
 from reconverge.golden.errors import UserError
 from reconverge.golden.faults import FaultCode, SimtFault
 from reconverge.golden.functional import GLOBAL_POINTER_SYMBOL, LaunchConfig
@@ -46,7 +46,7 @@ from reconverge.golden.memory import GlobalMemory
 from reconverge.golden.sm.core import IssueRecord, SMResult, run_sm
 from reconverge.golden.sm.metrics import Counters, Metrics
 from reconverge.golden.sm.params import ARG_REGS, SMParams
-from reconverge.golden.sm.program import Program, is_control
+from reconverge.golden.sm.program import Program
 from reconverge.testbench.cocotb_run import (
     _check_results,
     _locked,
@@ -228,17 +228,7 @@ def instruction_store(image: Image, params: SMParams) -> tuple[tuple[int, int], 
             f"store of {params.imem_words} words ({GLOBAL_BASE:#010x}-{end - 1:#010x}); "
             "raise --imem-words"
         )
-    memory = GlobalMemory(params.memmap)
-    memory.load_image(image)
-    words = memory.read_words(GLOBAL_BASE, min(params.imem_words, memory.size // 4)).tolist()
-    words += [0] * (params.imem_words - len(words))
-    program = Program(image)
-    store = []
-    for index, word in enumerate(words):
-        pc = GLOBAL_BASE + ILEN_BYTES * index
-        ins = program.code.get(pc)
-        store.append((word, program.rpc(pc) if ins is not None and is_control(ins) else NEVER))
-    return tuple(store)
+    return tuple(Program(image).store(params.imem_words))
 
 
 def launch_args(launch: LaunchConfig) -> tuple[int, ...]:

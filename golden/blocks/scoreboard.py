@@ -122,7 +122,7 @@ def make_scoreboard(
 #: last one is the destination, which needs an entry (:func:`reconverge.golden.sm.core.operands`).
 OPERANDS = 3
 MAX_WARPS = 256
-MAX_PORTS = 8
+MAX_PORTS = 64  # lookups: the SM checks every split slot of every warp each cycle
 
 
 class ScoreboardBlock(Block):

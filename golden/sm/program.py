@@ -121,5 +121,7 @@ class Program:
         for i in range(words):
             pc = GLOBAL_BASE + ILEN_BYTES * i
             word = self.image.read_word(pc)
-            entries.append((0 if word is None else word, self.rpc(pc)))
+            ins = self.code.get(pc)
+            rpc = self.rpc(pc) if ins is not None and is_control(ins) else NEVER
+            entries.append((0 if word is None else word, rpc))
         return entries

@@ -371,4 +371,3 @@ class DivergenceUnit(wiring.Component):
                 self.splits.mask[s].eq(block.st_mask[s]),
             ]
         self._status(m, block.busy | more, block.overflow, block.live, block.waiting)
-

@@ -128,12 +128,7 @@ class RegisterFile(wiring.Component):
         enables = [self._write_enable(m, i, ports) for i in range(len(ports))]
 
         cleared = Signal(rows, name="launch_clear")
-        m.d.comb += cleared.eq(
-            Cat(
-                self.launch.slots[s].replicate(NUM_REGS)
-                for s in range(slots)
-            )
-        )
+        m.d.comb += cleared.eq(Cat(self.launch.slots[s].replicate(NUM_REGS) for s in range(slots)))
         read = self.read
         init_rs1 = self._initial(m, "init_rs1", read.rs1)
         init_rs2 = self._initial(m, "init_rs2", read.rs2)

@@ -12,33 +12,21 @@ fault, and every thread exited with code 0 — for the LEDs of a board.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-from amaranth.hdl import Cat, Module, Mux, Signal, Value
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import Out
 
 from reconverge.golden.faults import FaultCode
 from reconverge.golden.image import Image
-from reconverge.golden.isa import SPECS
 from reconverge.golden.memmap import GLOBAL_BASE
+from reconverge.golden.sm.lsu import AMO_BY_FUNCT5
 from reconverge.golden.sm.params import ARG_REGS, SMParams
 from reconverge.golden.sm.program import Program
+from reconverge.hdl.sm.lsu import AMO_HDL
 from reconverge.hdl.sm.ports import OP_AMO, OP_STORE
 from reconverge.hdl.sm.top import SM
-
-#: The word AMOs as hardware: (old, operand) -> new, by mnemonic (golden: ``golden.memory.AMO_OPS``).
-AMO_HDL: dict[str, Callable[[Value, Value], Value]] = {
-    "amoadd.w": lambda old, v: (old + v)[:32],
-    "amoswap.w": lambda old, v: v,
-    "amomin.w": lambda old, v: Mux(old.as_signed() <= v.as_signed(), old, v),
-    "amomax.w": lambda old, v: Mux(old.as_signed() >= v.as_signed(), old, v),
-    "amoand.w": lambda old, v: old & v,
-    "amoor.w": lambda old, v: old | v,
-    "amoxor.w": lambda old, v: old ^ v,
-    "amominu.w": lambda old, v: Mux(old <= v, old, v),
-    "amomaxu.w": lambda old, v: Mux(old >= v, old, v),
-}
 
 
 def _lines(image: Image, base: int, size: int, line_bytes: int) -> list[int]:
@@ -48,9 +36,7 @@ def _lines(image: Image, base: int, size: int, line_bytes: int) -> list[int]:
         lo, hi = max(seg.vaddr, base), min(seg.vaddr + len(seg.data), base + size)
         if lo < hi:
             data[lo - base : hi - base] = seg.data[lo - seg.vaddr : hi - seg.vaddr]
-    return [
-        int.from_bytes(data[i : i + line_bytes], "little") for i in range(0, size, line_bytes)
-    ]
+    return [int.from_bytes(data[i : i + line_bytes], "little") for i in range(0, size, line_bytes)]
 
 
 class SMSystem(wiring.Component):
@@ -158,10 +144,8 @@ class SMSystem(wiring.Component):
         for wd in range(line // 4):
             old_word, operand = old.word_select(wd, 32), last_wdata.word_select(wd, 32)
             result = old_word
-            for spec in SPECS:
-                if spec.is_amo and spec.name in AMO_HDL:
-                    result = Mux(last_amo == spec.funct5, AMO_HDL[spec.name](old_word, operand),
-                                 result)  # fmt: skip
+            for funct5, name in AMO_BY_FUNCT5.items():
+                result = Mux(last_amo == funct5, AMO_HDL[name](old_word, operand), result)
             m.d.comb += new.word_select(wd, 32).eq(result)
         for name, flag in (("global", is_global), ("local", ~is_global)):
             rd, wr = reads[name], writes[name]

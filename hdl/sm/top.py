@@ -40,13 +40,13 @@ from reconverge.golden.blocks.divergence import NEVER
 from reconverge.golden.faults import FaultCode
 from reconverge.golden.isa import REG_SP, SYSCALL_EXIT, Csr
 from reconverge.golden.sm.config import Policy
+from reconverge.golden.sm.lsu import MemOp
 from reconverge.golden.sm.params import PC_WIDTH, SMParams
 from reconverge.hdl.arbiter import Arbiter
 from reconverge.hdl.sm.decode import DECODED, Decoder, Unit
 from reconverge.hdl.sm.divergence import DivergenceUnit
 from reconverge.hdl.sm.fetch import Fetch, load_signature
 from reconverge.hdl.sm.lanes import Divider, Lane
-from reconverge.golden.sm.lsu import MemOp
 from reconverge.hdl.sm.lsu import LSU
 from reconverge.hdl.sm.ports import (
     COUNTER,
@@ -252,13 +252,15 @@ class _Core:
             self.settled.append(settled)
             self.quiet.append(quiet)
             self.retired.append(retired)
-        # a settled update is done with (before the issue logic, whose settings win)
+        # a settled update is done with (before the issue logic, whose settings win); the
+        # signals are made outside the conditional (a comb assignment inside it would be too)
+        last_sid_valid = [self._last_sid_valid_now(w) for w in range(self.N)]
         for w in range(self.N):
             with m.If(self.settled[w]):
                 m.d.sync += [
                     self.updating.bit_select(w, 1).eq(0),
                     self.iss[w].valid.eq(0),
-                    self.last_sid_valid.bit_select(w, 1).eq(self._last_sid_valid_now(w)),
+                    self.last_sid_valid.bit_select(w, 1).eq(last_sid_valid[w]),
                 ]
         # golden forgets the last warp when it retires
         gone = Array(self.retired)[self.last_warp]
@@ -298,9 +300,7 @@ class _Core:
                 memory = dec.is_load | dec.is_store | dec.is_amo
                 clear = ~hazard & (~memory | ~self.lsu.busy)
                 timed = self._timer_now(w, s) == 0
-                ready = _named(
-                    m, f"w{w}_s{s}_ready", exposed & timed & hit & (faulty | clear)
-                )
+                ready = _named(m, f"w{w}_s{s}_ready", exposed & timed & hit & (faulty | clear))
                 ready_bits.append(ready)
                 m.d.comb += self.scheduler.sid[i].eq(unit.splits.sid[s])
         sched = self.scheduler
@@ -351,7 +351,9 @@ class _Core:
         return Mux(self.upd_issue[w], self.delay, release)
 
     def _continued(self, w: int) -> Value:
-        self._timer_now(w, 0)
+        """Some split of warp w continues after its settled update (rule 2)."""
+        for s in range(self.S):
+            self._timer_now(w, s)
         return _any([getattr(self, f"_timer_now_{w}_{s}")[1] for s in range(self.S)])
 
     def _last_sid_valid_now(self, w: int) -> Value:
@@ -425,7 +427,9 @@ class _Core:
             "rpc": Signal(PC_WIDTH, name="cur_rpc"),
             "instr": Signal(DECODED, name="cur_instr"),
             "passes": Signal(range(Q + 1), name="cur_passes"),
+            "cycle": Signal(COUNTER, name="cur_cycle"),
         }
+        self.sel["cycle"] = self.cycle
         cur_quarter = Signal.like(self.pass_quarter, name="cur_pass_quarter")
         cur_lanes = Signal(W, name="cur_lane_mask")
         cur_src = Signal.like(self.sel_src, name="cur_src")
@@ -473,18 +477,6 @@ class _Core:
             sb.issue_rd.eq(dest),
             sb.issue_mask.eq(mask),
         ]
-        tr = self.sm.trace
-        m.d.comb += [
-            tr.valid.eq(good_issue),
-            tr.cycle.eq(self.cycle),
-            tr.slot.eq(sel_w),
-            tr.block.eq(Array(self.block_of)[sel_w]),
-            tr.warp.eq(Array(self.warp_of)[sel_w]),
-            tr.sid.eq(sid),
-            tr.pc.eq(buf.pc),
-            tr.mask.eq(mask),
-            tr.passes.eq(passes),
-        ]
         self.issue_dest = dest
         with m.If(good_issue):
             m.d.sync += [
@@ -506,7 +498,7 @@ class _Core:
 
     # -- passes: lanes, register file, divider, LSU capture -------------------------------------
     def _passes(self) -> None:
-        m, p, W, L, Q = self.m, self.p, self.W, self.L, self.Q
+        m, W, L, Q = self.m, self.W, self.L, self.Q
         instr, now = self.now["instr"], self.now
         rf = self.regfile
         m.d.comb += [
@@ -726,8 +718,9 @@ class _Core:
             m.d.sync += self.lsu_warp.eq(now["warp"])
         m.d.comb += [
             lsu.start.valid.eq(last & ~pass_fault & self.memory_instr),
-            lsu.start.op.eq(Mux(instr.is_load, MemOp.LOAD, Mux(instr.is_store, MemOp.STORE,
-                                                               MemOp.AMO))),
+            lsu.start.op.eq(
+                Mux(instr.is_load, MemOp.LOAD, Mux(instr.is_store, MemOp.STORE, MemOp.AMO))
+            ),
             lsu.start.size.eq(instr.mem_size),
             lsu.start.signed.eq(instr.mem_signed),
             lsu.start.amo.eq(instr.amo),
@@ -740,6 +733,19 @@ class _Core:
         cls = Mux(instr.unit == Unit.MUL, LatencyClass.MUL,
                   Mux(instr.unit == Unit.DIV, LatencyClass.DIV, LatencyClass.ALU))  # fmt: skip
         self.line_from_issue = (go & ~self.memory_instr & instr.writes_rd, cls)
+        # the trace: an instruction that did not fault, reported in its last pass
+        tr = self.sm.trace
+        m.d.comb += [
+            tr.valid.eq(go),
+            tr.cycle.eq(now["cycle"]),
+            tr.slot.eq(now["warp"]),
+            tr.block.eq(Array(self.block_of)[now["warp"]]),
+            tr.warp.eq(Array(self.warp_of)[now["warp"]]),
+            tr.sid.eq(now["sid"]),
+            tr.pc.eq(now["pc"]),
+            tr.mask.eq(mask),
+            tr.passes.eq(now["passes"]),
+        ]
         # exits
         ex = self.sm.exit
         m.d.comb += [
@@ -886,14 +892,15 @@ class _Core:
                 unit.launch.pc.eq(launch.entry),
                 unit.launch.sp.eq(p.memmap.initial_sp),
             ]
+            # the block's first warp: the free slot ranked at this block's first rank
+            first = _named(m, f"w{w}_leader_rank", r - in_block, bits_for(N + 1))
+            leader = Signal(p.warp_bits, name=f"w{w}_new_leader")
+            rank2 = Const(0, bits_for(N + 1))
+            for v in range(N):
+                with m.If(free[v] & (rank2 == first)):
+                    m.d.comb += leader.eq(v)
+                rank2 = rank2 + free[v]
             with m.If(takes):
-                first = _named(m, f"w{w}_leader_rank", r - in_block, bits_for(N + 1))
-                leader = Signal(p.warp_bits, name=f"w{w}_new_leader")
-                rank2 = Const(0, bits_for(N + 1))
-                for v in range(N):
-                    with m.If(free[v] & (rank2 == first)):
-                        m.d.comb += leader.eq(v)
-                    rank2 = rank2 + free[v]
                 m.d.sync += [
                     self.active.bit_select(w, 1).eq(1),
                     self.block_of[w].eq(self.next_block + nth),

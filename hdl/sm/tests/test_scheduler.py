@@ -56,16 +56,14 @@ def _golden(case: dict, kind: Scheduler) -> tuple[int, int] | None:
         )
         for w in case["warps"]
     ]
-    return select_views(
-        views, kind, last_slot=case["last"], greedy=case["greedy"], t=0, lsu_free=0
-    )
+    return select_views(views, kind, last_slot=case["last"], greedy=case["greedy"], t=0, lsu_free=0)
 
 
 def _hdl(cases: list[dict], kind: Scheduler) -> list[tuple[int, int] | None]:
     dut = HdlScheduler(_params(kind))
     out: list[tuple[int, int] | None] = []
 
-    async def bench(ctx) -> None:  # noqa: ANN001 (Amaranth's testbench context)
+    async def bench(ctx) -> None:
         for case in cases:
             ready = 0
             for w in range(WARPS):
