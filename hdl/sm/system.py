@@ -92,6 +92,7 @@ class SMSystem(wiring.Component):
         local_bytes = p.geometry.warps * p.geometry.warp_size * p.memmap.local_size
         loc = memory.Memory(shape=8 * line, depth=max(local_bytes // line, 1), init=[])
         m.submodules.global_memory, m.submodules.local_memory = glob, loc
+        self.global_memory = glob  # for tests and inspection
         self._controller(m, sm, glob, loc)
         # status
         nonzero = Signal()
