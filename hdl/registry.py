@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from reconverge.golden.errors import UserError
 
 if TYPE_CHECKING:
-    from reconverge.hdl.ports import BlockComponent
+    from reconverge.hdl.blocks.ports import BlockComponent
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ BLOCKS: dict[str, BlockSpec] = {
         BlockSpec(
             "arbiter",
             "unified PC/memory arbiter reduction tree (seed 000 Fig 4b)",
-            "reconverge.hdl.arbiter:Arbiter",
+            "reconverge.hdl.blocks.arbiter:Arbiter",
             (
                 Param("n", 32, "inputs (threads in PC mode, lanes in memory mode)"),
                 Param("key_width", 32, "key bits (SP:PC, or line address)"),
@@ -125,7 +125,7 @@ BLOCKS: dict[str, BlockSpec] = {
         BlockSpec(
             "squeezer",
             "hybrid-warp-size squeezer and issue length (seed 001 Sec 4.1-4.3)",
-            "reconverge.hdl.squeezer:Squeezer",
+            "reconverge.hdl.blocks.squeezer:Squeezer",
             (
                 Param("warp_size", 32, "threads per warp W"),
                 Param("simd_width", 8, "lanes L (W/L quarter-warps)"),
@@ -140,7 +140,7 @@ BLOCKS: dict[str, BlockSpec] = {
         BlockSpec(
             "split_tables",
             "warp split table and reconvergence table with OREC (seed 002 Sec 3.3.1, Fig 7)",
-            "reconverge.hdl.split_tables:SplitTables",
+            "reconverge.hdl.blocks.split_tables:SplitTables",
             (
                 Param("warp_size", 32, "threads per warp W"),
                 Param("st_size", 32, "split table entries (seed 002: W suffice)"),
@@ -157,7 +157,7 @@ BLOCKS: dict[str, BlockSpec] = {
         BlockSpec(
             "sps_stack",
             "SPS reconvergence stack (seed 002 Sec 2.2, Fig 3)",
-            "reconverge.hdl.sps_stack:SpsStack",
+            "reconverge.hdl.blocks.sps_stack:SpsStack",
             (
                 Param("warp_size", 32, "threads per warp W (mask width)"),
                 Param("depth", 16, "stack entries; overflow beyond"),
@@ -172,7 +172,7 @@ BLOCKS: dict[str, BlockSpec] = {
         BlockSpec(
             "dual_path_stack",
             "dual-path stack, DPS and PPC explicit/implicit (seed 003 Fig 4/5)",
-            "reconverge.hdl.dual_path_stack:DualPathStack",
+            "reconverge.hdl.blocks.dual_path_stack:DualPathStack",
             (
                 Param("warp_size", 32, "threads per warp W (mask width)"),
                 Param("depth", 16, "stack entries; overflow beyond"),
@@ -188,14 +188,14 @@ BLOCKS: dict[str, BlockSpec] = {
         BlockSpec(
             "scoreboard",
             "per-warp scoreboard, set-associative by warp id (seed 002 Fig 8a)",
-            "reconverge.hdl.scoreboard:Scoreboard",
+            "reconverge.hdl.blocks.scoreboard:Scoreboard",
             _SCOREBOARD_PARAMS,
             _SCOREBOARD_AREA,
         ),
         BlockSpec(
             "masked_scoreboard",
             "masked scoreboard with an R-mask per entry (seed 002 Sec 3.3.2, Fig 8b)",
-            "reconverge.hdl.scoreboard:MaskedScoreboard",
+            "reconverge.hdl.blocks.scoreboard:MaskedScoreboard",
             _SCOREBOARD_PARAMS,
             _SCOREBOARD_AREA,
             baseline="scoreboard",
@@ -205,7 +205,7 @@ BLOCKS: dict[str, BlockSpec] = {
         BlockSpec(
             "stackless",
             "stack-less control: per-thread PC and SP, min(SP:PC), local increment (seed 000)",
-            "reconverge.hdl.stackless:Stackless",
+            "reconverge.hdl.blocks.stackless:Stackless",
             (
                 Param("warp_size", 32, "threads per warp W"),
                 Param("pc_width", 32, "PC bits"),

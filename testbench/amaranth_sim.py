@@ -7,7 +7,7 @@ from __future__ import annotations
 from amaranth.hdl import ClockDomain, Module, Signal, Value
 from amaranth.sim import Simulator
 
-from reconverge.hdl.ports import BlockComponent
+from reconverge.hdl.blocks.ports import BlockComponent
 from reconverge.testbench.lockstep import Scenario, run_lockstep
 
 

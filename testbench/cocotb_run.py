@@ -73,7 +73,7 @@ def build(
     ``component`` replaces the registry's block (a deliberately broken one, say, to test the
     testbench), built under the name suffix ``variant``."""
     from reconverge.hdl.registry import lookup
-    from reconverge.hdl.verilog import to_verilog
+    from reconverge.hdl.tools.verilog import to_verilog
 
     sim = simulator()
     if os.environ.get("WAVES", "0") not in ("", "0"):

@@ -84,7 +84,7 @@ def register_levels(depth: int, every: int) -> tuple[int, ...]:
 
 
 class Arbiter(Pipelined):
-    """Cycle twin of ``reconverge.hdl.arbiter.Arbiter``.
+    """Cycle twin of ``reconverge.hdl.blocks.arbiter.Arbiter``.
 
     Ports: in ``valid`` (N bits), ``key`` (N x key_width); out ``out_valid``, ``min_key``,
     ``mask`` (N bits). Latency: number of register stages (0 when combinational).

@@ -5,7 +5,7 @@ cycle behaviour*:
 
 - :attr:`Block.ports` lists the ports (:class:`Port`: name, direction, element width, element
   count). The HDL component's ``wiring.Signature`` is built from this very list
-  (``reconverge.hdl.ports.signature``), so the two vocabularies cannot drift apart.
+  (``reconverge.hdl.blocks.ports.signature``), so the two vocabularies cannot drift apart.
 - A port value is an ``int`` (a bit vector, bit *i* = element *i* for masks) or, for an
   array port, a tuple of ``int`` elements.
 - :meth:`Block.outputs` gives the output values during the current cycle: a function of the

@@ -126,8 +126,8 @@ MAX_PORTS = 8
 
 
 class ScoreboardBlock(Block):
-    """Cycle twin of ``reconverge.hdl.scoreboard.Scoreboard``: the scoreboard of every warp of
-    the SM (one :class:`Scoreboard` per warp: the set of that warp id), with one reservation
+    """Cycle twin of ``reconverge.hdl.blocks.scoreboard.Scoreboard``: the scoreboard of every
+    warp of the SM (one :class:`Scoreboard` per warp: the set of that warp id), with one reservation
     port (issue), ``writebacks`` release ports and ``lookups`` decode ports.
 
     Ports (W = ``warp_size``, R = ``registers``, P = ``lookups``, B = ``writebacks``):
@@ -244,7 +244,7 @@ class ScoreboardBlock(Block):
 
 
 class MaskedScoreboardBlock(ScoreboardBlock):
-    """Cycle twin of ``reconverge.hdl.scoreboard.MaskedScoreboard``: the same ports as
+    """Cycle twin of ``reconverge.hdl.blocks.scoreboard.MaskedScoreboard``: the same ports as
     :class:`ScoreboardBlock`, one :class:`MaskedScoreboard` per warp (Fig 8b)."""
 
     name = "masked_scoreboard"

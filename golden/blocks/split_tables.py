@@ -438,7 +438,7 @@ class Op(enum.IntEnum):
 
 
 class SplitTablesBlock(Block):
-    """Cycle twin of ``reconverge.hdl.split_tables.SplitTables``: the warp's ST and RT (seed
+    """Cycle twin of ``reconverge.hdl.blocks.split_tables.SplitTables``: the warp's ST and RT (seed
     002 Sec 3.3.1, Fig 7) with their control, one operation per cycle. Its behaviour is
     :class:`SplitTables`' (:meth:`SplitTables.cycle`, the core of this twin); the ports only
     encode it.

@@ -145,7 +145,7 @@ def squeeze_steps(mask: int, warp_size: int, simd_width: int) -> list[SqueezeSte
 
 
 class Squeezer(Pipelined):
-    """Cycle twin of ``reconverge.hdl.squeezer.Squeezer``.
+    """Cycle twin of ``reconverge.hdl.blocks.squeezer.Squeezer``.
 
     Ports: in ``valid``, ``mask`` (W); out ``out_valid``, ``out_mask`` (W), ``src`` (W x
     log2 Q), ``quarter_mask`` (Q), ``order`` (Q x log2 Q), ``passes``. The result appears

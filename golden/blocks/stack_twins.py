@@ -202,7 +202,7 @@ class StackTwin(Block):
 
 
 class SpsStackTwin(StackTwin):
-    """Cycle twin of ``reconverge.hdl.sps_stack.SpsStack``: the SPS reconvergence stack of
+    """Cycle twin of ``reconverge.hdl.blocks.sps_stack.SpsStack``: the SPS reconvergence stack of
     ``depth`` entries (core: :class:`ReconvergenceStack`)."""
 
     name = "sps_stack"
@@ -213,7 +213,7 @@ class SpsStackTwin(StackTwin):
 
 
 class DualPathStackTwin(StackTwin):
-    """Cycle twin of ``reconverge.hdl.dual_path_stack.DualPathStack``: the dual-path stack of
+    """Cycle twin of ``reconverge.hdl.blocks.dual_path_stack.DualPathStack``: the dual-path stack of
     ``depth`` entries; ``mode`` 0 = DPS (both paths issue), 1 = PPC explicit (with hints),
     2 = PPC implicit (no hints; core: :class:`DualPathStack`)."""
 

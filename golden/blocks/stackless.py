@@ -79,7 +79,7 @@ class StacklessControl(DivergenceUnit):
 
 
 class StacklessBlock(Block):
-    """Cycle twin of ``reconverge.hdl.stackless.Stackless``: one warp's stack-less control,
+    """Cycle twin of ``reconverge.hdl.blocks.stackless.Stackless``: one warp's stack-less control,
     a :class:`StacklessControl` (the functional model the golden SM uses) behind ports.
 
     Ports (W = ``warp_size``, PCW = ``pc_width``, SPW = ``sp_width``):

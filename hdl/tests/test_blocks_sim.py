@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from reconverge.golden.blocks import TWINS
-from reconverge.hdl.arbiter import Arbiter
+from reconverge.hdl.blocks.arbiter import Arbiter
+from reconverge.hdl.blocks.split_tables import SplitTables
 from reconverge.hdl.registry import BLOCKS
-from reconverge.hdl.split_tables import SplitTables
 from reconverge.testbench.amaranth_sim import simulate
 from reconverge.testbench.lockstep import Mismatch
 from reconverge.testbench.scenarios import applicable, params_id, rng_for

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from reconverge.golden.cli import main
-from reconverge.hdl.dual_path_stack import DualPathStack
-from reconverge.hdl.synth import synth_tools_available
+from reconverge.hdl.blocks.dual_path_stack import DualPathStack
+from reconverge.hdl.tools.synth import synth_tools_available
 from reconverge.testbench.amaranth_sim import simulate
 from reconverge.testbench.lockstep import Mismatch
 from reconverge.testbench.scenarios import dual_path_stack, rng_for

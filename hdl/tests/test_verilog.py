@@ -1,4 +1,4 @@
-"""Generated Verilog: lint-clean under Verilator (waivers in reconverge.hdl.lint), ports
+"""Generated Verilog: lint-clean under Verilator (waivers in reconverge.hdl.tools.lint), ports
 matching the golden twin, processes lowered to continuous assignments; the ``verilog`` and
 ``synth`` commands; a real Yosys + nextpnr run."""
 
@@ -11,10 +11,10 @@ import shutil
 import pytest
 
 from reconverge.golden.cli import main
-from reconverge.hdl.lint import verilator_lint
 from reconverge.hdl.registry import BLOCKS
-from reconverge.hdl.synth import synth_tools_available
-from reconverge.hdl.verilog import to_verilog
+from reconverge.hdl.tools.lint import verilator_lint
+from reconverge.hdl.tools.synth import synth_tools_available
+from reconverge.hdl.tools.verilog import to_verilog
 from reconverge.testbench.scenarios import (
     arbiter,
     dual_path_stack,
@@ -43,7 +43,7 @@ IDS = [f"{b}-{params_id(p)}" for b, p in SETS]
 def test_verilog_ports_and_lint(block: str, params: dict[str, int]) -> None:
     component = BLOCKS[block].build(params)
     text = to_verilog(component, block)
-    assert "always @*" not in text  # see reconverge.hdl.verilog
+    assert "always @*" not in text  # see reconverge.hdl.tools.verilog
     for port in component.model.ports:
         width = "" if port.bits == 1 else rf"\[{port.bits - 1}:0\] "
         assert re.search(rf"\b{port.direction}put {width}{port.name};", text), port

@@ -27,7 +27,7 @@ from __future__ import annotations
 import pytest
 
 from reconverge.golden.blocks import TWINS
-from reconverge.hdl.arbiter import Arbiter
+from reconverge.hdl.blocks.arbiter import Arbiter
 from reconverge.testbench import cocotb_run
 from reconverge.testbench.scenarios import applicable, params_id
 from reconverge.testbench.scenarios import arbiter as arbiter_stimulus

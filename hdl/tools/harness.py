@@ -19,7 +19,7 @@ from amaranth.hdl import Cat, Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from reconverge.hdl.ports import BlockComponent
+from reconverge.hdl.blocks.ports import BlockComponent
 
 
 class SynthHarness(wiring.Component):

@@ -34,8 +34,8 @@ from dataclasses import dataclass, replace
 from amaranth.hdl import Cat, Module, Mux, Signal, Value
 
 from reconverge.golden.blocks import stack_twins as golden
-from reconverge.hdl.ports import BlockComponent
-from reconverge.hdl.stack_common import Decoded, decode_update, nested, one_hot
+from reconverge.hdl.blocks.ports import BlockComponent
+from reconverge.hdl.blocks.stack_common import Decoded, decode_update, nested, one_hot
 
 
 @dataclass

@@ -37,7 +37,7 @@ from amaranth.hdl import Array, Cat, Module, Mux, Signal, Value
 
 from reconverge.golden.blocks import split_tables as golden
 from reconverge.golden.blocks.base import bits_for
-from reconverge.hdl.ports import BlockComponent
+from reconverge.hdl.blocks.ports import BlockComponent
 
 Op = golden.Op
 

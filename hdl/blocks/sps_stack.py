@@ -26,8 +26,8 @@ from __future__ import annotations
 from amaranth.hdl import Cat, Module, Mux, Signal
 
 from reconverge.golden.blocks import stack_twins as golden
-from reconverge.hdl.ports import BlockComponent
-from reconverge.hdl.stack_common import decode_update, highest_kept, nested, one_hot
+from reconverge.hdl.blocks.ports import BlockComponent
+from reconverge.hdl.blocks.stack_common import decode_update, highest_kept, nested, one_hot
 
 
 class SpsStack(BlockComponent):

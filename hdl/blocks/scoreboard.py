@@ -30,7 +30,7 @@ from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value
 
 from reconverge.golden.blocks import scoreboard as golden
 from reconverge.golden.blocks.base import bits_for
-from reconverge.hdl.ports import BlockComponent
+from reconverge.hdl.blocks.ports import BlockComponent
 
 #: One table entry as seen by the lookups: (valid, register id, R-mask or None).
 Entry = tuple[Value, Value, Value | None]

@@ -22,7 +22,7 @@ from amaranth.hdl import Array, Cat, Module, Mux, Signal, Value
 
 from reconverge.golden.blocks import squeezer as golden
 from reconverge.golden.blocks.base import bits_for
-from reconverge.hdl.ports import BlockComponent, drive_outputs
+from reconverge.hdl.blocks.ports import BlockComponent, drive_outputs
 
 
 class Squeezer(BlockComponent):

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from reconverge.golden.cli import EXIT_OK, Command
+from reconverge.golden.command import EXIT_OK, Command
 from reconverge.golden.errors import UserError
 from reconverge.hdl.registry import BLOCKS, BlockSpec, lookup
 
@@ -39,7 +39,7 @@ def _block(ns: argparse.Namespace) -> tuple[BlockSpec, dict[str, int]]:
 
 def verilog(block: str, params: dict[str, int]) -> tuple[str, Any]:
     """(Verilog text, component) of a block; a bad block or parameter is a UserError."""
-    from reconverge.hdl.verilog import to_verilog
+    from reconverge.hdl.tools.verilog import to_verilog
 
     component = lookup(block).build(params)
     return to_verilog(component, block), component
@@ -103,7 +103,7 @@ def format_synth(r: dict[str, Any]) -> str:
 
 
 def _cmd_synth(ns: argparse.Namespace) -> int:
-    from reconverge.hdl.synth import synth
+    from reconverge.hdl.tools.synth import synth
 
     spec, params = _block(ns)
     result = synth(spec.name, params, place_and_route=not ns.no_pnr, workdir=ns.keep)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from amaranth.hdl import Module, Mux, Signal, Value
 
-from reconverge.hdl.ports import BlockComponent
+from reconverge.hdl.blocks.ports import BlockComponent
 
 
 def one_hot(selects: Sequence[Value], values: Sequence[Value | int]) -> Value:

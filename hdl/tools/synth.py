@@ -4,7 +4,7 @@
    D flip-flops (reset and enable become logic), ``stat`` for the cell counts and
    ``stat -tech cmos`` for a transistor estimate. ``check -assert`` first rejects loops,
    multiple or missing drivers.
-2. **ECP5** (the block inside :class:`reconverge.hdl.harness.SynthHarness`): ``synth_ecp5
+2. **ECP5** (the block inside :class:`reconverge.hdl.tools.harness.SynthHarness`): ``synth_ecp5
    -noflatten`` (classic ABC LUT mapping, :data:`ECP5_SCRIPT`) so the block's LUTs and
    flip-flops (its submodules' included) are counted apart from the harness, then
    nextpnr-ecp5 place and route for utilisation and the maximum clock frequency.
@@ -101,7 +101,7 @@ def _cells(stat_json: Path, module: str, submodules: bool = True) -> dict[str, i
 
 def generic(block: Any, name: str, work: Path) -> dict[str, Any]:
     """Generic gate-level cells and the CMOS transistor estimate of the bare block."""
-    from reconverge.hdl.verilog import rtlil_text
+    from reconverge.hdl.tools.verilog import rtlil_text
 
     (work / "block.il").write_text(rtlil_text(block, name))
     _yosys(
@@ -129,8 +129,8 @@ def generic(block: Any, name: str, work: Path) -> dict[str, Any]:
 def ecp5(block: Any, work: Path, place_and_route: bool = True, seed: int = 1) -> dict[str, Any]:
     """ECP5 LUTs/flip-flops of the block (in the harness) and, with place and route, the
     device utilisation and maximum frequency of the harnessed block."""
-    from reconverge.hdl.harness import SynthHarness
-    from reconverge.hdl.verilog import rtlil_text
+    from reconverge.hdl.tools.harness import SynthHarness
+    from reconverge.hdl.tools.verilog import rtlil_text
 
     (work / "harness.il").write_text(rtlil_text(SynthHarness(block), "harness"))
     _yosys(ECP5_SCRIPT, work, "ecp5")

@@ -20,7 +20,7 @@ from __future__ import annotations
 from amaranth.hdl import Cat, Module, Mux, Signal, Value
 
 from reconverge.golden.blocks import arbiter as golden
-from reconverge.hdl.ports import BlockComponent
+from reconverge.hdl.blocks.ports import BlockComponent
 
 Node = tuple[Value, Value, Value]  # valid, key, mask
 

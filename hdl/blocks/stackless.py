@@ -7,7 +7,7 @@ barrier arrivals, SP writes) and barrier releases give every thread its next PC 
 (``pc'``, ``sp'``) and the runnable mask (live, not waiting). Then one of:
 
 - **arbitration** after a control instruction, an exit, a barrier arrival or a release: the
-  arbiter tree (``reconverge.hdl.arbiter``, the unified PC/memory tree of Fig 4b) takes the
+  arbiter tree (``reconverge.hdl.blocks.arbiter``, the unified PC/memory tree of Fig 4b) takes the
   minimum SP:PC over every runnable thread;
 - **local increment** after any other instruction (Sec 4.1): the common PC is incremented,
   no tree involved; if the instruction wrote SP (then the split's threads may now differ in
@@ -25,8 +25,8 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 
 from reconverge.golden.blocks import stackless as golden
 from reconverge.golden.isa import ILEN_BYTES
-from reconverge.hdl.arbiter import Arbiter
-from reconverge.hdl.ports import BlockComponent
+from reconverge.hdl.blocks.arbiter import Arbiter
+from reconverge.hdl.blocks.ports import BlockComponent
 
 
 class Stackless(BlockComponent):
