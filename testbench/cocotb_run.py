@@ -19,7 +19,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from reconverge.testbench.scenarios import params_id
+from reconverge.golden.blocks.base import BlockParams
 
 #: Generated Verilog by (block, parameters, variant): converting a large block takes seconds.
 _VERILOG: dict[tuple[str, str, str], str] = {}
@@ -66,23 +66,22 @@ def _runner(sim: str) -> Any:
     return get_runner(sim)
 
 
-def build(
-    block: str, params: dict[str, int], component: Any = None, variant: str = ""
-) -> tuple[Any, Path]:
+def build(params: BlockParams, component: Any = None, variant: str = "") -> tuple[Any, Path]:
     """Generate the Verilog and compile it for the simulator (once per parameter set).
     ``component`` replaces the registry's block (a deliberately broken one, say, to test the
     testbench), built under the name suffix ``variant``."""
     from reconverge.hdl.registry import lookup
     from reconverge.hdl.tools.verilog import to_verilog
 
+    block = params.name
     sim = simulator()
     if os.environ.get("WAVES", "0") not in ("", "0"):
         variant += "-waves"  # a build with the waveform dumper compiled in
-    build_dir = build_root() / "cocotb" / sim / f"{block}-{params_id(params)}{variant}"
+    build_dir = build_root() / "cocotb" / sim / f"{block}-{params.label()}{variant}"
     runner = _runner(sim)
     with _locked(build_dir):
         source = build_dir / f"{block}.v"
-        key = (block, params_id(params), variant)
+        key = (block, params.label(), variant)
         if component is not None or key not in _VERILOG:  # one conversion per process
             dut = lookup(block).build(params) if component is None else component
             _VERILOG[key] = to_verilog(dut, block)
@@ -107,21 +106,22 @@ def build(
 
 
 def run(
-    block: str,
-    params: dict[str, int],
+    params: BlockParams,
     scenario: str,
     cycles: int,
     component: Any = None,
     variant: str = "",
 ) -> dict[str, object]:
-    """Run one scenario under cocotb; raise AssertionError with cocotb's failure message.
-    Returns the test case's attributes from the results file (sim time, real time)."""
-    runner, build_dir = build(block, params, component, variant)
+    """Run one scenario on the block of ``params`` under cocotb; raise AssertionError with
+    cocotb's failure message. Returns the test case's attributes from the results file (sim
+    time, real time)."""
+    block = params.name
+    runner, build_dir = build(params, component, variant)
     test_dir = build_dir / scenario
     results = test_dir / "results.xml"
     env = {
         "RECONVERGE_BLOCK": block,
-        "RECONVERGE_PARAMS": json.dumps(params),
+        "RECONVERGE_PARAMS": json.dumps(params.values()),
         "RECONVERGE_SCENARIO": scenario,
         "RECONVERGE_CYCLES": str(cycles),
     }

@@ -1,16 +1,19 @@
-"""Glue between a golden twin's port list and an Amaranth component: the component's
-``wiring.Signature`` is derived from :attr:`reconverge.golden.blocks.Block.ports`, so the HDL
-block and its golden twin share one port vocabulary by construction."""
+"""Glue between a block's parameter dataclass and an Amaranth component: the component's nested
+``wiring.Signature`` is built from :attr:`reconverge.golden.blocks.base.BlockParams.ports`,
+the same port tree the golden twin flattens, so the HDL block and its twin share one port
+vocabulary by construction (a group ``g`` with member ``m`` is ``self.g.m`` in Amaranth and
+the Verilog port / twin port ``g__m``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Mapping
+from functools import reduce
 from typing import Any
 
 from amaranth.hdl import Module, Signal, Value, unsigned
 from amaranth.lib import data, wiring
 
-from reconverge.golden.blocks.base import Block, Pipelined, Port
+from reconverge.golden.blocks.base import SEP, BlockParams, Group, Port, PortTree, PortValue
 
 
 def port_shape(port: Port) -> Any:
@@ -20,31 +23,46 @@ def port_shape(port: Port) -> Any:
     return data.ArrayLayout(unsigned(port.width), port.count)
 
 
-def signature(ports: Iterable[Port]) -> wiring.Signature:
-    return wiring.Signature(
-        {p.name: (wiring.In if p.direction == "in" else wiring.Out)(port_shape(p)) for p in ports}
-    )
+def signature(tree: PortTree) -> wiring.Signature:
+    """The nested signature of a port tree: a group is an ``Out`` member holding its own
+    signature, whose members keep their directions."""
+    members: dict[str, wiring.Member] = {}
+    for item in tree:
+        if isinstance(item, Group):
+            members[item.name] = wiring.Out(signature(item.members))
+        else:
+            direction = wiring.In if item.direction == "in" else wiring.Out
+            members[item.name] = direction(port_shape(item))
+    return wiring.Signature(members)
 
 
 class BlockComponent(wiring.Component):
-    """An HDL block described by its golden twin: ``twin()`` builds a fresh golden model with
-    the same parameters, whose ports give this component's signature."""
+    """An HDL block built from its parameter dataclass (``self.params``), whose port tree gives
+    this component's signature."""
 
-    def __init__(self, twin: Callable[[], Block]) -> None:
-        self.twin = twin
-        self.model = twin()
-        super().__init__(signature(self.model.ports))
+    def __init__(self, params: BlockParams) -> None:
+        self.params = params
+        super().__init__(signature(params.ports))
+
+    def port(self, name: str) -> Value:
+        """The port with the flat name ``name`` (``group__member``) as a value."""
+        return Value.cast(reduce(getattr, name.split(SEP), self))
 
 
-def drive_outputs(m: Module, block: BlockComponent, values: dict[str, Value], stages: int) -> None:
-    """Drive every output port of ``block`` from ``values`` through ``stages`` register stages,
-    each initialised to the golden twin's idle outputs (so reset agrees with the twin)."""
-    model = block.model
-    idle = model.idle_outputs() if isinstance(model, Pipelined) else {}
-    for p in model.out_ports():
+def drive_outputs(
+    m: Module,
+    block: BlockComponent,
+    values: Mapping[str, Value],
+    stages: int,
+    init: Mapping[str, PortValue],
+) -> None:
+    """Drive every output port of ``block`` from ``values`` (by flat name) through ``stages``
+    register stages, each initialised to ``init`` (the golden twin's idle outputs, so that
+    reset agrees with the twin)."""
+    for p in block.params.out_ports():
         value = values[p.name]
         for s in range(stages):
-            reg = Signal(p.bits, init=p.pack(idle[p.name]), name=f"{p.name}_q{s}")
+            reg = Signal(p.bits, init=p.pack(init[p.name]), name=f"{p.name}_q{s}")
             m.d.sync += reg.eq(value)
             value = reg
-        m.d.comb += Value.cast(getattr(block, p.name)).eq(value)
+        m.d.comb += block.port(p.name).eq(value)

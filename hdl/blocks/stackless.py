@@ -1,5 +1,6 @@
 """Stack-less SIMT control of one warp (seed 000 Sec 3, 4.1, Fig 2/4a). Golden:
-``golden.blocks.stackless`` (``StacklessBlock`` around the functional ``StacklessControl``).
+``golden.blocks.stackless`` (``StacklessBlock`` around the functional ``StacklessControl``;
+parameters and ports: ``StacklessParams``).
 
 Registers: every thread's PC and SP, the live and waiting masks, the active mask and the common
 key SP:PC of the running split. The outcome of an instruction (per-lane next PCs, exits,
@@ -23,22 +24,23 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, Module, Mux, Signal
 
-from reconverge.golden.blocks import stackless as golden
+from reconverge.golden.blocks.arbiter import ArbiterParams
+from reconverge.golden.blocks.stackless import StacklessParams
 from reconverge.golden.isa import ILEN_BYTES
 from reconverge.hdl.blocks.arbiter import Arbiter
 from reconverge.hdl.blocks.ports import BlockComponent
 
 
 class Stackless(BlockComponent):
-    """Ports and parameters: see :class:`reconverge.golden.blocks.stackless.StacklessBlock`."""
+    """Ports and parameters: :class:`reconverge.golden.blocks.stackless.StacklessParams`."""
 
-    def __init__(self, warp_size: int = 32, pc_width: int = 32, sp_width: int = 32) -> None:
-        super().__init__(lambda: golden.StacklessBlock(warp_size, pc_width, sp_width))
+    params: StacklessParams
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        model = self.model
-        w, pcw, spw = model.warp_size, model.pc_width, model.sp_width
+        params = self.params
+        w, pcw, spw = params.warp_size, params.pc_width, params.sp_width
+        outcome = self.outcome
         pc = [Signal(pcw, name=f"pc{i}") for i in range(w)]
         sp = [Signal(spw, name=f"sp{i}") for i in range(w)]
         live, waiting = Signal(w, name="live_q"), Signal(w, name="waiting_q")
@@ -46,11 +48,11 @@ class Stackless(BlockComponent):
         common_pc, common_sp = Signal(pcw, name="common_pc"), Signal(spw, name="common_sp")
 
         # the outcome of this cycle
-        ex = self.ex_valid
+        ex = outcome.valid
         lanes = ex.replicate(w)
-        target, exited = self.ex_target & lanes, self.ex_exited & lanes
-        barrier, sp_we = self.ex_barrier & lanes, self.sp_we & lanes
-        release = self.bar_release  # "release" is a Verilog keyword
+        target, exited = outcome.next_mask & lanes, outcome.exited & lanes
+        barrier, sp_we = outcome.barrier & lanes, outcome.sp_we & lanes
+        release = self.release.lanes
         next_live, next_waiting = Signal(w, name="next_live"), Signal(w, name="next_waiting")
         runnable = Signal(w, name="runnable")
         arbitrate, sp_written = Signal(name="arbitrate"), Signal(name="sp_written")
@@ -58,7 +60,7 @@ class Stackless(BlockComponent):
             next_live.eq(live & ~exited),
             next_waiting.eq((waiting | barrier) & ~release),
             runnable.eq(next_live & ~next_waiting),
-            arbitrate.eq(release.any() | ex & (self.ex_control | exited.any() | barrier.any())),
+            arbitrate.eq(release.any() | ex & (outcome.control | exited.any() | barrier.any())),
             sp_written.eq(sp_we.any()),
         ]
         next_pc = [Signal(pcw, name=f"next_pc{i}") for i in range(w)]
@@ -66,12 +68,12 @@ class Stackless(BlockComponent):
         for i in range(w):
             bump = (pc[i] + ILEN_BYTES)[:pcw]  # a released thread continues after the barrier
             m.d.comb += [
-                next_pc[i].eq(Mux(target[i], self.ex_next_pc[i], Mux(release[i], bump, pc[i]))),
-                next_sp[i].eq(Mux(sp_we[i], self.sp_wdata[i], sp[i])),
+                next_pc[i].eq(Mux(target[i], outcome.next_pc[i], Mux(release[i], bump, pc[i]))),
+                next_sp[i].eq(Mux(sp_we[i], outcome.sp_wdata[i], sp[i])),
             ]
 
         # the new common SP:PC: the tree, or the local increment
-        m.submodules.arbiter = tree = Arbiter(w, pcw + spw)
+        m.submodules.arbiter = tree = Arbiter(ArbiterParams(w, pcw + spw))
         m.d.comb += tree.valid.eq(Mux(arbitrate, runnable, active & runnable))
         for i in range(w):
             m.d.comb += tree.key[i].eq(Cat(next_pc[i], next_sp[i]))
@@ -83,11 +85,12 @@ class Stackless(BlockComponent):
             Cat(runnable[i] & (Cat(next_pc[i], next_sp[i]) == common) for i in range(w))
         )
 
-        with m.If(self.start):
-            m.d.sync += [live.eq(self.start_mask), waiting.eq(0), active.eq(self.start_mask)]
-            m.d.sync += [common_pc.eq(self.start_pc), common_sp.eq(self.start_sp)]
-            m.d.sync += [r.eq(self.start_pc) for r in pc]
-            m.d.sync += [r.eq(self.start_sp) for r in sp]
+        start = self.launch
+        with m.If(start.valid):
+            m.d.sync += [live.eq(start.mask), waiting.eq(0), active.eq(start.mask)]
+            m.d.sync += [common_pc.eq(start.pc), common_sp.eq(start.sp)]
+            m.d.sync += [r.eq(start.pc) for r in pc]
+            m.d.sync += [r.eq(start.sp) for r in sp]
         with m.Else():
             m.d.sync += [live.eq(next_live), waiting.eq(next_waiting)]
             m.d.sync += [r.eq(v) for r, v in zip(pc + sp, next_pc + next_sp, strict=True)]
@@ -96,11 +99,11 @@ class Stackless(BlockComponent):
 
         valid = active.any()
         m.d.comb += [
-            self.valid.eq(valid),
-            self.pc.eq(Mux(valid, common_pc, 0)),
-            self.active.eq(active),
-            self.live.eq(live),
-            self.waiting.eq(waiting),
+            self.splits.valid.eq(valid),
+            self.splits.pc[0].eq(Mux(valid, common_pc, 0)),
+            self.splits.mask[0].eq(active),
+            self.status.live.eq(live),
+            self.status.waiting.eq(waiting),
         ]
-        m.d.comb += [self.thread_pc[i].eq(pc[i]) for i in range(w)]
+        m.d.comb += [self.status.thread_pc[i].eq(pc[i]) for i in range(w)]
         return m

@@ -18,6 +18,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from reconverge.golden.blocks.base import BlockParams
 from reconverge.hdl.registry import BLOCKS, BlockSpec
 from reconverge.hdl.tools.synth import DEVICE, PACKAGE, TARGET_MHZ, synth
 
@@ -100,8 +101,8 @@ def _ratios(spec: BlockSpec, results: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def _one(job: tuple[str, dict[str, int]]) -> dict[str, Any]:
-    return synth(*job)
+def _one(params: BlockParams) -> dict[str, Any]:
+    return synth(params)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -110,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="synthesis runs in parallel")
     parser.add_argument("--json", help="also write the raw results to this file")
     ns = parser.parse_args(argv)
-    jobs = [(spec.name, params) for spec in BLOCKS.values() for params in spec.area_sets]
+    jobs = [spec.make(values) for spec in BLOCKS.values() for values in spec.area_sets]
     with ProcessPoolExecutor(max_workers=max(1, ns.jobs)) as pool:
         results = list(pool.map(_one, jobs))
     for r in results:

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from reconverge.golden.blocks.base import BlockParams
 from reconverge.golden.errors import UserError
 from reconverge.hdl.registry import lookup
 
@@ -164,20 +165,20 @@ def ecp5(block: Any, work: Path, place_and_route: bool = True, seed: int = 1) ->
 
 
 def synth(
-    block_name: str,
-    params: dict[str, int],
+    params: BlockParams,
     *,
     place_and_route: bool = True,
     workdir: str | Path | None = None,
 ) -> dict[str, Any]:
-    """Both flows for one parameter set; ``workdir`` keeps the intermediate files."""
+    """Both flows for one block's parameters; ``workdir`` keeps the intermediate files."""
+    block_name = params.name
     spec = lookup(block_name)
     block = spec.build(params)
     with tempfile.TemporaryDirectory(prefix=f"reconverge-synth-{block_name}-") as tmp:
         work = Path(workdir) if workdir else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
-        result: dict[str, Any] = {"block": block_name, "params": params}
+        result: dict[str, Any] = {"block": block_name, "params": params.values()}
         result["generic"] = generic(block, block_name, work)
         block = spec.build(params)  # a fresh elaboratable for the second flow
         result["ecp5"] = ecp5(block, work, place_and_route)
