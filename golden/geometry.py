@@ -85,8 +85,12 @@ class Geometry:
             self.warp_size, self.split_table, self.reconv_table, pc_width, orec
         )
 
-    def stackless(self, pc_width: int = 32, sp_width: int = 32) -> StacklessParams:
-        return StacklessParams(self.warp_size, pc_width, sp_width)
+    def stackless(
+        self, pc_width: int = 32, sp_width: int = 32, coalesce_width: int = 32
+    ) -> StacklessParams:
+        """One warp's stack-less control, whose tree also coalesces the warp's memory requests
+        (``coalesce_width``: bits of a cache-line number)."""
+        return StacklessParams(self.warp_size, pc_width, sp_width, coalesce_width)
 
     def scoreboard(self, lookups: int, writebacks: int) -> ScoreboardParams:
         return ScoreboardParams(

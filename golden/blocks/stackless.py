@@ -18,7 +18,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from reconverge.golden.blocks.arbiter import reduce
+from reconverge.golden.blocks.arbiter import MAX_KEY_WIDTH, ArbiterParams, reduce
 from reconverge.golden.blocks.base import (
     Block,
     Group,
@@ -110,7 +110,15 @@ class StacklessParams(DivergenceParams):
       the outcome of the same cycle, as in the golden SM); they continue at PC + 4;
     - ``splits`` out: ``valid``, ``pc``, ``mask``, ``sid`` (0): the split that may issue;
     - ``status`` out: ``busy`` and ``overflow`` (never), ``live``, ``waiting``, and
-      ``thread_pc`` [W]: the per-thread PC registers (Table 2's PC_i)."""
+      ``thread_pc`` [W]: the per-thread PC registers (Table 2's PC_i);
+    - ``coalesce``: the load/store unit's use of the control's arbiter tree (seed 000 Sec 4.3,
+      Fig 4a: one tree serves PC arbitration and memory coalescing), in: ``valid`` (W: lanes
+      requesting memory), ``key`` [W] x ``coalesce_width`` (their cache-line numbers); out:
+      ``granted`` (the tree served the request this cycle), ``min_key`` (the lowest requested
+      line) and ``mask`` (the lanes requesting it, served in this pass). Combinational. In a
+      cycle in which the control arbitrates its PC (a control instruction, an exit, a barrier
+      arrival, a release, an SP write: :meth:`StacklessBlock.arbitrates`) the tree is the
+      control's: ``granted`` = 0 (with ``min_key``, ``mask`` 0) and the LSU waits."""
 
     name = "stackless"
     slots: ClassVar[int] = 1
@@ -118,11 +126,20 @@ class StacklessParams(DivergenceParams):
     warp_size: int = param(32, "threads per warp W")
     pc_width: int = param(32, "PC bits")
     sp_width: int = param(32, "SP bits (the key is SP:PC)")
+    coalesce_width: int = param(32, "key bits of a coalescing request (a cache-line number)")
 
     def validate(self) -> None:
         self.check_warp_size()
         check_range("pc_width", self.pc_width, 3, 32, " bits")
         check_range("sp_width", self.sp_width, 1, 32, " bits")
+        check_range("coalesce_width", self.coalesce_width, 1, MAX_KEY_WIDTH, " bits")
+
+    @property
+    def tree(self) -> ArbiterParams:
+        """The one arbiter tree (combinational): W inputs, keys wide enough for SP:PC and for
+        a coalescing request."""
+        key_width = max(self.pc_width + self.sp_width, self.coalesce_width)
+        return ArbiterParams(self.warp_size, key_width)
 
     @property
     def sid_bits(self) -> int:
@@ -142,12 +159,20 @@ class StacklessParams(DivergenceParams):
             Port("sp_we", "in", w),
             Port("sp_wdata", "in", spw, w),
         )
+        coalesce = (
+            Port("valid", "in", w),
+            Port("key", "in", self.coalesce_width, w),
+            Port("granted", "out", 1),
+            Port("min_key", "out", self.coalesce_width),
+            Port("mask", "out", w),
+        )
         return (
             self.launch_group(Port("sp", "in", spw)),
             Group("outcome", outcome),
             self.release_group(),
             self.splits_group(),
             self.status_group(Port("thread_pc", "out", pcw, w)),
+            Group("coalesce", coalesce),
         )
 
     def twin(self) -> StacklessBlock:
@@ -159,7 +184,9 @@ class StacklessBlock(Block):
     control, a :class:`StacklessControl` (the functional model the golden SM uses) behind the
     ports of :class:`StacklessParams`.
 
-    The outputs are registers: an outcome presented in cycle t shows from cycle t + 1. Keys
+    The outputs are registers (but the ``coalesce`` group's, combinational: the tree serves the
+    load/store unit in the cycles the control leaves it free): an outcome presented in cycle t
+    shows from cycle t + 1. Keys
     are SP:PC (SP in the high bits), the order :meth:`StacklessControl.keys` uses for PCs
     and SPs that fit the widths. After a control instruction, an exit, a barrier or a release
     the arbiter tree takes the minimum over every runnable thread; otherwise (Sec 4.1's local
@@ -184,15 +211,36 @@ class StacklessBlock(Block):
     def reset(self) -> None:
         self._start(0, 0, 0)
 
+    @staticmethod
+    def arbitrates(inputs: Mapping[str, PortValue]) -> bool:
+        """Whether the control uses the arbiter tree this cycle (seed 000 Sec 4.1): after a
+        control instruction, an exit, a barrier arrival or a release it takes min(SP:PC) over
+        the runnable threads; after an SP write over the split's threads. After any other
+        outcome the common PC is incremented locally and the tree is free."""
+        get = inputs.__getitem__
+        outcome = get("outcome__valid") and (
+            get("outcome__control")
+            or get("outcome__exited")
+            or get("outcome__barrier")
+            or get("outcome__sp_we")
+        )
+        return bool(get("release__lanes") or outcome)
+
     def outputs(self, inputs: Mapping[str, PortValue]) -> Values:
         unit = self.unit
         splits = [(0, s.sid, s.pc, s.mask) for s in unit.splits()]
+        keys: tuple[int, ...] = inputs["coalesce__key"]  # type: ignore[assignment]
+        line, lanes, found = reduce(keys, inputs["coalesce__valid"])  # type: ignore[arg-type]
+        granted = found and not self.arbitrates(inputs)
         return splits_values(self.params, splits, codes=False) | {
             "status__busy": 0,
             "status__overflow": 0,
             "status__live": unit.live,
             "status__waiting": unit.waiting,
             "status__thread_pc": tuple(int(pc) for pc in unit.pc),
+            "coalesce__granted": int(granted),
+            "coalesce__min_key": line if granted else 0,
+            "coalesce__mask": lanes if granted else 0,
         }
 
     def clock(self, inputs: Mapping[str, PortValue]) -> None:

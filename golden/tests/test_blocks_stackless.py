@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconverge.golden.blocks import StacklessBlock, StacklessParams
+from reconverge.golden.blocks import StacklessBlock, StacklessParams, coalesce
 from reconverge.golden.blocks.stackless import StacklessControl
 from reconverge.golden.tests.randprog import programs, render
 from reconverge.testbench.lockstep import run_golden
@@ -94,6 +94,9 @@ def test_twin_is_the_functional_model() -> None:
         "status__live": 0b0111,
         "status__waiting": 0,
         "status__thread_pc": (4, 4, 4, 4),
+        "coalesce__granted": 0,
+        "coalesce__min_key": 0,
+        "coalesce__mask": 0,
     }
     twin.reset()
     assert twin.outputs(twin.idle_inputs())["splits__valid"] == 0
@@ -129,3 +132,42 @@ def test_twin_rejects_bad_parameters_and_inputs() -> None:
     twin.clock(_outcome(twin, barrier=1))
     with pytest.raises(ValueError, match="overflows pc_width"):
         twin.clock(twin.idle_inputs() | {"release__lanes": 1})
+
+
+# -- seed 000 Sec 4.3: the tree serves the load/store unit ------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    warp_size=st.integers(1, 8),
+    data=st.data(),
+)
+def test_granted_requests_coalesce_as_the_arbiter_does(warp_size: int, data) -> None:
+    """A memory instruction replayed on the ``coalesce`` ports until every lane is served, with
+    control outcomes in between (some arbitrate, some are local increments): the passes the
+    tree grants are exactly ``coalesce(keys, requesting)`` (seed 000 Sec 4.2), and a cycle in
+    which the control arbitrates grants nothing."""
+    twin = StacklessParams(warp_size, 16, 4, coalesce_width=6).twin()
+    every = (1 << warp_size) - 1
+    keys = tuple(data.draw(st.lists(st.integers(0, 63), min_size=warp_size, max_size=warp_size)))
+    requesting = data.draw(st.integers(1, every))
+    twin.clock(_start(twin, every, 4, 3))
+    pending, passes, pc = requesting, [], 4
+    while pending:
+        kind = data.draw(st.sampled_from(["idle", "alu", "branch", "sp"]))
+        inputs = twin.idle_inputs() if kind == "idle" else _outcome(twin, next_mask=every)
+        if kind != "idle":
+            target = pc + 4 if kind != "branch" else data.draw(st.sampled_from([8, 40, 80]))
+            inputs["outcome__next_pc"] = (target,) * warp_size
+            inputs["outcome__control"] = int(kind == "branch")
+            inputs["outcome__sp_we"] = every if kind == "sp" else 0
+            inputs["outcome__sp_wdata"] = (3,) * warp_size
+            pc = target
+        inputs |= {"coalesce__valid": pending, "coalesce__key": keys}
+        out = twin.step(inputs)
+        assert out["coalesce__granted"] == (kind in ("idle", "alu"))
+        assert bool(out["coalesce__mask"]) == bool(out["coalesce__granted"])
+        if out["coalesce__granted"]:
+            passes.append((out["coalesce__min_key"], out["coalesce__mask"]))
+            pending &= ~out["coalesce__mask"]
+    assert passes == coalesce(list(keys), requesting)

@@ -18,16 +18,23 @@ and every runnable thread whose SP':PC' equals the new common key joins the spli
 re-comparison that lets waiting threads reconverge when the running ones reach their PC
 (Table 2, cycle 6). The tree is combinational here; its result is registered with the state,
 so a split shows the cycle after the outcome that formed it.
+
+**The unified tree** (seed 000 Sec 4.3, Fig 4a): in every cycle in which the control does not
+use the tree (no arbitration, no SP write) the load/store unit does, through the ``coalesce``
+ports: the tree's valid bits and keys are the lanes' memory requests and cache lines, and its
+result is the lowest requested line and the lanes requesting it (served in this pass; the
+others replay). In a cycle in which the control arbitrates, ``coalesce.granted`` is 0 and the
+LSU waits. The tree's keys are as wide as the wider of SP:PC and a line number.
 """
 
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Module, Mux, Signal
 
-from reconverge.golden.blocks.arbiter import ArbiterParams
 from reconverge.golden.blocks.stackless import StacklessParams
 from reconverge.golden.isa import ILEN_BYTES
 from reconverge.hdl.blocks.arbiter import Arbiter
+from reconverge.hdl.blocks.common import named
 from reconverge.hdl.blocks.ports import BlockComponent
 
 
@@ -72,14 +79,24 @@ class Stackless(BlockComponent):
                 next_sp[i].eq(Mux(sp_we[i], outcome.sp_wdata[i], sp[i])),
             ]
 
-        # the new common SP:PC: the tree, or the local increment
-        m.submodules.arbiter = tree = Arbiter(ArbiterParams(w, pcw + spw))
-        m.d.comb += tree.valid.eq(Mux(arbitrate, runnable, active & runnable))
+        # the new common SP:PC: the tree, or the local increment (then the tree is the LSU's)
+        m.submodules.arbiter = tree = Arbiter(params.tree)
+        pc_mode = Signal(name="tree_pc_mode")
+        m.d.comb += pc_mode.eq(arbitrate | sp_written)
+        pc_valid = Mux(arbitrate, runnable, active & runnable)
+        m.d.comb += tree.valid.eq(Mux(pc_mode, pc_valid, self.coalesce.valid))
         for i in range(w):
-            m.d.comb += tree.key[i].eq(Cat(next_pc[i], next_sp[i]))
+            pc_key = Cat(next_pc[i], next_sp[i])
+            m.d.comb += tree.key[i].eq(Mux(pc_mode, pc_key, self.coalesce.key[i]))
         common = Signal(pcw + spw, name="next_common")
         increment = Cat((common_pc + ILEN_BYTES)[:pcw], common_sp)
-        m.d.comb += common.eq(Mux(arbitrate | sp_written, tree.min_key, increment))
+        m.d.comb += common.eq(Mux(pc_mode, tree.min_key[: pcw + spw], increment))
+        granted = named(m, "coalesce_granted", ~pc_mode & tree.out_valid)
+        m.d.comb += [
+            self.coalesce.granted.eq(granted),
+            self.coalesce.min_key.eq(Mux(granted, tree.min_key[: params.coalesce_width], 0)),
+            self.coalesce.mask.eq(Mux(granted, tree.mask, 0)),
+        ]
         joins = Signal(w, name="joins")  # every runnable thread at the common SP:PC
         m.d.comb += joins.eq(
             Cat(runnable[i] & (Cat(next_pc[i], next_sp[i]) == common) for i in range(w))

@@ -12,6 +12,7 @@ import pytest
 from reconverge.golden.blocks import ArbiterParams
 from reconverge.hdl.blocks.arbiter import Arbiter
 from reconverge.hdl.blocks.split_tables import SplitTables
+from reconverge.hdl.blocks.stackless import Stackless
 from reconverge.hdl.registry import lookup
 from reconverge.testbench.amaranth_sim import simulate
 from reconverge.testbench.lockstep import Mismatch
@@ -88,4 +89,27 @@ def test_lockstep_catches_broken_split_tables() -> None:
     dut = _LastFreeEntry(params)
     scenario = tables_stimulus.fig6(params.twin(), rng_for("broken"), 0)
     with pytest.raises(Mismatch, match=r"out tables__st_valid: HDL 0x[0-9a-f]+, golden 0x3"):
+        simulate(dut, scenario)
+
+
+class _TreeAlwaysGranted(Stackless):
+    """A broken stack-less control: the LSU is granted the tree even in cycles in which the
+    control arbitrates its PC (seed 000 Sec 4.3: then the LSU must wait)."""
+
+    def elaborate(self, platform):  # type: ignore[no-untyped-def]
+        m = super().elaborate(platform)
+        tree = m.submodules.arbiter
+        m.d.comb += [
+            self.coalesce.granted.eq(self.coalesce.valid.any()),
+            self.coalesce.min_key.eq(tree.min_key),
+            self.coalesce.mask.eq(tree.mask),
+        ]
+        return m
+
+
+def test_lockstep_catches_a_tree_shared_wrongly() -> None:
+    params = stackless_stimulus.PARAM_SETS[0]
+    dut = _TreeAlwaysGranted(params)
+    scenario = stackless_stimulus.unified_tree(params.twin(), rng_for("broken"), 400)
+    with pytest.raises(Mismatch, match=r"out coalesce__granted: HDL 0x1, golden 0x0"):
         simulate(dut, scenario)

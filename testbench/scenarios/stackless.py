@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from reconverge.golden.blocks.arbiter import coalesce
 from reconverge.golden.blocks.base import Values
 from reconverge.golden.blocks.divergence import Executed, Split, lanes_of
 from reconverge.golden.blocks.stackless import StacklessBlock, StacklessControl, StacklessParams
@@ -25,9 +26,17 @@ from reconverge.testbench.scenarios import ScenarioSpec
 
 #: Parameter sets of the cocotb suite: Table 2's 4 threads with small PCs and SPs, W = 8 (the
 #: W = L = 8 geometry), and the seed's W = 32 with 32-bit PCs and SPs.
-PARAM_SETS = [StacklessParams(4, 8, 4), StacklessParams(8, 16, 8), StacklessParams(32, 32, 32)]
+PARAM_SETS = [
+    StacklessParams(4, 8, 4, coalesce_width=8),
+    StacklessParams(8, 16, 8, coalesce_width=26),  # line numbers wider than SP:PC
+    StacklessParams(32, 32, 32, coalesce_width=32),
+]
 #: More shapes for the fast Amaranth-simulator tests.
-EXTRA_PARAM_SETS = [StacklessParams(1, 6, 1), StacklessParams(5, 7, 3), StacklessParams(16, 12, 16)]
+EXTRA_PARAM_SETS = [
+    StacklessParams(1, 6, 1, coalesce_width=4),
+    StacklessParams(5, 7, 3, coalesce_width=12),
+    StacklessParams(16, 12, 16, coalesce_width=20),
+]
 
 
 @dataclass(frozen=True)
@@ -50,6 +59,66 @@ def _start(model: StacklessBlock, mask: int, pc: int, sp: int) -> Values:
     return inputs
 
 
+def _registered(out: Values) -> Values:
+    """The outputs that come from registers (all but the ``coalesce`` group's)."""
+    return {k: v for k, v in out.items() if not k.startswith("coalesce__")}
+
+
+class Lsu:
+    """The load/store unit's side of the unified tree (seed 000 Sec 4.3, Fig 4a): memory
+    instructions whose requesting lanes' cache lines are coalesced through the control's
+    arbiter tree, one line per pass (the lanes not served replay, Sec 4.2). In a cycle in which
+    the control arbitrates its PC the tree is not granted and the request waits. Every
+    instruction's passes must be exactly :func:`~reconverge.golden.blocks.arbiter.coalesce`
+    of its lines and lanes; ``waited`` counts the cycles a request waited for the control."""
+
+    def __init__(self, params: StacklessParams, rng: random.Random, rate: float) -> None:
+        self.params, self.rng, self.rate = params, rng, rate
+        self.keys: tuple[int, ...] = (0,) * params.warp_size
+        self.requesting = self.pending = 0
+        self.passes: list[tuple[int, int]] = []
+        self.waited = self.instructions = 0
+
+    def _lines(self) -> tuple[int, ...]:
+        """Cache lines of the lanes: one line, a few hot lines, consecutive lines, scattered."""
+        w, rng, top = self.params.warp_size, self.rng, (1 << self.params.coalesce_width) - 1
+        base = rng.randint(0, top)
+        shape = rng.randrange(4)
+        if shape == 0:
+            return (base,) * w
+        if shape == 1:
+            hot = [rng.randint(0, top) for _ in range(rng.randint(1, 3))]
+            return tuple(rng.choice(hot) for _ in range(w))
+        if shape == 2:
+            return tuple(min(top, base + i // 4) for i in range(w))
+        return tuple(rng.randint(0, top) for _ in range(w))
+
+    def request(self, inputs: Values) -> None:
+        """This cycle's request (a new instruction when none is pending, now and then)."""
+        w = self.params.warp_size
+        if not self.pending and self.rng.random() < self.rate:
+            self.keys = self._lines()
+            self.requesting = self.pending = self.rng.getrandbits(w) or 1 << self.rng.randrange(w)
+            self.passes = []
+        inputs["coalesce__valid"] = self.pending
+        inputs["coalesce__key"] = self.keys
+
+    def observe(self, inputs: Values, out: Values) -> None:
+        """The tree's answer to this cycle's request."""
+        granted, mask = out["coalesce__granted"], out["coalesce__mask"]
+        if StacklessBlock.arbitrates(inputs) or not self.pending:
+            assert not granted and not mask, "the tree is the control's, or nothing requested"
+            self.waited += bool(self.pending)
+            return
+        assert granted and mask and not mask & ~self.pending, "a pass serves pending lanes"
+        self.passes.append((out["coalesce__min_key"], mask))
+        self.pending &= ~mask
+        if not self.pending:
+            expected = coalesce(list(self.keys), self.requesting)
+            assert self.passes == expected, f"passes {self.passes}, coalesce() {expected}"
+            self.instructions += 1
+
+
 class Runner:
     """Runs a program (PC -> :class:`Op`) on the block, mirrored by a private twin that knows
     the lanes' SPs and the split of the next cycle."""
@@ -65,7 +134,7 @@ class Runner:
     def step(self, inputs: Values) -> Scenario:
         """One cycle: drive ``inputs`` (and the private twin); return the block's outputs."""
         out = yield inputs
-        assert out == self.state(), "the scenario lost track of the block"
+        assert _registered(out) == _registered(self.state()), "the scenario lost track"
         if inputs["launch__valid"]:
             self.sp = [inputs["launch__sp"]] * self.model.params.warp_size  # type: ignore[list-item]
         for lane in lanes_of(inputs["outcome__sp_we"] if inputs["outcome__valid"] else 0):  # type: ignore[arg-type]
@@ -218,15 +287,19 @@ def listing1(model: StacklessBlock, rng: random.Random, cycles: int) -> Scenario
             assert tail == want, f"SP lowered in f: the tail twice, {tail}"
 
 
-def random_stream(model: StacklessBlock, rng: random.Random, cycles: int) -> Scenario:
+def random_stream(
+    model: StacklessBlock, rng: random.Random, cycles: int, lsu: Lsu | None = None
+) -> Scenario:
     """Random programs, valid by construction: warps start with random masks, PCs and SPs;
     every cycle the split executes a random instruction: to PC + 4 (sometimes writing SP, the
     same or a per-lane value from a small pool, so keys tie and split), a branch whose lanes
     go to one of a few PCs (divergence, and reconvergence when PCs meet), an exit, a barrier,
     now and then a mixed outcome; barriers are released when every live thread waits (in the
     same cycle or later), sometimes partially; idle cycles carry garbage on the ignored
-    inputs; a reset now and then."""
+    inputs; a reset now and then. Memory instructions coalesce through the tree meanwhile
+    (:class:`Lsu`)."""
     p = model.params
+    lsu = Lsu(p, rng, 0.2) if lsu is None else lsu
     w = p.warp_size
     labels = min((1 << (model.params.pc_width - 2)) - 2, 24)  # PCs 4..4*labels, room for PC + 4
     top = (1 << model.params.sp_width) - 1
@@ -307,8 +380,21 @@ def random_stream(model: StacklessBlock, rng: random.Random, cycles: int) -> Sce
             waiting = waiting | inputs["outcome__barrier"]  # type: ignore[operator]
             if waiting and waiting == live and rng.random() < 0.5:
                 inputs["release__lanes"] = waiting  # the barrier completes in this cycle
+        lsu.request(inputs)
         out = yield from run.step(inputs)
-        del out
+        lsu.observe(inputs, out)
+
+
+def unified_tree(model: StacklessBlock, rng: random.Random, cycles: int) -> Scenario:
+    """seed 000 Sec 4.3, Fig 4a: the control's arbiter tree also serves the load/store unit.
+    Random programs run (PC arbitration after control instructions, exits, barriers, releases
+    and SP writes; local increments otherwise) while memory instructions keep the LSU busy:
+    each is coalesced one cache line per pass in the cycles the control leaves the tree free,
+    waits in the others, and its passes are exactly ``golden.blocks.arbiter.coalesce`` of its
+    lines. Both uses must interleave."""
+    lsu = Lsu(model.params, rng, 0.8)
+    yield from random_stream(model, rng, cycles, lsu)
+    assert lsu.instructions and lsu.waited, "PC arbitration and coalescing did not interleave"
 
 
 #: A kernel for the replay: a conditional call with the caller's frame (Listing 1), a barrier
@@ -490,4 +576,5 @@ SCENARIOS = [
     ),
     ScenarioSpec("golden_sm_replay", sm_replay, lambda p: p.pc_width >= 8 and p.sp_width >= 4),
     ScenarioSpec("random", random_stream, lambda p: p.pc_width >= 5),
+    ScenarioSpec("seed000_sec43_unified_tree", unified_tree, lambda p: p.pc_width >= 5),
 ]
