@@ -36,7 +36,13 @@ from amaranth.hdl import Cat, Module, Mux, Signal, Value
 from reconverge.golden.blocks.stack_twins import DualPathStackParams
 from reconverge.hdl.blocks.common import one_hot
 from reconverge.hdl.blocks.ports import BlockComponent
-from reconverge.hdl.blocks.stack_common import Decoded, decode_update, nested
+from reconverge.hdl.blocks.stack_common import (
+    Decoded,
+    decode_update,
+    nested,
+    split_outputs,
+    status_outputs,
+)
 
 
 @dataclass
@@ -208,20 +214,10 @@ class DualPathStack(BlockComponent):
             offered = self._runnable(top, s, waiting) & (sp != 0)
             if params.paired:
                 offered = offered & (top.cur == s)
-            m.d.comb += [
-                valid.eq(offered),
-                self.splits.valid[s].eq(valid),
-                self.splits.pc[s].eq(Mux(valid, top.paths[s].pc, 0)),
-                self.splits.mask[s].eq(Mux(valid, top.paths[s].mask, 0)),
-                self.splits.sid[s].eq(Mux(valid, 2 * (sp - 1) + s, 0)),
-            ]
-        m.d.comb += [
-            self.status.live.eq(live_threads),
-            self.status.waiting.eq(waiting),
-            self.status.stack.eq(sp),
-            self.status.in_call.eq(in_call),
-            self.status.overflow.eq(overflow),
-        ]
+            m.d.comb += valid.eq(offered)
+            path = top.paths[s]
+            m.d.comb += split_outputs(self, s, valid, path.pc, path.mask, 2 * (sp - 1) + s)
+        m.d.comb += status_outputs(self, live_threads, waiting, sp, in_call, overflow)
 
         # 1. modify
         u = decode_update(m, self, in_call)

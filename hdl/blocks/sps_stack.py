@@ -28,7 +28,12 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from reconverge.golden.blocks.stack_twins import SpsStackParams
 from reconverge.hdl.blocks.common import highest_kept, one_hot
 from reconverge.hdl.blocks.ports import BlockComponent
-from reconverge.hdl.blocks.stack_common import decode_update, nested
+from reconverge.hdl.blocks.stack_common import (
+    decode_update,
+    nested,
+    split_outputs,
+    status_outputs,
+)
 
 
 class SpsStack(BlockComponent):
@@ -70,17 +75,8 @@ class SpsStack(BlockComponent):
         # outputs (from the registers)
         split_valid = Signal(name="tos_valid")
         m.d.comb += split_valid.eq((sp != 0) & ~(top_mask & waiting).any())
-        m.d.comb += [
-            self.splits.valid.eq(split_valid),
-            self.splits.pc[0].eq(Mux(split_valid, top_pc, 0)),
-            self.splits.mask[0].eq(Mux(split_valid, top_mask, 0)),
-            self.splits.sid[0].eq(Mux(split_valid, sp - 1, 0)),
-            self.status.live.eq(live_threads),
-            self.status.waiting.eq(waiting),
-            self.status.stack.eq(sp),
-            self.status.in_call.eq(in_call),
-            self.status.overflow.eq(overflow),
-        ]
+        m.d.comb += split_outputs(self, 0, split_valid, top_pc, top_mask, sp - 1)
+        m.d.comb += status_outputs(self, live_threads, waiting, sp, in_call, overflow)
 
         # 1. decode; pushes: the groups other than the RPC, the higher PC first
         u = decode_update(m, self, in_call)

@@ -1,14 +1,42 @@
 """What the two stack components share: decoding the ``outcome`` group (the kind of update,
-the target groups in PC order). Golden counterpart: ``golden.blocks.stack_update``
-(``update_kind``)."""
+the target groups in PC order; golden counterpart: ``golden.blocks.stack_update``,
+``update_kind``) and driving the ``splits`` and ``status`` outputs from the registers."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from amaranth.hdl import Module, Mux, Signal, Value
 
 from reconverge.hdl.blocks.ports import BlockComponent
+
+
+def split_outputs(
+    block: BlockComponent, slot: int, valid: Value, pc: Value, mask: Value, sid: Value
+) -> list[Any]:
+    """The ``splits`` outputs of one slot: its PC, mask and sid, 0 when not valid."""
+    splits = block.splits  # type: ignore[attr-defined]
+    return [
+        splits.valid[slot].eq(valid),
+        splits.pc[slot].eq(Mux(valid, pc, 0)),
+        splits.mask[slot].eq(Mux(valid, mask, 0)),
+        splits.sid[slot].eq(Mux(valid, sid, 0)),
+    ]
+
+
+def status_outputs(
+    block: BlockComponent, live: Value, waiting: Value, sp: Value, in_call: Value, overflow: Value
+) -> list[Any]:
+    """The ``status`` outputs of a stack (never busy: one update per clock)."""
+    status = block.status  # type: ignore[attr-defined]
+    return [
+        status.live.eq(live),
+        status.waiting.eq(waiting),
+        status.stack.eq(sp),
+        status.in_call.eq(in_call),
+        status.overflow.eq(overflow),
+    ]
 
 
 def nested(sp: Value, depth: int) -> Value:

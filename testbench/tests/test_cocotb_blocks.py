@@ -50,60 +50,33 @@ def _cases(param_sets: list[BlockParams]) -> list[object]:
     ]
 
 
-@pytest.mark.parametrize(("params", "scenario"), _cases(arbiter_stimulus.PARAM_SETS))
-def test_arbiter_cocotb(params: BlockParams, scenario: str) -> None:
-    """Arbiter (seed 000 Fig 4b) Verilog == golden ``Arbiter`` on the named scenario."""
-    cocotb_run.run(params, scenario, CYCLES)
-
-
-@pytest.mark.parametrize(("params", "scenario"), _cases(squeezer_stimulus.PARAM_SETS))
-def test_squeezer_cocotb(params: BlockParams, scenario: str) -> None:
-    """Squeezer (seed 001 Sec 4.1-4.3) Verilog == golden ``Squeezer`` on the named scenario."""
-    cocotb_run.run(params, scenario, CYCLES)
-
-
-@pytest.mark.parametrize(("params", "scenario"), _cases(tables_stimulus.PARAM_SETS))
-def test_split_tables_cocotb(params: BlockParams, scenario: str) -> None:
-    """Split/reconvergence tables (seed 002 Sec 3.3.1, Fig 7) Verilog == golden
-    ``SplitTablesBlock`` on the named scenario."""
-    cocotb_run.run(params, scenario, CYCLES)
-
-
-@pytest.mark.parametrize(("params", "scenario"), _cases(sps_stimulus.PARAM_SETS))
-def test_sps_stack_cocotb(params: BlockParams, scenario: str) -> None:
-    """SPS stack (seed 002 Fig 3) Verilog == golden ``SpsStackTwin`` on the named scenario."""
-    cocotb_run.run(params, scenario, CYCLES)
-
-
-@pytest.mark.parametrize(("params", "scenario"), _cases(dual_path_stimulus.PARAM_SETS))
-def test_dual_path_stack_cocotb(params: BlockParams, scenario: str) -> None:
-    """Dual-path stack / PPC (seed 003 Fig 4/5) Verilog == golden ``DualPathStackTwin``."""
-    cocotb_run.run(params, scenario, CYCLES)
-
-
 SCOREBOARD_SETS = [
     p
     for masked in (False, True)
     for p in scoreboard_stimulus.param_sets(masked, scoreboard_stimulus.PARAM_SETS)
 ]
+#: Every block on its three parameter sets, each with every scenario that fits.
+CASES = [
+    pytest.param(*case.values, id=f"{case.values[0].name}-{case.id}")
+    for case in _cases(
+        arbiter_stimulus.PARAM_SETS
+        + squeezer_stimulus.PARAM_SETS
+        + tables_stimulus.PARAM_SETS
+        + sps_stimulus.PARAM_SETS
+        + dual_path_stimulus.PARAM_SETS
+        + SCOREBOARD_SETS
+        + stackless_stimulus.PARAM_SETS
+    )
+]
 
 
-@pytest.mark.parametrize(
-    ("params", "scenario"),
-    [
-        pytest.param(*case.values, id=f"{case.values[0].name}-{case.id}")
-        for case in _cases(SCOREBOARD_SETS)
-    ],
-)
-def test_scoreboard_cocotb(params: BlockParams, scenario: str) -> None:
-    """Plain (seed 002 Fig 8a) and masked (Fig 8b) scoreboard Verilog == golden
-    ``ScoreboardBlock`` / ``MaskedScoreboardBlock`` on the named scenario."""
-    cocotb_run.run(params, scenario, CYCLES)
-
-
-@pytest.mark.parametrize(("params", "scenario"), _cases(stackless_stimulus.PARAM_SETS))
-def test_stackless_cocotb(params: BlockParams, scenario: str) -> None:
-    """Stack-less control (seed 000 Sec 4.1) Verilog == golden ``StacklessBlock``."""
+@pytest.mark.parametrize(("params", "scenario"), CASES)
+def test_block_cocotb(params: BlockParams, scenario: str) -> None:
+    """The block's generated Verilog == its golden twin on the named scenario, every output
+    every cycle: the arbiter (seed 000 Fig 4b), the squeezer (seed 001 Sec 4.1-4.3), the
+    split/reconvergence tables (seed 002 Fig 7), the SPS stack (seed 002 Fig 3), the
+    dual-path stack (seed 003 Fig 4/5), the plain and masked scoreboards (seed 002 Fig 8a/8b),
+    the stack-less control (seed 000 Sec 4.1, 4.3)."""
     cocotb_run.run(params, scenario, CYCLES)
 
 
