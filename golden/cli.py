@@ -276,8 +276,9 @@ def commands() -> list[Command]:
     from reconverge.golden.compiler.commands import COMMANDS as COMPILER  # compile, analyze
     from reconverge.golden.sm.commands import COMMANDS as SM_COMMANDS  # run, compare
     from reconverge.hdl.tools.commands import HDL_COMMANDS  # verilog, synth
+    from reconverge.testbench.commands import COMMANDS as COSIM  # cosim
 
-    return [*BASE_COMMANDS, *COMPILER, *SM_COMMANDS, *HDL_COMMANDS]
+    return [*BASE_COMMANDS, *COMPILER, *SM_COMMANDS, *HDL_COMMANDS, *COSIM]
 
 
 def build_parser() -> argparse.ArgumentParser:

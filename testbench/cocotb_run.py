@@ -14,7 +14,7 @@ import fcntl
 import json
 import os
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -66,24 +66,34 @@ def _runner(sim: str) -> Any:
     return get_runner(sim)
 
 
-def build(params: BlockParams, component: Any = None, variant: str = "") -> tuple[Any, Path]:
-    """Generate the Verilog and compile it for the simulator (once per parameter set).
-    ``component`` replaces the registry's block (a deliberately broken one, say, to test the
-    testbench), built under the name suffix ``variant``."""
+def build(
+    block: str,
+    params: BlockParams | Mapping[str, object],
+    component: Any = None,
+    variant: str = "",
+) -> tuple[Any, Path]:
+    """Generate the Verilog of a component with top module ``block`` and compile it for the
+    simulator (once per parameter set). Without ``component`` it is the registry's block
+    built from ``params`` (its :class:`BlockParams`); ``component`` replaces it (a deliberately
+    broken block, say, to test the testbench, or any other component, whose ``params`` are then
+    the values that name its build), built under the name suffix ``variant``."""
     from reconverge.hdl.registry import lookup
     from reconverge.hdl.tools.verilog import to_verilog
 
-    block = params.name
+    if isinstance(params, BlockParams):
+        label = params.label()
+    else:
+        label = "-".join(f"{k}{v}" for k, v in params.items())
     sim = simulator()
     if os.environ.get("WAVES", "0") not in ("", "0"):
         variant += "-waves"  # a build with the waveform dumper compiled in
-    build_dir = build_root() / "cocotb" / sim / f"{block}-{params.label()}{variant}"
+    build_dir = build_root() / "cocotb" / sim / f"{block}-{label}{variant}"
     runner = _runner(sim)
     with _locked(build_dir):
         source = build_dir / f"{block}.v"
-        key = (block, params.label(), variant)
+        key = (block, label, variant)
         if component is not None or key not in _VERILOG:  # one conversion per process
-            dut = lookup(block).build(params) if component is None else component
+            dut = lookup(block).build(params) if component is None else component  # type: ignore[arg-type]
             _VERILOG[key] = to_verilog(dut, block)
         write_if_changed(source, _VERILOG[key])
         build_args = ["-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEOVERLAP"] if sim == "verilator" else []
@@ -116,7 +126,7 @@ def run(
     cocotb's failure message. Returns the test case's attributes from the results file (sim
     time, real time)."""
     block = params.name
-    runner, build_dir = build(params, component, variant)
+    runner, build_dir = build(block, params, component, variant)
     test_dir = build_dir / scenario
     results = test_dir / "results.xml"
     env = {

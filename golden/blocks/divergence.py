@@ -103,12 +103,15 @@ class DivergenceUnit(abc.ABC):
         """The splits that may issue now (timing aside), in the unit's round-robin order."""
 
     @abc.abstractmethod
-    def execute(self, ex: Executed) -> None:
-        """Apply the outcome of an issued instruction."""
+    def execute(self, ex: Executed) -> int:
+        """Apply the outcome of an issued instruction; returns the clocks the update takes
+        (the SM shows the new splits that many cycles after the outcome reaches the unit:
+        docs/sm-hardware.md, timing rule 1)."""
 
     @abc.abstractmethod
-    def release(self, lanes: int) -> None:
-        """The block's barrier completed: ``lanes`` (waiting here) continue after it."""
+    def release(self, lanes: int) -> int:
+        """The block's barrier completed: ``lanes`` (waiting here) continue after it; returns
+        the clocks the release takes (timing rule 4)."""
 
     def occupancy(self) -> dict[str, int]:
         """Current entry counts (stack depth, split/reconvergence table entries)."""

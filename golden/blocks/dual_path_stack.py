@@ -133,8 +133,9 @@ class DualPathStack(DivergenceUnit):
         """Some entry is a call entry: a ``ret`` now returns from it."""
         return any(e.call for e in self.entries)
 
-    def execute(self, ex: Executed) -> None:
-        execute_updates(self, ex, ex.sid % 2, "PPC" if self.paired else "DPS")
+    def execute(self, ex: Executed) -> int:
+        """The updates of ``ex``, one clock each (:func:`stack_updates`)."""
+        return execute_updates(self, ex, ex.sid % 2, "PPC" if self.paired else "DPS")
 
     def update(self, u: StackUpdate) -> None:
         """Apply one update (one clock of the HDL stack) for path ``u.path`` of the top entry.
@@ -233,9 +234,10 @@ class DualPathStack(DivergenceUnit):
         elif self.entries:
             self._choose(self.entries[-1])
 
-    def release(self, lanes: int) -> None:
+    def release(self, lanes: int) -> int:
         """Every path whose threads waited at the barrier (in any entry: a path below the top
-        may have reached it before the paths above were pushed) continues after it."""
+        may have reached it before the paths above were pushed) continues after it: one
+        clock."""
         self.waiting &= ~lanes
         for entry in self.entries:
             for path in entry.paths:
@@ -243,3 +245,4 @@ class DualPathStack(DivergenceUnit):
                     path.pc += 4
                     path.done = entry.at_rpc(path.pc, self.implicit)
         self._settle()
+        return 1

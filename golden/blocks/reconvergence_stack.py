@@ -74,8 +74,9 @@ class ReconvergenceStack(DivergenceUnit):
         """Some entry is a call entry: a ``ret`` now returns from it."""
         return any(e.call for e in self.entries)
 
-    def execute(self, ex: Executed) -> None:
-        execute_updates(self, ex, 0, "SPS")
+    def execute(self, ex: Executed) -> int:
+        """The updates of ``ex``, one clock each (:func:`stack_updates`)."""
+        return execute_updates(self, ex, 0, "SPS")
 
     def update(self, u: StackUpdate) -> None:
         """Apply one update (one clock of the HDL stack). A continuation pushes its groups
@@ -121,8 +122,10 @@ class ReconvergenceStack(DivergenceUnit):
                 return
             self.entries.pop()
 
-    def release(self, lanes: int) -> None:
+    def release(self, lanes: int) -> int:
+        """One clock: the top entry's waiting threads continue after the barrier."""
         self.waiting &= ~lanes
         if self.entries and self.top.mask & lanes:
             self.top.pc += 4
             self._reconverge()
+        return 1

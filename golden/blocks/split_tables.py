@@ -209,27 +209,33 @@ class SplitTables(DivergenceUnit):
 
     # -- the interface of the cycle-level SM ---------------------------------------------------
 
-    def execute(self, ex: Executed) -> None:
+    def execute(self, ex: Executed) -> int:
         """Apply the outcome of an issued instruction and let the tables settle: the update's
         cycle, ``more`` cycles for targets beyond the first :data:`MAX_TARGETS` (in ascending
-        PC order, as one update would take them), busy cycles in between."""
+        PC order, as one update would take them), busy cycles in between. Returns the number
+        of cycles (:meth:`cycle` calls) it took."""
         targets = sorted(ex.targets.items())
         self.update(replace(ex, targets=dict(targets[:MAX_TARGETS])))
-        self.settle()
+        cycles = 1 + self.settle()
         for i in range(MAX_TARGETS, len(targets), MAX_TARGETS):
             if self._cont is None:
                 break  # not a divergence (a return): the other targets mean nothing here
             self.more(dict(targets[i : i + MAX_TARGETS]))
-            self.settle()
+            cycles += 1 + self.settle()
+        return cycles
 
-    def release(self, lanes: int) -> None:
+    def release(self, lanes: int) -> int:
+        """A barrier release and the busy cycles after it; returns the number of cycles."""
         self.resume(lanes)
-        self.settle()
+        return 1 + self.settle()
 
-    def settle(self) -> None:
-        """Run busy cycles until the tables have settled."""
+    def settle(self) -> int:
+        """Run busy cycles until the tables have settled; returns how many ran."""
+        cycles = 0
         while self.busy and not self.overflow:
             self.cycle()
+            cycles += 1
+        return cycles
 
     # -- one clock cycle -----------------------------------------------------------------------
 

@@ -107,11 +107,13 @@ class _Stack(Protocol):
     def update(self, u: StackUpdate) -> None: ...
 
 
-def execute_updates(stack: _Stack, ex: Executed, path: int, label: str) -> None:
-    """A stack's ``execute``: the updates of ``ex`` in order; an overflow names the
-    instruction (``label``: the stack's name in the message)."""
+def execute_updates(stack: _Stack, ex: Executed, path: int, label: str) -> int:
+    """A stack's ``execute``: the updates of ``ex`` in order; returns their number (the
+    clocks they take); an overflow names the instruction (``label``: the stack's name in the
+    message)."""
+    updates = stack_updates(ex, path, stack.in_call)
     try:
-        for u in stack_updates(ex, path, stack.in_call):
+        for u in updates:
             stack.update(u)
     except TableOverflow:
         what = "call" if ex.call else "divergent branch"
@@ -119,3 +121,4 @@ def execute_updates(stack: _Stack, ex: Executed, path: int, label: str) -> None:
             f"{label} stack overflow: the {what} at pc {ex.pc:#010x} needs more than "
             f"{stack.depth} entries"
         ) from None
+    return len(updates)

@@ -75,7 +75,8 @@ class StacklessControl(DivergenceUnit):
         pc = int(self.pc[(self.active & -self.active).bit_length() - 1])
         return [Split(0, pc, self.active)]
 
-    def execute(self, ex: Executed) -> None:
+    def execute(self, ex: Executed) -> int:
+        """One clock: the targets' PCs, then arbitration or the local increment."""
         self._retire(ex)
         for pc, mask in ex.targets.items():
             self.pc[self._bits(mask)] = pc
@@ -83,11 +84,14 @@ class StacklessControl(DivergenceUnit):
             self._arbitrate()
         else:
             self._select(self.active & self.live)  # local increment, then compare every thread
+        return 1
 
-    def release(self, lanes: int) -> None:
+    def release(self, lanes: int) -> int:
+        """One clock: the released threads continue after the barrier; arbitration."""
         self.waiting &= ~lanes
         self.pc[self._bits(lanes)] += 4
         self._arbitrate()
+        return 1
 
 
 @dataclass(frozen=True)

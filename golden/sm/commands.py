@@ -410,7 +410,8 @@ def _compare_options(
     add_sm_options(p, simd_width)
 
 
-def _configure_compare(p: argparse.ArgumentParser) -> None:
+def configure_compare(p: argparse.ArgumentParser) -> None:
+    """The options of `reconverge compare` (``make results`` parses its runs with them)."""
     p.add_argument("files", nargs="+", help="ELF, .S, suite kernels (names or FILE.py), or all")
     _compare_options(p, hws="off", warp_size=32, simd_width=0)
 
@@ -456,6 +457,6 @@ COMMANDS = (
         "run", "run a program on the cycle-level SM under one policy", _configure_run, _cmd_run
     ),
     cli.Command(
-        "compare", "compare policies on programs, side by side", _configure_compare, _cmd_compare
+        "compare", "compare policies on programs, side by side", configure_compare, _cmd_compare
     ),
 )

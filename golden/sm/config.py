@@ -66,9 +66,10 @@ class ScoreboardKind(enum.Enum):
 class Latencies:
     """Cycles from the issue of an instruction's last pass until a dependent instruction may
     issue (``alu``, ``mul``, ``div``, ``shared``, ``global_``: the memory latencies count from
-    the last coalesced transaction), until the split that executed a control instruction may
-    issue again (``branch``: resolution and refetch), plus the stack-less PC arbitration
-    (``arbiter``) and the hws squeezer (``squeeze``), which add to ``branch`` when they apply."""
+    the last LSU cycle), from the cycle before a unit's update has settled until a split it
+    redirected may issue (``branch``: resolution and refetch), plus the stack-less PC
+    arbitration (``arbiter``) and the hws squeezer (``squeeze``), which add to ``branch`` when
+    they apply (docs/architecture.md, "Timing", rules 2 and 3)."""
 
     alu: int = 1
     mul: int = 4

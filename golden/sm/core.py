@@ -1,19 +1,20 @@
-"""The cycle-level SM (docs/architecture.md): the golden model the HDL is held to.
+"""The cycle-level SM (docs/architecture.md): the golden model the HDL is held to, cycle by
+cycle (docs/sm-hardware.md, "Timing rules the hardware fixes").
 
 One SM runs the blocks of a launch, as many at a time as its warp slots hold. Every cycle the
 single issue port, when free, issues one warp instruction of one ready warp split, chosen by the
-warp scheduler (loose round robin or greedy-then-oldest across warps; round robin across the
-splits of a warp, seed 002 Sec 5). The instruction occupies the lanes for its issue passes (W/L,
-or the squeezed quarter-warps with hws, seed 001 Sec 4.2/4.3). A split is ready when
-
-* its divergence unit exposes it (top of the stack, a split-table entry, the min(SP:PC) group),
-* the branch latency has passed since a branch, jump or reconvergence redirected it,
-* the scoreboard has no write pending to any of its operands for its threads,
-* for a memory instruction, the load/store unit is free.
+warp scheduler (:mod:`reconverge.golden.sm.scheduler`: greedy-then-oldest or loose round robin
+across warps, round robin across the splits of a warp, seed 002 Sec 5). The instruction
+occupies the lanes for its issue passes p (W/L, or the squeezed quarter-warps with hws, seed 001
+Sec 4.2/4.3). Issued at t, its outcome reaches the warp's divergence unit in cycle
+u = t + p - 1, which takes c clocks: the warp's splits show, and may issue, from V = u + c
+(rule 1); a redirected split waits for the branch latency (rule 2). A memory instruction's LSU
+cycles follow its passes (rule 3); a completed barrier is released from V (rule 4); a block
+enters free warp slots (rule 5).
 
 Instructions execute functionally at issue (:func:`~reconverge.golden.semantics.execute`), so
 results never depend on timing; the scoreboard holds dependent instructions until the writeback
-time (issue + passes - 1 + latency; for memory, after the coalesced transactions).
+time (u + latency; for memory, the last LSU cycle + latency).
 """
 
 from __future__ import annotations
@@ -49,12 +50,11 @@ from reconverge.golden.faults import (
 )
 from reconverge.golden.functional import LaunchConfig, RunResult, decode_word, initial_registers
 from reconverge.golden.image import Image
-from reconverge.golden.isa import ILEN_BYTES, MASK32, REG_A0, REG_A7, Instr
+from reconverge.golden.isa import ILEN_BYTES, MASK32, REG_A0, REG_A7, REG_SP, Instr
 from reconverge.golden.memory import GlobalMemory, LocalMemory, SharedMemory, WarpMemory
 from reconverge.golden.semantics import MemAccess, Outcome, WarpContext, execute
 from reconverge.golden.sm.config import (
     Policy,
-    Scheduler,
     ScoreboardKind,
     SMConfig,
     WarpFormation,
@@ -62,6 +62,7 @@ from reconverge.golden.sm.config import (
 from reconverge.golden.sm.lsu import access_cost
 from reconverge.golden.sm.metrics import Counters, Metrics
 from reconverge.golden.sm.program import Program, is_control
+from reconverge.golden.sm.scheduler import select
 
 #: Called after each issue with the record and the issuing warp's divergence unit.
 Observer = Callable[["IssueRecord", DivergenceUnit], None]
@@ -94,6 +95,46 @@ def operands(ins: Instr) -> tuple[int, ...]:
 def destination(ins: Instr) -> int:
     """The register ``ins`` writes (0 for none), which the scoreboard reserves."""
     return ins.rd if ins.spec.writes_rd else 0
+
+
+def is_memory(ins: Instr) -> bool:
+    """A load, store or AMO: it needs the LSU (timing rule 3)."""
+    spec = ins.spec
+    return spec.is_load or spec.is_store or spec.is_amo
+
+
+def lsu_last_cycle(start: int, cycles: int, skipped: set[int]) -> int:
+    """The last of ``cycles`` LSU cycles that run one per cycle from ``start``, passing over
+    the ``skipped`` cycles (stack-less: the serving warp's control uses the shared arbiter tree
+    then, seed 000 Sec 4.3; docs/sm-hardware.md rule 3)."""
+    cycle = start - 1
+    for _ in range(cycles):
+        cycle += 1
+        while cycle in skipped:
+            cycle += 1
+    return cycle
+
+
+@dataclass
+class _LsuOp:
+    """The memory instruction the LSU serves: its warp slot, LSU cycles from ``start``, the
+    cycles its warp's stack-less control took the arbiter tree, the latency after the last LSU
+    cycle, and its write-back (heap sequence number, 0 for none)."""
+
+    slot: int
+    start: int
+    cycles: int
+    latency: int
+    skipped: set[int] = field(default_factory=set)
+    writeback: int = 0
+
+    @property
+    def last(self) -> int:
+        return lsu_last_cycle(self.start, self.cycles, self.skipped)
+
+    @property
+    def done(self) -> int:
+        return self.last + self.latency
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,13 +170,18 @@ class SMResult(RunResult):
 class _Warp:
     """A resident warp: its registers, memories, divergence unit, scoreboard and timing."""
 
-    def __init__(self, sm: SM, block: _Block, index: int, threads: int, age: int) -> None:
+    def __init__(
+        self, sm: SM, block: _Block, index: int, threads: int, age: int, slot: int
+    ) -> None:
         geometry = sm.launch.geometry
         width = geometry.warp_size
         self.block = block
         self.index = index
         self.gid = block.index * block.warps_total + index
         self.age = age
+        self.slot = slot
+        self.settled = 0  # V of the last update: none of the warp's splits issues before
+        self.writes_done = 0  # the latest write-back release of its instructions
         self.first_thread = index * width
         self.threads = threads
         self.ctx = WarpContext.of_warp(
@@ -171,6 +217,12 @@ class _Warp:
     @property
     def done(self) -> bool:
         return self.unit.done
+
+    @property
+    def free_at(self) -> int | None:
+        """Timing rule 5: the cycle from which the warp's slot is free (no live thread, every
+        write-back done), None while it has live threads."""
+        return max(self.settled, self.writes_done) if self.done else None
 
     def thread(self, lane: int) -> int:
         return self.first_thread + lane
@@ -220,15 +272,19 @@ class SM:
         self.counters = Counters()
         self.warp_counters: list[Counters] = []
         self.resident: list[_Warp] = []
+        self.slots: list[_Warp | None] = [None] * self.geometry.warps
         self.blocks: list[_Block] = []
         self.next_block = 0
+        self.last_dispatch = -1  # the initial dispatch is in cycle -1 (rule 5)
         self.age = 0
         self.t = 0
         self.port_free = 0
         self.lsu_free = 0
+        self.lsu: _LsuOp | None = None
         self.idle = 0
         self.end = 0
         self.last_warp: _Warp | None = None
+        self.last_slot = -1
         self.writebacks: list[tuple[int, int, _Warp, int, int]] = []
         self.seq = 0
 
@@ -294,7 +350,7 @@ class SM:
         while True:
             self._writeback(self.t)
             self._dispatch()
-            if not self.resident:
+            if not self.resident and self.next_block >= self.launch.grid:
                 break
             if self.t >= self.port_free:
                 choice = self._select()
@@ -326,64 +382,80 @@ class SM:
             _, _, warp, reg, mask = heapq.heappop(self.writebacks)
             warp.scoreboard.release(reg, mask)
 
+    def _slot_free_at(self, slot: int) -> int | None:
+        """The cycle from which warp slot ``slot`` is free (-1: never used), None if taken."""
+        warp = self.slots[slot]
+        return -1 if warp is None else warp.free_at
+
+    def _dispatch_cycle(self) -> int | None:
+        """Rule 5: the first cycle in which the next block's ceil(B/W) slots are free (blocks
+        enter in order), None while too many slots are taken."""
+        times = sorted(t for t in map(self._slot_free_at, range(len(self.slots))) if t is not None)
+        if len(times) < self.warps_per_block:
+            return None
+        return max(times[self.warps_per_block - 1], self.last_dispatch)
+
     def _dispatch(self) -> None:
-        """Start blocks, in order, while their warps fit in the free warp slots."""
+        """Start the blocks whose dispatch cycle has come, in order (rule 5): each in the
+        lowest free slots, its warps in order, ready from the cycle after the dispatch. The
+        model may notice a dispatch cycle late (it jumps over cycles in which the issue port is
+        busy): the warps still get the dispatch cycle's timing."""
         width = self.geometry.warp_size
-        while (
-            self.next_block < self.launch.grid
-            and len(self.resident) + self.warps_per_block <= self.geometry.warps
-        ):
+        while self.next_block < self.launch.grid:
+            at = self._dispatch_cycle()
+            if at is None or at > self.t:
+                return
+            slots = [
+                slot
+                for slot in range(len(self.slots))
+                if (free := self._slot_free_at(slot)) is not None and free <= at
+            ][: self.warps_per_block]
             block = _Block(self, self.next_block, self.warps_per_block)
             self.next_block += 1
-            for index in range(self.warps_per_block):
+            self.last_dispatch = at
+            for index, slot in enumerate(slots):
                 threads = min(width, self.launch.block - index * width)
-                warp = _Warp(self, block, index, threads, self.age)
+                warp = _Warp(self, block, index, threads, self.age, slot)
                 self.age += 1
+                warp.settled = at + 1
                 for split in warp.splits:
-                    warp.ready_at[split.sid] = self.t
+                    warp.ready_at[split.sid] = at + 1
+                # resident from the cycle after the dispatch (_advance counts from self.t)
+                warp.counters.live_cycles += self.t - at - 1
+                warp.counters.split_cycles += (self.t - at - 1) * len(warp.splits)
                 block.warps.append(warp)
+                self.slots[slot] = warp
                 self.resident.append(warp)
             self.blocks.append(block)
 
     # -- scheduling ---------------------------------------------------------------------------
 
-    def _warp_order(self) -> list[_Warp]:
-        warps = self.resident
-        if self.config.scheduler is Scheduler.GTO:
-            order = sorted(warps, key=lambda w: w.age)
-            if self.last_warp in warps:
-                order.remove(self.last_warp)  # type: ignore[arg-type]
-                order.insert(0, self.last_warp)  # type: ignore[arg-type]
-            return order
-        if self.last_warp not in warps:
-            return sorted(warps, key=lambda w: w.age)
-        start = warps.index(self.last_warp) + 1  # type: ignore[arg-type]
-        return warps[start:] + warps[:start]
-
     def _select(self) -> tuple[_Warp, Split, Instr] | None:
-        for warp in self._warp_order():
-            splits = warp.splits
-            if not splits:
-                continue
-            start = next((i for i, s in enumerate(splits) if s.sid > warp.last_sid), 0)
-            for split in splits[start:] + splits[:start]:
-                ins = self._ready(warp, split)
-                if ins is not None:
-                    return warp, split, ins
-        return None
+        """The scheduler's choice (:func:`~reconverge.golden.sm.scheduler.select`) with the
+        instruction of the chosen split."""
+        fetched: list[Instr] = []
 
-    def _ready(self, warp: _Warp, split: Split) -> Instr | None:
-        if warp.ready_at.get(split.sid, 0) > self.t:
-            return None
-        ins = self._fetch(warp, split)
-        if warp.scoreboard.dependency_mask(operands(ins), split.mask):
-            return None
-        if warp.scoreboard.full(destination(ins), split.mask):
-            return None  # no free scoreboard entry for its destination (seed 002 Fig 8)
-        spec = ins.spec
-        if (spec.is_load or spec.is_store or spec.is_amo) and self.lsu_free > self.t:
-            return None
-        return ins
+        def probe(warp: _Warp, split: Split) -> tuple[bool, bool]:
+            ins = self._fetch(warp, split)
+            fetched.append(ins)
+            # a pending write for its threads, or no free entry for its destination (Fig 8)
+            hazard = bool(warp.scoreboard.dependency_mask(operands(ins), split.mask)) or (
+                warp.scoreboard.full(destination(ins), split.mask)
+            )
+            return hazard, is_memory(ins)
+
+        choice = select(
+            self.resident,
+            self.config.scheduler,
+            last_slot=self.last_slot,
+            greedy=self.last_warp is not None,
+            t=self.t,
+            lsu_free=self.lsu_free,
+            splits=lambda w: w.splits,
+            ready_at=lambda w, s: w.ready_at.get(s.sid, 0),
+            probe=probe,
+        )
+        return None if choice is None else (*choice, fetched[-1])
 
     def _fetch(self, warp: _Warp, split: Split) -> Instr:
         try:
@@ -395,15 +467,19 @@ class SM:
             ) from None
 
     def _next_event(self) -> int | None:
-        """The earliest future time at which a split could become ready."""
+        """The earliest future time at which a split could become ready or a block enter."""
         times = [t for t in (self.lsu_free,) if t > self.t]
         if self.writebacks:
             times.append(self.writebacks[0][0])
         for warp in self.resident:
             for split in warp.splits:
-                ready = warp.ready_at.get(split.sid, 0)
+                ready = max(warp.ready_at.get(split.sid, 0), warp.settled)
                 if ready > self.t:
                     times.append(ready)
+        if self.next_block < self.launch.grid:
+            at = self._dispatch_cycle()
+            if at is not None and at > self.t:
+                times.append(at)
         return min(times, default=None)
 
     # -- issue ----------------------------------------------------------------------------------
@@ -424,12 +500,13 @@ class SM:
             )
         lanes = np.array(lanes_of(split.mask))
         passes = self.passes(split.mask)
+        update = t + passes - 1  # u: the outcome reaches the divergence unit (rule 1)
         out = execute(ins, pc, warp.regs, lanes, warp.mem, warp.ctx)
         control = is_control(ins)
         ex = self._executed(warp, split, ins, out, control)
         before = {(s.sid, s.pc) for s in warp.splits}
         try:
-            warp.unit.execute(ex)
+            clocks = warp.unit.execute(ex)
         except TableOverflow as exc:
             raise TableOverflowFault(
                 str(exc),
@@ -438,15 +515,21 @@ class SM:
                 pc=pc,
                 instr=instruction_text(ins.encode(), pc),
             ) from None
+        warp.settled = update + clocks
+        if self.config.policy is Policy.STACKLESS and (
+            control or ex.exited or ex.barrier or destination(ins) == REG_SP
+        ):
+            self._arbitrates(warp.slot, update)  # the control uses the arbiter tree in u
         counters = [self.counters, warp.counters]
-        latency = self._latency(ins, out.access, lanes, t + passes - 1, counters)
-        self._reserve(warp, ins, split.mask, t + passes - 1 + latency)
+        done = self._complete(ins, out.access, lanes, t, passes, warp.slot, counters)
+        self._reserve(warp, ins, split.mask, done)
         self._count(warp, split, ins, lanes, passes)
         self.port_free = t + passes
         self.last_warp = warp
+        self.last_slot = warp.slot
         warp.last_sid = split.sid
         warp.splits = warp.unit.splits()
-        self._time_splits(warp, split, ex, before, passes)
+        self._time_splits(warp, split, ex, before)
         warp.counters.add_occupancy(warp.unit.occupancy())
         warp.counters.max_splits = max(warp.counters.max_splits, len(warp.splits))
         if ex.barrier or ex.exited:
@@ -486,19 +569,22 @@ class SM:
             ret=ret,
         )
 
-    def _latency(
-        self, ins: Instr, access: MemAccess | None, lanes: np.ndarray, last_pass: int,
-        counters: list[Counters],
+    def _complete(
+        self, ins: Instr, access: MemAccess | None, lanes: np.ndarray, t: int, passes: int,
+        slot: int, counters: list[Counters],
     ) -> int:  # fmt: skip
-        """Cycles from the last pass to the writeback of ``ins``; a memory access also occupies
-        the load/store unit and is counted in ``counters``."""
+        """The write-back time of ``ins`` issued at ``t`` in ``passes`` passes from warp slot
+        ``slot``: the last pass + its latency or, for a memory access, the LSU's last cycle +
+        the memory latency (rule 3). A memory access occupies the LSU (:attr:`lsu`) and is
+        counted in ``counters``."""
         lat = self.config.latencies
+        last_pass = t + passes - 1
         if access is None:
             if ins.name in _MUL:
-                return lat.mul
+                return last_pass + lat.mul
             if ins.name in _DIV:
-                return lat.div
-            return lat.alu
+                return last_pass + lat.div
+            return last_pass + lat.alu
         cost = access_cost(
             access,
             lanes,
@@ -511,19 +597,42 @@ class SM:
             c.memory_transactions += cost.transactions
             c.shared_transactions += cost.shared_cycles
             c.bank_conflicts += cost.bank_conflicts
-        self.lsu_free = self.t + max(cost.cycles, 1)
         memory = lat.global_ if cost.transactions else lat.shared
-        done = self.t + max(cost.cycles, 1) - 1 + memory
-        self.end = max(self.end, done)
-        return done - last_pass
+        self.lsu = _LsuOp(slot, last_pass + 1, max(cost.cycles, 1), memory)
+        self.lsu_free = self.lsu.last + 1
+        self.end = max(self.end, self.lsu.done)
+        return self.lsu.done
+
+    def _arbitrates(self, slot: int, cycle: int) -> None:
+        """Rule 3 / seed 000 Sec 4.3 (stack-less): the control of warp slot ``slot`` takes the
+        arbiter tree in ``cycle``; if the LSU serves that slot's memory instruction then, its
+        remaining LSU cycles and its write-back move one cycle later."""
+        op = self.lsu
+        if op is None or op.slot != slot or not op.start <= cycle <= op.last:
+            return
+        op.skipped.add(cycle)
+        self.lsu_free = op.last + 1
+        self.end = max(self.end, op.done)
+        if op.writeback:
+            entry = next(e for e in self.writebacks if e[1] == op.writeback)
+            self.writebacks.remove(entry)
+            heapq.heapify(self.writebacks)
+            self._push_writeback(op.done, op.writeback, entry[2], entry[3], entry[4])
 
     def _reserve(self, warp: _Warp, ins: Instr, mask: int, done: int) -> None:
         """Reserve the destination of ``ins`` for the threads of ``mask`` until ``done``."""
         if destination(ins):
             warp.scoreboard.reserve(ins.rd, mask)
             self.seq += 1
-            heapq.heappush(self.writebacks, (done, self.seq, warp, ins.rd, mask))
-            self.end = max(self.end, done)
+            self._push_writeback(done, self.seq, warp, ins.rd, mask)
+            if is_memory(ins):
+                assert self.lsu is not None
+                self.lsu.writeback = self.seq
+
+    def _push_writeback(self, done: int, seq: int, warp: _Warp, reg: int, mask: int) -> None:
+        heapq.heappush(self.writebacks, (done, seq, warp, reg, mask))
+        warp.writes_done = max(warp.writes_done, done)
+        self.end = max(self.end, done)
 
     def _count(self, warp: _Warp, split: Split, ins: Instr, lanes: np.ndarray, passes: int) -> None:
         active = len(lanes)
@@ -545,9 +654,11 @@ class SM:
                 self.observer(record, warp.unit)
 
     def _time_splits(
-        self, warp: _Warp, issued: Split, ex: Executed, before: set[tuple[int, int]], passes: int
+        self, warp: _Warp, issued: Split, ex: Executed, before: set[tuple[int, int]]
     ) -> None:
-        """Charge the branch latency to every split the instruction redirected or exposed."""
+        """Rule 2: the split that continues is ready when the update has settled (V); every
+        split the update redirected or exposed pays the branch latency from V - 1 (+ the
+        stack-less arbitration, + the hws squeezer)."""
         delay = self.config.latencies.branch
         if self.config.policy is Policy.STACKLESS:
             delay += self.config.latencies.arbiter
@@ -557,10 +668,10 @@ class SM:
         continued = False
         for split in warp.splits:
             if split.sid == issued.sid and split.pc == continuation and not ex.control:
-                warp.ready_at[split.sid] = self.t + passes
+                warp.ready_at[split.sid] = warp.settled
                 continued = True
             elif (split.sid, split.pc) not in before:
-                warp.ready_at[split.sid] = self.t + passes - 1 + delay
+                warp.ready_at[split.sid] = warp.settled - 1 + delay
         if not continued:
             warp.last_sid = -1  # the splits changed: round robin restarts at the first
 
@@ -581,19 +692,26 @@ class SM:
         fault = barrier_fault(block.index, waiters, exited, self.launch.block)
         if fault is not None:
             raise fault
+        at = max(w.settled for w in block.warps)  # every update of the block has settled
         for warp in block.warps:
             waiting = warp.unit.waiting
             warp.bar_pc.clear()
-            self._release(warp, waiting)
+            if waiting:
+                self._release(warp, waiting, at)
 
-    def _release(self, warp: _Warp, waiting: int) -> None:
-        """The threads of ``warp`` that waited at the completed barrier continue after it."""
+    def _release(self, warp: _Warp, waiting: int, at: int) -> None:
+        """Rule 4: the threads of ``warp`` that waited at the completed barrier continue after
+        it; the release reaches the unit in cycle ``at`` and takes c_r clocks; the released
+        splits pay the branch latency from ``at`` + c_r - 1."""
         before = {(s.sid, s.pc) for s in warp.splits}
-        warp.unit.release(waiting)
+        clocks = warp.unit.release(waiting)
+        warp.settled = at + clocks
+        if self.config.policy is Policy.STACKLESS:
+            self._arbitrates(warp.slot, at)
         warp.splits = warp.unit.splits()
         for split in warp.splits:
             if (split.sid, split.pc) not in before:
-                warp.ready_at[split.sid] = self.t + 1
+                warp.ready_at[split.sid] = warp.settled - 1 + self.config.latencies.branch
 
     def _retire(self, warp: _Warp) -> None:
         self.resident.remove(warp)

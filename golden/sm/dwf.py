@@ -33,7 +33,15 @@ from reconverge.golden.faults import StepLimitFault
 from reconverge.golden.isa import ILEN_BYTES, MASK32, Instr
 from reconverge.golden.semantics import MemAccess, execute
 from reconverge.golden.sm.config import WarpFormation
-from reconverge.golden.sm.core import SM, IssueRecord, _Block, _Warp, destination, operands
+from reconverge.golden.sm.core import (
+    SM,
+    IssueRecord,
+    _Block,
+    _Warp,
+    destination,
+    is_memory,
+    operands,
+)
 from reconverge.golden.sm.program import is_control
 
 T = TypeVar("T")
@@ -89,16 +97,18 @@ class ThreadPCs(DivergenceUnit):
     def splits(self) -> list[Split]:
         return []
 
-    def execute(self, ex: Executed) -> None:
+    def execute(self, ex: Executed) -> int:
         self._retire(ex)
         for pc, mask in ex.targets.items():
             for lane in lanes_of(mask):
                 self.pc[lane] = pc
+        return 1
 
-    def release(self, lanes: int) -> None:
+    def release(self, lanes: int) -> int:
         self.waiting &= ~lanes
         for lane in lanes_of(lanes):
             self.pc[lane] = (self.pc[lane] + ILEN_BYTES) & MASK32
+        return 1
 
 
 Thread = tuple[_Warp, int]  # static warp and home lane
@@ -172,7 +182,7 @@ class DwfSM(SM):
         super()._dispatch()
         for warp in self.resident:
             if id(warp) not in before:
-                self._place_static(warp, warp.unit.live, self.t)
+                self._place_static(warp, warp.unit.live, warp.settled)  # the cycle after dispatch
 
     # -- scheduling -----------------------------------------------------------------------------
 
@@ -199,8 +209,7 @@ class DwfSM(SM):
             return None
         if any(w.scoreboard.full(destination(ins), m) for w, m in groups.items()):
             return None
-        spec = ins.spec
-        if (spec.is_load or spec.is_store or spec.is_amo) and self.lsu_free > self.t:
+        if is_memory(ins) and self.lsu_free > self.t:
             return None
         return ins
 
@@ -241,9 +250,11 @@ class DwfSM(SM):
                 blocks[warp.block.index] = warp.block
         last = t + passes - 1
         access, positions = self._combined(accesses)
-        latency = self._latency(ins, access, positions, last, [self.counters])
+        slot = next(iter(dyn.groups())).slot  # (no stack-less tree under DWF: any slot)
+        done = self._complete(ins, access, positions, t, passes, slot, [self.counters])
         for warp, mask in dyn.groups().items():
-            self._reserve(warp, ins, mask, last + latency)
+            warp.settled = last + 1  # the outcome's one clock (rule 1)
+            self._reserve(warp, ins, mask, done)
         self.counters.warp_instructions += 1
         self.counters.thread_instructions += dyn.mask.bit_count()
         self.counters.issue_passes += passes
@@ -280,7 +291,9 @@ class DwfSM(SM):
 
     # -- barriers -------------------------------------------------------------------------------
 
-    def _release(self, warp: _Warp, waiting: int) -> None:
-        """The threads that waited at the completed barrier go back to the pool after it."""
-        warp.unit.release(waiting)
-        self._place_static(warp, waiting, self.t + 1)
+    def _release(self, warp: _Warp, waiting: int, at: int) -> None:
+        """The threads that waited at the completed barrier go back to the pool after it,
+        ready as rule 4 has it (the release reaches the threads' PCs in cycle ``at``)."""
+        clocks = warp.unit.release(waiting)
+        warp.settled = at + clocks
+        self._place_static(warp, waiting, warp.settled - 1 + self.config.latencies.branch)

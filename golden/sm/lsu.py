@@ -1,25 +1,56 @@
-"""The load/store unit's cost of one warp memory instruction: how many passes through the
-memory arbiter and the shared memory banks it takes.
+"""The load/store unit (LSU) of one warp memory instruction: how many LSU cycles it takes
+(:func:`access_cost`, what the golden SM charges) and, cycle by cycle, what the hardware LSU
+(``reconverge.hdl.sm.lsu``) does in them (:func:`lsu_cycles`, its reference schedule).
 
 Global and local accesses are coalesced by the unified arbiter tree of seed 000 (Sec 4.2,
-4.3): each pass selects the lowest line address among the lanes still requesting, serves every
-lane on that line, and the others replay; so the number of transactions is the number of
-distinct lines. Local (spill) memory is private per thread at the same addresses, and laid out
-word-interleaved across the warp's lanes, as GPUs do, so that the lanes of a warp reading the
-same local word touch consecutive physical words. Shared memory has ``banks`` word-wide banks;
-an access takes as many cycles as the most requested bank has distinct words (broadcast of one
-word is free), the extra cycles being bank conflicts. AMOs to the same word serialise.
+4.3): each LSU cycle the tree selects the lowest line key among the threads still pending,
+one line-wide transaction serves every thread on that line, and the others replay; so the
+number of transactions is the number of distinct lines. An AMO transaction serves at most one
+thread per word, the lowest pending one (docs/sm-hardware.md, timing rule 3), so a line costs
+as many transactions as the most AMO threads on one of its words. Local (spill) memory is
+private per thread at the same addresses and lies word-interleaved across the warp at the
+physical address of :func:`local_physical` (docs/sm-hardware.md, "Local memory"), so that the
+threads of a warp reading one local word touch consecutive physical words.
+
+Shared memory has ``banks`` word-wide banks; every LSU cycle each bank serves one word (all
+pending threads on it: a broadcast is free), so the shared part takes as many cycles as the
+busiest bank has distinct words, the cycles beyond the first being bank conflicts; an AMO
+serves one thread per bank and cycle, so it takes as many cycles as the busiest bank has AMO
+threads. The shared cycles follow the line transactions.
 """
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 import numpy as np
 
-from reconverge.golden.blocks.arbiter import coalesce
-from reconverge.golden.memmap import MemoryMap, Region
+from reconverge.golden.blocks.arbiter import reduce
+from reconverge.golden.isa import SPEC_BY_NAME
+from reconverge.golden.memmap import SHARED_BASE, MemoryMap, Region
+from reconverge.golden.memory import AMO_OPS
 from reconverge.golden.semantics import MemAccess
+
+WORD_BYTES = 4
+
+
+class MemOp(enum.IntEnum):
+    """``mem__req_op`` of the SM's data port (docs/sm-hardware.md, "Ports of SM")."""
+
+    LOAD = 0
+    STORE = 1
+    AMO = 2
+
+
+def _funct5(name: str) -> int:
+    funct5 = SPEC_BY_NAME[f"amo{name}.w"].funct5
+    assert funct5 is not None, name
+    return funct5
+
+
+#: The AMO of each funct5 (its standard encoding in ``golden.isa``): a key of ``AMO_OPS``.
+AMO_BY_FUNCT5: dict[int, str] = {_funct5(name): name for name in AMO_OPS}
 
 
 @dataclass(frozen=True)
@@ -37,10 +68,13 @@ class AccessCost:
         return self.transactions + self.shared_cycles
 
 
-def arbiter_passes(keys: np.ndarray) -> int:
-    """Passes the memory arbiter needs to serve every requested key: each pass serves the
-    minimum key among the remaining requesters and all lanes that share it."""
-    return len(coalesce(keys.tolist(), (1 << len(keys)) - 1))
+def local_physical(addr: int, position: int, slot: int, memmap: MemoryMap, warp_size: int) -> int:
+    """The data-port address of local address ``addr`` of thread position ``position`` in warp
+    slot ``slot``: ``(((slot * local_words + word) * W + position) * 4) + byte``."""
+    offset = addr - memmap.local_base
+    local_words = memmap.local_size // WORD_BYTES
+    word, byte = divmod(offset, WORD_BYTES)
+    return ((slot * local_words + word) * warp_size + position) * WORD_BYTES + byte
 
 
 def access_cost(
@@ -52,25 +86,112 @@ def access_cost(
     line_bytes: int,
     banks: int,
 ) -> AccessCost:
+    """LSU cycles of one memory instruction: line transactions and shared bank cycles
+    (module docstring). ``lanes`` are the thread positions of ``access.addrs``; unmapped
+    addresses (a fault) cost nothing."""
     addrs = access.addrs.astype(np.int64)
     region = np.array([memmap.region_of(int(a), access.size) for a in addrs], dtype=object)
+    amo = access.kind == "amo"
+    glob, local, shared = (region == r for r in (Region.GLOBAL, Region.LOCAL, Region.SHARED))
+    # physical words of the global and local threads (local: interleaved, slot 0; the line
+    # keys of other slots differ by whole lines, see lsu_cycles)
+    local_words = (addrs[local] - memmap.local_base) // WORD_BYTES
+    words = np.concatenate(
+        [addrs[glob] // WORD_BYTES, local_words * warp_size + lanes[local].astype(np.int64)]
+    )
     transactions = 0
-    glob = region == Region.GLOBAL
-    if glob.any():
-        transactions += arbiter_passes(addrs[glob] // line_bytes)
-    local = region == Region.LOCAL
-    if local.any():
-        word = (addrs[local] - memmap.local_base) // 4
-        physical = (word * warp_size + lanes[local]) * 4
-        transactions += arbiter_passes(physical // line_bytes)
-    if access.kind == "amo":
-        words = addrs[glob | local] // 4
-        transactions += len(words) - len(np.unique(words))
+    if len(words):
+        unique, counts = np.unique(words, return_counts=True)
+        lines = unique * WORD_BYTES // line_bytes
+        starts = np.flatnonzero(np.r_[True, lines[1:] != lines[:-1]])
+        transactions = int(np.maximum.reduceat(counts, starts).sum()) if amo else len(starts)
     shared_cycles = 0
-    shared = region == Region.SHARED
     if shared.any():
-        words = np.unique(addrs[shared] // 4)
-        shared_cycles = int(np.bincount(words % banks).max())
-        if access.kind == "amo":
-            shared_cycles += int(shared.sum()) - len(words)
+        shared_words = addrs[shared] // WORD_BYTES
+        if not amo:
+            shared_words = np.unique(shared_words)
+        shared_cycles = int(np.bincount(shared_words % banks).max())
     return AccessCost(transactions, shared_cycles)
+
+
+@dataclass(frozen=True)
+class LsuCycle:
+    """One LSU cycle of the hardware: a line transaction (``kind`` "line", the line key, i.e.
+    the physical byte address // line bytes) or a shared bank cycle (``kind`` "shared",
+    ``words``: the (bank, word offset in the block's window) each busy bank serves), and the
+    thread positions served (bit i = position i)."""
+
+    kind: str
+    line: int | None
+    words: tuple[tuple[int, int], ...]
+    threads: int
+
+
+def physical_addresses(
+    access: MemAccess, lanes: np.ndarray, memmap: MemoryMap, warp_size: int, slot: int = 0
+) -> dict[int, int]:
+    """The data-port address of every global or local thread position (local ones by
+    :func:`local_physical` in warp slot ``slot``); shared and unmapped positions are absent."""
+    physical: dict[int, int] = {}
+    for position, addr in zip(lanes.tolist(), access.addrs.tolist(), strict=True):
+        region = memmap.region_of(addr, access.size)
+        if region is Region.GLOBAL:
+            physical[position] = addr
+        elif region is Region.LOCAL:
+            physical[position] = local_physical(addr, position, slot, memmap, warp_size)
+    return physical
+
+
+def _first_per_group(served: int, group: dict[int, int]) -> int:
+    """The lowest position of ``served`` in each group (``group``: position -> group)."""
+    firsts: dict[int, int] = {}
+    for position in sorted(group):
+        if served >> position & 1:
+            firsts.setdefault(group[position], position)
+    return sum(1 << p for p in firsts.values())
+
+
+def lsu_cycles(
+    access: MemAccess,
+    lanes: np.ndarray,
+    memmap: MemoryMap,
+    *,
+    warp_size: int,
+    line_bytes: int,
+    banks: int,
+    slot: int = 0,
+) -> list[LsuCycle]:
+    """The LSU cycles of one fault-free memory instruction in hardware order (module
+    docstring; ``slot`` is the warp slot, which places local memory). Its length is
+    ``access_cost(...).cycles``."""
+    amo = access.kind == "amo"
+    physical = physical_addresses(access, lanes, memmap, warp_size, slot)
+    keys = [physical.get(p, 0) // line_bytes for p in range(warp_size)]
+    word_of = {p: a // WORD_BYTES for p, a in physical.items()}
+    cycles: list[LsuCycle] = []
+    pending = sum(1 << p for p in physical)
+    while pending:
+        line, on_line, _ = reduce(keys, pending)  # the arbiter tree (seed 000 Sec 4.2)
+        served = _first_per_group(on_line, word_of) if amo else on_line
+        cycles.append(LsuCycle("line", line, (), served))
+        pending &= ~served
+    shared_word = {
+        p: (a - SHARED_BASE) // WORD_BYTES
+        for p, a in zip(lanes.tolist(), access.addrs.tolist(), strict=True)
+        if memmap.region_of(a, access.size) is Region.SHARED
+    }
+    bank_of = {p: w % banks for p, w in shared_word.items()}
+    pending = sum(1 << p for p in shared_word)
+    while pending:
+        firsts = _first_per_group(pending, bank_of)
+        chosen = {bank_of[p]: shared_word[p] for p in shared_word if firsts >> p & 1}
+        served = firsts
+        if not amo:
+            served = sum(
+                1 << p
+                for p, w in shared_word.items()
+                if pending >> p & 1 and chosen[bank_of[p]] == w
+            )
+        cycles.append(LsuCycle("shared", None, tuple(sorted(chosen.items())), served))
+        pending &= ~served
+    return cycles

@@ -11,21 +11,20 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from reconverge.golden.sm.commands import compare, variants
-from reconverge.golden.sm.config import Latencies, Scheduler
+from reconverge.golden.sm.commands import compare, configure_compare, variants
+from reconverge.golden.sm.config import Latencies
 from reconverge.kernels import suite
 
 GEOMETRIES = ((8, 4), (32, 8))
 
 
 def _namespace(warp_size: int, simd_width: int) -> argparse.Namespace:
-    """The options `reconverge compare` would get, with the defaults of its parser."""
-    return argparse.Namespace(
-        grid=None, block=None, arg=[], step_limit=10_000_000, warp_size=warp_size,
-        simd_width=simd_width, warps=8, stack_depth=32, split_table=32, reconv_table=16,
-        scheduler=Scheduler.GTO.value, scoreboard=None, latency=[], line_bytes=64,
-        max_cycles=5_000_000, allocator="linear", regs=16, size=None, seed=0,
-    )  # fmt: skip
+    """The options `reconverge compare all` gets for this geometry (its parser's defaults)."""
+    parser = argparse.ArgumentParser()
+    configure_compare(parser)
+    return parser.parse_args(
+        ["all", "--warp-size", str(warp_size), "--simd-width", str(simd_width)]
+    )
 
 
 def geomean(values: list[float]) -> float:

@@ -194,7 +194,7 @@ data: .word 1, 2, 3
 def test_sm_waits_for_a_free_scoreboard_entry(kind: str) -> None:
     """The golden SM with ``Geometry.scoreboard_entries``: with one entry per warp the second
     load waits for the first one's write-back (a structural hazard of Fig 8's table); with the
-    default (an entry per register) the loads are back to back. Same results either way."""
+    default (an entry per register) only for the LSU. Same results either way."""
     from dataclasses import replace
 
     from reconverge.golden.asm import assemble
@@ -215,6 +215,9 @@ def test_sm_waits_for_a_free_scoreboard_entry(kind: str) -> None:
         assert result.fault is None and result.exit_codes.tolist() == [[6] * 4]
         lw = [r.cycle for r in result.trace if r.pc in (image.entry + 8, image.entry + 12)]
         gaps[entries] = lw[1] - lw[0]
-    assert gaps[31] == 1 and gaps[1] == config.latencies.global_  # write-back at issue + 20
+    # Timing rule 3 (docs/sm-hardware.md): the first lw issues at t in one pass, its one LSU
+    # cycle is L = t + 1, so the LSU is idle again at t + 2 and a0 is written back at
+    # L + global_ = t + 21.
+    assert gaps[31] == 2 and gaps[1] == 1 + config.latencies.global_
     with pytest.raises(ValueError, match="scoreboard_entries"):
         Geometry(scoreboard_entries=32)

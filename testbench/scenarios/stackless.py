@@ -466,13 +466,15 @@ def record_sm(source: str, warp_size: int, threads: int) -> Recorded:
             split = self.splits()
             calls.append(UnitCall(sm.t, ex, release, sp, split[0] if split else None))
 
-        def execute(self, ex: Executed) -> None:
-            super().execute(ex)
+        def execute(self, ex: Executed) -> int:
+            clocks = super().execute(ex)
             self._log(ex, 0)
+            return clocks
 
-        def release(self, lanes: int) -> None:
-            super().release(lanes)
+        def release(self, lanes: int) -> int:
+            clocks = super().release(lanes)
             self._log(None, lanes)
+            return clocks
 
     class RecordingSM(SM):
         def make_unit(self, valid: int, regs: np.ndarray) -> StacklessControl:

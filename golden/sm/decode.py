@@ -1,0 +1,148 @@
+"""The decoded fields of an instruction word as the hardware SM uses them: the golden
+counterpart of ``hdl/sm/decode.py`` (docs/sm-hardware.md, "Stages": decode).
+
+Everything is computed from :func:`reconverge.golden.isa.decode` and the predicates the golden
+SM uses (``golden.sm.program.is_control``, ``golden.sm.core.operands``, the call and return
+rule of ``SM._executed``, the latency classes of ``SM._latency``), so the HDL decoder, which is
+generated from :data:`reconverge.golden.isa.SPECS`, is held to the same definitions. An
+illegal word decodes to every field 0 (``legal`` = 0).
+"""
+
+from __future__ import annotations
+
+import enum
+
+from reconverge.golden.isa import (
+    MASK32,
+    SPECS,
+    Fmt,
+    IllegalInstruction,
+    Instr,
+    Spec,
+    csr_is_write,
+    decode,
+)
+from reconverge.golden.semantics import _LOADS, _STORES
+from reconverge.golden.sm.core import _DIV, _MUL, REG_RA, REG_T0, operands
+from reconverge.golden.sm.program import is_control
+
+
+def op_member(name: str) -> str:
+    """The enum member name of a mnemonic: ``amoadd.w`` -> ``AMOADD_W``."""
+    return name.upper().replace(".", "_")
+
+
+#: One value per instruction of :data:`SPECS`, in table order (a new spec is a new value).
+Op = enum.IntEnum("Op", [(op_member(s.name), i) for i, s in enumerate(SPECS)])
+
+
+class Unit(enum.IntEnum):
+    """The latency class of an instruction (``golden.sm.config.Latencies``): ``MEM`` goes to
+    the load/store unit (its latency is ``shared`` or ``global_``), ``NONE`` writes no
+    register and uses no unit (branches, ``ecall``, ``bar``, fences, hints)."""
+
+    NONE = 0
+    ALU = 1
+    MUL = 2
+    DIV = 3
+    MEM = 4
+
+
+#: The registers a return jumps through (``SM._executed``: ``jalr x0`` through ra or t0).
+RETURN_REGS = (REG_RA, REG_T0)
+
+#: Bytes of the memory access of a word AMO (``golden.semantics``: ``MemAccess(.., 4)``).
+AMO_BYTES = 4
+
+
+def spec_unit(spec: Spec) -> Unit:
+    """The latency class of ``spec`` (``SM._latency``: memory, ``mul``, ``div``, ``alu``)."""
+    if spec.is_load or spec.is_store or spec.is_amo:
+        return Unit.MEM
+    if spec.name in _MUL:
+        return Unit.MUL
+    if spec.name in _DIV:
+        return Unit.DIV
+    return Unit.ALU if spec.writes_rd else Unit.NONE
+
+
+def _mem_size(spec: Spec) -> tuple[int, bool]:
+    """(log2 bytes, sign-extending) of a memory instruction, (0, False) otherwise."""
+    if spec.name in _LOADS:
+        size, signed = _LOADS[spec.name]
+    elif spec.name in _STORES:
+        size, signed = _STORES[spec.name], False
+    elif spec.is_amo:
+        size, signed = AMO_BYTES, False
+    else:
+        return 0, False
+    return size.bit_length() - 1, signed
+
+
+def spec_fields(spec: Spec) -> dict[str, int]:
+    """The fields that depend only on which instruction a word is (not on its operands)."""
+    mem_size, mem_signed = _mem_size(spec)
+    return {
+        "op": Op[op_member(spec.name)],
+        "reads_rs1": spec.reads_rs1,
+        "reads_rs2": spec.reads_rs2,
+        "is_load": spec.is_load,
+        "is_store": spec.is_store,
+        "is_amo": spec.is_amo,
+        "is_branch": spec.is_branch,
+        "is_jal": spec.name == "jal",
+        "is_jalr": spec.name == "jalr",
+        "is_control": is_control(Instr(spec)),
+        "is_bar": spec.name == "bar",
+        "is_rhint": spec.name == "rhint",
+        "is_ecall": spec.name == "ecall",
+        "is_ebreak": spec.name == "ebreak",
+        "is_csr": spec.fmt in (Fmt.CSR, Fmt.CSRI),
+        "mem_size": mem_size,
+        "mem_signed": mem_signed,
+        "amo": spec.funct5 if spec.is_amo else 0,
+        "unit": spec_unit(spec),
+    }
+
+
+def datapath_imm(fmt: Fmt, imm: int) -> int:
+    """The immediate the datapath uses, as 32 bits, of ``imm`` (``golden.isa.unpack_imm``) in
+    format ``fmt``: sign-extended per format, a U-type's 20-bit value shifted into the upper
+    bits, the hint's target offset."""
+    return (imm << 12 if fmt is Fmt.U else imm) & MASK32
+
+
+def instr_fields(ins: Instr) -> dict[str, int]:
+    """Every decoded field of a legal instruction."""
+    spec = ins.spec
+    sb_rs1, sb_rs2, *rest = operands(ins)
+    sb_rd = rest[0] if rest else 0
+    return {
+        "legal": 1,
+        **{name: int(value) for name, value in spec_fields(spec).items()},
+        "rd": ins.rd,
+        "rs1": ins.rs1,
+        "rs2": ins.rs2,
+        "imm": datapath_imm(spec.fmt, ins.imm),
+        "csr": ins.csr,
+        "writes_rd": int(spec.writes_rd and ins.rd != 0),
+        "is_call": int(spec.is_jump and ins.rd != 0),
+        "is_ret": int(spec.name == "jalr" and ins.rd == 0 and ins.rs1 in RETURN_REGS),
+        "csr_write": int(spec.fmt in (Fmt.CSR, Fmt.CSRI) and csr_is_write(ins)),
+        "sb_rs1": sb_rs1,
+        "sb_rs2": sb_rs2,
+        "sb_rd": sb_rd,
+    }
+
+
+#: The names of the decoded fields.
+FIELDS: tuple[str, ...] = tuple(instr_fields(Instr(SPECS[0])))
+
+
+def decode_fields(word: int) -> dict[str, int]:
+    """The decoded fields of a 32-bit word (all 0 when it is not an instruction)."""
+    try:
+        ins = decode(word & MASK32)
+    except IllegalInstruction:
+        return dict.fromkeys(FIELDS, 0)
+    return instr_fields(ins)

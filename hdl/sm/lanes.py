@@ -1,0 +1,296 @@
+"""The SM's lanes (docs/sm-hardware.md, "Stages": lanes): what one thread's instruction
+computes, exactly as ``golden/semantics.py`` defines it.
+
+* :class:`Lane` (combinational): the register result of ALU, multiply, CSR read, ``lui`` /
+  ``auipc`` and the link of ``jal`` / ``jalr``; the next PC (a taken branch's or a jump's
+  target, the ``bar``'s own PC, else PC + 4, as golden's ``Outcome``); a misaligned jump or
+  taken-branch target (golden's "misaligned instruction address"); the memory address
+  (rs1 + imm; an AMO's immediate is 0) and store data. One adder each for the ALU, the
+  address / ``jalr`` target, the PC-relative target and PC + 4; one 33 x 33 signed multiplier
+  serves the four RV32M multiplies.
+* :class:`Divider`: the RV32M divisions, restoring division on the operands' magnitudes, one
+  quotient bit per step, the 32 steps spread over ``stages`` register stages (0 =
+  combinational); division by zero and -2^31 / -1 give what RV32M and golden's ``_div``
+  define. The SM uses ``stages = div - 1`` (docs/sm-hardware.md, "Results").
+
+The operation tables below name golden's operations; each asserts at import that it covers
+exactly golden's set, so an operation added to golden cannot be silently missing here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed, unsigned
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from reconverge.golden.isa import ILEN_BYTES, SPECS, XLEN, Spec
+from reconverge.golden.semantics import _IMM_OPS, ALU_OPS, BRANCH_CONDS
+from reconverge.golden.sm import decode as golden
+from reconverge.golden.sm.core import _DIV, _MUL
+from reconverge.hdl.sm.decode import DECODED, Op
+
+WORD = unsigned(XLEN)
+SHAMT_BITS = (XLEN - 1).bit_length()
+#: Multiply operand signedness (rs1, rs2) of each RV32M multiply; the low word needs none.
+MUL_SIGNS: dict[str, tuple[bool, bool]] = {
+    "mul": (False, False),
+    "mulh": (True, True),
+    "mulhsu": (True, False),
+    "mulhu": (False, False),
+}
+#: (signed, remainder) of each RV32M division.
+DIV_KINDS: dict[str, tuple[bool, bool]] = {
+    "div": (True, False),
+    "divu": (False, False),
+    "rem": (True, True),
+    "remu": (False, True),
+}
+
+
+def _alu(a: Value, b: Value, mul_low: Value, mul_high: Value) -> dict[str, Value]:
+    """The register-register operations of ``golden.semantics.ALU_OPS`` but the divisions."""
+    shamt = b[:SHAMT_BITS]
+    ops = {
+        "add": a + b,
+        "sub": a - b,
+        "sll": a << shamt,
+        "srl": a >> shamt,
+        "sra": a.as_signed() >> shamt,
+        "slt": a.as_signed() < b.as_signed(),
+        "sltu": a < b,
+        "xor": a ^ b,
+        "or": a | b,
+        "and": a & b,
+    }
+    ops.update({name: mul_high for name in MUL_SIGNS})
+    ops["mul"] = mul_low
+    return ops
+
+
+#: Branch conditions of ``golden.semantics.BRANCH_CONDS``.
+BRANCHES: dict[str, Callable[[Value, Value], Value]] = {
+    "beq": lambda a, b: a == b,
+    "bne": lambda a, b: a != b,
+    "blt": lambda a, b: a.as_signed() < b.as_signed(),
+    "bge": lambda a, b: a.as_signed() >= b.as_signed(),
+    "bltu": lambda a, b: a < b,
+    "bgeu": lambda a, b: a >= b,
+}
+
+_ALU_NAMES = set(_alu(*(Const(0, XLEN),) * 4))
+if set(ALU_OPS) - _DIV != _ALU_NAMES or set(MUL_SIGNS) != _MUL:
+    raise AssertionError(f"lane ALU {sorted(_ALU_NAMES)} is not golden's {sorted(ALU_OPS)}")
+if set(BRANCHES) != set(BRANCH_CONDS) or set(DIV_KINDS) != _DIV:
+    raise AssertionError("lane branch conditions or divisions differ from golden's")
+
+
+def op(name: str) -> Op:
+    """The :data:`Op` value of a mnemonic."""
+    return Op[golden.op_member(name)]
+
+
+def _ops(pred: Callable[[Spec], bool]) -> list[Op]:
+    """The :data:`Op` values of the specs satisfying ``pred``."""
+    return [op(s.name) for s in SPECS if pred(s)]
+
+
+class Lane(wiring.Component):
+    """One lane: ``instr`` (:data:`DECODED`) at ``pc`` with ``a`` = rs1, ``b`` = rs2 and
+    ``csr_value`` = this thread's value of CSR ``instr.csr``. ``result`` is 0 for the
+    instructions whose register another unit writes (loads, AMOs: the LSU; divisions: the
+    :class:`Divider`) or that write none; ``addr`` and ``store_data`` matter only to memory
+    instructions."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            wiring.Signature(
+                {
+                    "instr": In(DECODED),
+                    "pc": In(WORD),
+                    "a": In(WORD),
+                    "b": In(WORD),
+                    "csr_value": In(WORD),
+                    "result": Out(WORD),
+                    "next_pc": Out(WORD),
+                    "bad_target": Out(1),
+                    "addr": Out(WORD),
+                    "store_data": Out(WORD),
+                }
+            )
+        )
+
+    def elaborate(self, platform: object) -> Module:
+        m = Module()
+        instr, pc, a = self.instr, self.pc, self.a
+
+        def named(name: str, value: Value, shape: object = WORD) -> Signal:
+            sig = Signal(shape, name=name)
+            m.d.comb += sig.eq(value)
+            return sig
+
+        immediate_ops = _ops(lambda s: s.name in _IMM_OPS)
+        uses_imm = named("uses_imm", instr.op.matches(*immediate_ops), 1)
+        b = named("alu_b", Mux(uses_imm, instr.imm, self.b))
+        sign_a = _ops(lambda s: MUL_SIGNS.get(s.name, (False, False))[0])
+        sign_b = _ops(lambda s: MUL_SIGNS.get(s.name, (False, False))[1])
+        mul_a = named("mul_a", Cat(a, a[-1] & instr.op.matches(*sign_a)), signed(XLEN + 1))
+        mul_b = named("mul_b", Cat(b, b[-1] & instr.op.matches(*sign_b)), signed(XLEN + 1))
+        product = named("product", mul_a * mul_b, signed(2 * XLEN + 2))
+        alu = _alu(a, b, product[:XLEN], product[XLEN : 2 * XLEN])
+
+        seq_pc = named("seq_pc", pc + ILEN_BYTES)
+        pc_target = named("pc_target", pc + instr.imm)  # branches, jal, auipc
+        addr = named("addr_sum", a + instr.imm)  # loads, stores, AMOs (imm 0), jalr
+        jalr_target = named("jalr_target", addr & ~1)
+
+        with m.Switch(instr.op):
+            for name, value in alu.items():
+                forms = [op(name)] + [op(i) for i, base in _IMM_OPS.items() if base == name]
+                with m.Case(*forms):
+                    m.d.comb += self.result.eq(value)
+            with m.Case(op("lui")):
+                m.d.comb += self.result.eq(instr.imm)
+            with m.Case(op("auipc")):
+                m.d.comb += self.result.eq(pc_target)
+            with m.Case(*_ops(lambda s: bool(golden.spec_fields(s)["is_csr"]))):
+                m.d.comb += self.result.eq(self.csr_value)
+            with m.Case(op("jal"), op("jalr")):
+                m.d.comb += self.result.eq(seq_pc)
+
+        taken = Signal(name="taken")
+        with m.Switch(instr.op):
+            for name, cond in BRANCHES.items():
+                with m.Case(op(name)):
+                    m.d.comb += taken.eq(cond(a, self.b))
+
+        with m.If(instr.is_branch):
+            m.d.comb += self.next_pc.eq(Mux(taken, pc_target, seq_pc))
+        with m.Elif(instr.is_jal):
+            m.d.comb += self.next_pc.eq(pc_target)
+        with m.Elif(instr.is_jalr):
+            m.d.comb += self.next_pc.eq(jalr_target)
+        with m.Elif(instr.is_bar):
+            m.d.comb += self.next_pc.eq(pc)
+        with m.Else():
+            m.d.comb += self.next_pc.eq(seq_pc)
+        redirects = instr.is_branch | instr.is_jal | instr.is_jalr
+        misaligned = self.next_pc[: (ILEN_BYTES - 1).bit_length()] != 0
+        m.d.comb += [
+            self.bad_target.eq(redirects & misaligned),
+            self.addr.eq(addr),
+            self.store_data.eq(self.b),
+        ]
+        return m
+
+
+# ----------------------------------------------------------------------------------------------
+# The divider
+
+
+def stage_boundaries(stages: int) -> list[int]:
+    """The division steps after which each of the ``stages`` register stages sits: the 32
+    steps spread evenly, the last stage after the last step (with more stages than steps,
+    some stages hold no step and only delay)."""
+    return [XLEN * i // stages for i in range(1, stages + 1)]
+
+
+def _state_layout(tag_width: int) -> data.StructLayout:
+    """What travels down the divider: the partial remainder, the dividend shifting into the
+    quotient, the divisor magnitude, the result signs and selection, the request."""
+    return data.StructLayout(
+        {
+            "valid": 1,
+            "tag": tag_width,
+            "rem": XLEN,
+            "quo": XLEN,
+            "divisor": XLEN,
+            "neg_quo": 1,
+            "neg_rem": 1,
+            "want_rem": 1,
+        }
+    )
+
+
+class Divider(wiring.Component):
+    """RV32M ``div``/``divu``/``rem``/``remu`` in ``stages`` register stages: a request
+    (``req``: ``valid``, ``op`` of :data:`Op`, ``a``, ``b``, ``tag``) comes out on ``resp``
+    (``valid``, ``result``, ``tag``) exactly ``stages`` clock edges later; one request per
+    cycle. ``req.op`` other than a division is treated as ``divu``."""
+
+    def __init__(self, stages: int, tag_width: int = 1) -> None:
+        if stages < 0:
+            raise ValueError(f"divider stages must be >= 0, not {stages}")
+        if tag_width < 1:
+            raise ValueError(f"tag width must be >= 1, not {tag_width}")
+        self.stages = stages
+        self.tag_width = tag_width
+        req = wiring.Signature(
+            {
+                "valid": Out(1),
+                "op": Out(Op),
+                "a": Out(WORD),
+                "b": Out(WORD),
+                "tag": Out(tag_width),
+            }
+        )
+        resp = wiring.Signature({"valid": Out(1), "result": Out(WORD), "tag": Out(tag_width)})
+        super().__init__(wiring.Signature({"req": In(req), "resp": Out(resp)}))
+
+    def elaborate(self, platform: object) -> Module:
+        m = Module()
+        layout = _state_layout(self.tag_width)
+        req = self.req
+        signed_ops = [op(n) for n, (sign, _) in DIV_KINDS.items() if sign]
+        rem_ops = [op(n) for n, (_, rem) in DIV_KINDS.items() if rem]
+        is_signed = Signal(name="is_signed")
+        neg_a = Signal(name="neg_a")
+        neg_b = Signal(name="neg_b")
+        state = Signal(layout, name="step0")
+        m.d.comb += [
+            is_signed.eq(req.op.matches(*signed_ops)),
+            neg_a.eq(is_signed & req.a[-1]),
+            neg_b.eq(is_signed & req.b[-1]),
+            state.valid.eq(req.valid),
+            state.tag.eq(req.tag),
+            state.rem.eq(0),
+            state.quo.eq(Mux(neg_a, -req.a, req.a)),
+            state.divisor.eq(Mux(neg_b, -req.b, req.b)),
+            state.neg_quo.eq((neg_a ^ neg_b) & (req.b != 0)),  # x / 0 = all ones, unsigned
+            state.neg_rem.eq(neg_a),
+            state.want_rem.eq(req.op.matches(*rem_ops)),
+        ]
+        boundaries = stage_boundaries(self.stages)
+        for step in range(XLEN + 1):
+            if step:
+                state = self._step(m, layout, state, step)
+            for s in [i for i, b in enumerate(boundaries) if b == step]:
+                registered = Signal(layout, name=f"stage{s + 1}")
+                m.d.sync += registered.eq(state)
+                state = registered
+        quotient = Signal(WORD, name="quotient")
+        remainder = Signal(WORD, name="remainder")
+        m.d.comb += [
+            quotient.eq(Mux(state.neg_quo, -state.quo, state.quo)),
+            remainder.eq(Mux(state.neg_rem, -state.rem, state.rem)),
+            self.resp.valid.eq(state.valid),
+            self.resp.tag.eq(state.tag),
+            self.resp.result.eq(Mux(state.want_rem, remainder, quotient)),
+        ]
+        return m
+
+    def _step(self, m: Module, layout: data.StructLayout, state: data.View, step: int) -> data.View:
+        """One restoring step: shift the next dividend bit into the remainder, subtract the
+        divisor when it fits, shift the quotient bit in."""
+        trial = Signal(XLEN + 1, name=f"trial{step}")
+        fits = Signal(name=f"fits{step}")
+        after = Signal(layout, name=f"step{step}")
+        m.d.comb += [
+            trial.eq(Cat(state.quo[-1], state.rem)),
+            fits.eq(trial >= state.divisor),
+            after.eq(state),
+            after.rem.eq(Mux(fits, trial - state.divisor, trial)),
+            after.quo.eq(Cat(fits, state.quo[:-1])),
+        ]
+        return after

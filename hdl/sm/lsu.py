@@ -1,0 +1,596 @@
+"""The SM's load/store unit (docs/sm-hardware.md: "The pipeline", timing rule 3, the memory
+contract, local and shared memory). Golden: ``golden.sm.lsu`` (``lsu_cycles`` is the schedule
+this unit follows, ``access_cost`` its length) and ``golden.memory.WarpMemory`` (the values).
+
+One memory instruction at a time:
+
+* **Passes.** In every pass of a load, store or AMO the top presents ``capture``: the thread
+  positions of the pass (``mask``) with their addresses and store data / AMO operands
+  (``addr``, ``data``, indexed by thread position). The address buffer keeps them and the
+  address window of each (global, shared, local or none). In the last pass the top also
+  presents ``start``; the LSU cycles run from the next cycle, one per cycle. ``busy`` is high
+  from then to the last LSU cycle L: a new memory instruction may issue from L + 1.
+* **Faults** are checked in the ``start`` cycle over the instruction's threads (the buffer
+  merged with that cycle's capture), as ``golden.memory.WarpMemory._route``: a misaligned
+  address (not a multiple of the size) before an unmapped one (outside the global, shared and
+  local windows), the lowest offending position. ``fault`` reports it (``FaultCode``, position,
+  address) and the instruction does not start.
+* **Global and local** threads first (seed 000 Sec 4.2/4.3): each LSU cycle the arbiter tree
+  (outside, port group ``tree``) gives the lowest line key among the pending threads and the
+  threads on it; one line-wide request on the data port ``mem`` serves them. A store merges the
+  threads' bytes (the highest thread wins a byte two threads write, as ``Bank.write``); an AMO
+  serves the lowest pending thread of each word (``Bank.atomic``'s order). Local addresses go
+  to the physical address of ``golden.sm.lsu.local_physical``, below the global window.
+* **Shared** threads then: ``shared_banks`` word-wide banks (synchronous block RAM) hold one
+  ``memmap.shared_size`` window per warp slot (``start.block`` names the instruction's window);
+  each LSU cycle every bank serves the word of its lowest pending thread (all pending threads
+  on it; an AMO only that thread, whose read-modify-write completes the next cycle).
+* **Results** of loads and AMOs leave through ``wb`` (a register-file write port; ``data`` is
+  meaningful where ``en`` is set) in the cycle the line response arrives, or the cycle after a
+  shared read: by L + 1 at the latest. ``release`` marks L of every instruction that started,
+  stores included (warp, rd, mask, and ``global_``: a line transaction was made, so the
+  ``global_`` latency applies); ``start.rd`` is the destination, 0 for none (no ``wb``).
+* **Stall.** Requests are accepted with ``req_valid & req_ready`` and answered with
+  ``resp_valid`` one cycle later or more. ``stall`` is high while a response is due and absent
+  or a request is not accepted; it is combinational from the registers and the inputs
+  ``mem.req_ready``, ``mem.resp_valid`` and ``tree.granted`` (so ``granted`` must not depend
+  on ``stall``). The LSU freezes itself with it (its registers, bank ports and outputs
+  ``wb``/``release``/``fault``/counters only act in cycles without stall) except for one
+  response holding register, so it belongs in the SM's ungated clock domain while the top
+  freezes the rest of the core with ``stall``; ``capture``/``start`` presented in a stalled
+  cycle are ignored (a frozen core presents them again).
+* **Tree sharing.** ``tree.granted`` low (the stack-less control arbitrates its PC on the same
+  tree this cycle, timing rule 3) makes the LSU wait that cycle: no LSU cycle happens. With a
+  tree of its own the top ties ``granted`` high.
+
+Ports (W warp size, KW = 32 - log2(line bytes) line-key bits, WB warp-slot bits, LB line bytes):
+
+=========  ===  =====================================================================
+group      dir  members
+=========  ===  =====================================================================
+capture    in   valid, mask [W], addr [W x 32], data [W x 32]
+start      in   valid, op (``MemOp``), size (log2 bytes), signed, amo (funct5), warp, block
+                (warp slots), rd (destination, 0: none), mask [W]
+busy       out  an instruction is in its LSU cycles
+tree       out  valid [W] (pending global/local threads), key [W x KW] (their line keys)
+           in   granted, min_key [KW], mask [W] (threads on the lowest line)
+mem        out  req_valid, req_addr, req_op, req_amo, req_be [LB], req_wdata [8 LB]
+           in   req_ready, resp_valid, resp_rdata [8 LB] (docs/sm-hardware.md, ``mem__*``)
+stall      out  freeze the core this cycle
+wb         out  en [W], warp, rd, data [W x 32]
+release    out  valid, warp, rd, mask [W], global\\_
+fault      out  valid, code (``golden.faults.FaultCode``), position, addr
+counters   out  transactions, shared_cycles, bank_conflicts, stalls (32 bits each)
+=========  ===  =====================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
+from amaranth.lib import data, enum, memory, wiring
+from amaranth.lib.wiring import In, Out
+
+from reconverge.golden.blocks.base import bits_for, ceil_log2
+from reconverge.golden.faults import FaultCode
+from reconverge.golden.isa import NUM_REGS
+from reconverge.golden.memmap import GLOBAL_BASE, SHARED_BASE
+from reconverge.golden.sm.lsu import AMO_BY_FUNCT5, WORD_BYTES, MemOp
+from reconverge.golden.sm.params import SMParams
+
+ADDR_BITS = 32
+WORD_BITS = 8 * WORD_BYTES
+WORD_SHIFT = ceil_log2(WORD_BYTES)
+COUNTER_BITS = 32
+REG_BITS = ceil_log2(NUM_REGS)
+FUNCT5_BITS = 5
+COUNTERS = ("transactions", "shared_cycles", "bank_conflicts", "stalls")
+
+
+class Window(enum.Enum, shape=2):
+    """The address window of a thread's address (``golden.memmap.Region``, or none)."""
+
+    NONE = 0
+    GLOBAL = 1
+    SHARED = 2
+    LOCAL = 3
+
+
+#: The shared banks' read-modify-write of each AMO (``golden.memory.AMO_OPS``).
+AMO_HDL: dict[str, Callable[[Value, Value], Value]] = {
+    "add": lambda old, v: (old + v)[:WORD_BITS],
+    "swap": lambda old, v: v,
+    "min": lambda old, v: Mux(old.as_signed() <= v.as_signed(), old, v),
+    "max": lambda old, v: Mux(old.as_signed() >= v.as_signed(), old, v),
+}
+
+#: Fault codes by memory operation: (misaligned, unmapped).
+_FAULTS: dict[MemOp, tuple[FaultCode, FaultCode]] = {
+    MemOp.LOAD: (FaultCode.MISALIGNED_LOAD, FaultCode.UNMAPPED_LOAD),
+    MemOp.STORE: (FaultCode.MISALIGNED_STORE, FaultCode.UNMAPPED_STORE),
+    MemOp.AMO: (FaultCode.MISALIGNED_AMO, FaultCode.UNMAPPED_AMO),
+}
+
+
+def instr_layout(warp_size: int, warp_bits: int) -> data.StructLayout:
+    """The memory instruction the LSU runs: the ``start`` fields but ``valid``."""
+    return data.StructLayout(
+        {
+            "op": MemOp,
+            "size": 2,  # log2 bytes
+            "signed": 1,
+            "amo": FUNCT5_BITS,
+            "warp": warp_bits,
+            "block": warp_bits,
+            "rd": REG_BITS,
+            "mask": warp_size,
+        }
+    )
+
+
+#: What the address buffer keeps of each thread position.
+ENTRY = data.StructLayout({"addr": ADDR_BITS, "data": WORD_BITS, "window": Window})
+
+
+def _group(**members: wiring.Member) -> wiring.Signature:
+    return wiring.Signature(members)
+
+
+def lsu_signature(params: SMParams, key_width: int) -> wiring.Signature:
+    """The LSU's ports (module docstring), from the LSU's side."""
+    w, wb, lb = params.geometry.warp_size, params.warp_bits, params.config.line_bytes
+    words = data.ArrayLayout(WORD_BITS, w)
+    instr = instr_layout(w, wb)
+    return _group(
+        capture=In(
+            _group(
+                valid=Out(1), mask=Out(w), addr=Out(data.ArrayLayout(ADDR_BITS, w)), data=Out(words)
+            )
+        ),
+        start=In(_group(valid=Out(1), **{name: Out(f.shape) for name, f in instr})),
+        busy=Out(1),
+        tree=Out(
+            _group(
+                valid=Out(w),
+                key=Out(data.ArrayLayout(key_width, w)),
+                granted=In(1),
+                min_key=In(key_width),
+                mask=In(w),
+            )
+        ),
+        mem=Out(
+            _group(
+                req_valid=Out(1),
+                req_ready=In(1),
+                req_addr=Out(ADDR_BITS),
+                req_op=Out(MemOp),
+                req_amo=Out(FUNCT5_BITS),
+                req_be=Out(lb),
+                req_wdata=Out(8 * lb),
+                resp_valid=In(1),
+                resp_rdata=In(8 * lb),
+            )
+        ),
+        stall=Out(1),
+        wb=Out(_group(en=Out(w), warp=Out(wb), rd=Out(REG_BITS), data=Out(words))),
+        release=Out(
+            _group(valid=Out(1), warp=Out(wb), rd=Out(REG_BITS), mask=Out(w), global_=Out(1))
+        ),
+        fault=Out(
+            _group(valid=Out(1), code=Out(4), position=Out(bits_for(w)), addr=Out(ADDR_BITS))
+        ),
+        counters=Out(_group(**{name: Out(COUNTER_BITS) for name in COUNTERS})),
+    )
+
+
+def lowest(m: Module, name: str, bits: Value) -> Signal:
+    """One-hot of the lowest set bit of ``bits`` (0 when none)."""
+    first = Signal(len(bits), name=name)
+    m.d.comb += first.eq(bits & (~bits + 1)[: len(bits)])
+    return first
+
+
+def extend(word: Value, byte: Value, size: Value, signed: Value) -> Value:
+    """The element of ``size`` (log2 bytes) at byte ``byte`` of ``word``, sign- or
+    zero-extended to 32 bits (``golden.memory.Bank.read``)."""
+    shifted = (word >> (byte << 3))[:WORD_BITS]
+    b, h = shifted[:8], shifted[:16]
+    return Mux(
+        size == 0,
+        Mux(signed, b.as_signed(), b),
+        Mux(size == 1, Mux(signed, h.as_signed(), h), word),
+    )[:WORD_BITS]
+
+
+@dataclass
+class _Thread:
+    """What the LSU derives from one buffered thread position."""
+
+    entry: data.View  # address, store data / operand, window
+    physical: Signal  # the data-port address (local: interleaved)
+    word_in_line: Value
+    bank: Value  # shared bank
+    row: Value  # shared row within the block's window
+    byte_en: Signal  # the bytes of its word the access covers
+    spread: Signal  # its store data in every byte lane it may write
+
+
+class _State:
+    """The LSU's registers (advanced only in cycles without stall) and the signals of the
+    current cycle that the parts of :meth:`LSU.elaborate` share."""
+
+    def __init__(self, w: int, line_bytes: int, instr: data.StructLayout) -> None:
+        self.active = Signal(name="active")  # in the LSU cycles of an instruction
+        self.instr = Signal(instr, name="instr")
+        self.pend_line = Signal(w, name="pend_line")  # global/local positions not yet served
+        self.pend_shared = Signal(w, name="pend_shared")
+        self.made_line = Signal(name="made_line")  # the instruction made a line transaction
+        self.shared_begun = Signal(name="shared_begun")  # its shared part had its first cycle
+        self.due = Signal(name="due")  # a line request was accepted last cycle: response due
+        self.due_served = Signal(w, name="due_served")
+        self.shared_due = Signal(name="shared_due")  # last cycle's shared reads give results
+        self.shared_served = Signal(w, name="shared_served")
+        # this cycle
+        self.adv = Signal(name="adv")  # no stall: the LSU advances
+        self.lsu_cycle = Signal(name="lsu_cycle")
+        self.line_cycle = Signal(name="line_cycle")
+        self.shared_cycle = Signal(name="shared_cycle")
+        self.line_served = Signal(w, name="line_served")
+        self.shared_now = Signal(w, name="shared_now")  # positions the banks serve
+        self.line = Signal(8 * line_bytes, name="line")  # the due response (or the held one)
+
+
+class LSU(wiring.Component):
+    """The load/store unit of an SM elaborated from ``params`` (module docstring).
+    ``key_width`` is the width of ``tree.key``; ``bank_memories`` (after elaboration) are the
+    shared banks, one ``lib.memory.Memory`` each."""
+
+    def __init__(self, params: SMParams) -> None:
+        geometry, config, memmap = params.geometry, params.config, params.memmap
+        self.params = params
+        self.warp_size = w = geometry.warp_size
+        self.line_bytes = lb = config.line_bytes
+        self.memmap = memmap
+        self.key_width = ADDR_BITS - ceil_log2(lb)
+        stride = memmap.local_size * w  # bytes of one warp slot's local memory
+        if stride % lb or geometry.warps * stride > GLOBAL_BASE:
+            raise ValueError(
+                f"local memory of {geometry.warps} warp slots x {w} threads x "
+                f"{memmap.local_size} bytes must be whole {lb}-byte lines below the global window"
+            )
+        missing = set(AMO_BY_FUNCT5.values()) - set(AMO_HDL)
+        if missing:
+            raise ValueError(f"the LSU has no shared-memory AMO for {sorted(missing)}")
+        shared_words = memmap.shared_size // WORD_BYTES
+        #: bank index bits (a window of fewer words than banks reaches only the first ones)
+        self.bank_bits = min(ceil_log2(config.shared_banks), ceil_log2(shared_words))
+        self.row_bits = ceil_log2(shared_words) - self.bank_bits  # rows of one window
+        self.bank_memories: list[memory.Memory] = []
+        super().__init__(lsu_signature(params, self.key_width))
+
+    def elaborate(self, platform: object) -> Module:
+        m = Module()
+        w = self.warp_size
+        s = _State(w, self.line_bytes, instr_layout(w, self.params.warp_bits))
+        entries = [Signal(ENTRY, name=f"thread{i}") for i in range(w)]
+        threads = [self._thread(m, s, i, entry) for i, entry in enumerate(entries)]
+        self._stall(m, s)
+        m.d.comb += [
+            self.busy.eq(s.active),
+            s.lsu_cycle.eq(s.active & self.tree.granted),
+            s.line_cycle.eq(s.lsu_cycle & s.pend_line.any()),
+            s.shared_cycle.eq(s.lsu_cycle & ~s.pend_line.any() & s.pend_shared.any()),
+        ]
+        self._line_request(m, s, threads)
+        bank_words = self._shared_banks(m, s, threads)
+        self._results(m, s, threads, bank_words)
+        windows, bad = self._start(m, s, entries)
+        self._advance(m, s, entries, windows, bad)
+        return m
+
+    # -- per thread -----------------------------------------------------------------------
+
+    def _window(self, m: Module, name: str, addr: Value) -> Signal:
+        """The window of ``addr``: its offset from the base below the size, as
+        ``golden.memory.WarpMemory._route`` (an aligned access then fits entirely)."""
+        memmap = self.memmap
+        window = Signal(Window, name=name)
+        choice: Value = Const(Window.NONE.value, Window.as_shape())
+        for value, base, size in (
+            (Window.LOCAL, memmap.local_base, memmap.local_size),
+            (Window.SHARED, SHARED_BASE, memmap.shared_size),
+            (Window.GLOBAL, GLOBAL_BASE, memmap.global_size),
+        ):
+            choice = Mux((addr - base)[:ADDR_BITS] < size, value.value, choice)
+        m.d.comb += window.eq(choice)
+        return window
+
+    def _thread(self, m: Module, s: _State, i: int, entry: data.View) -> _Thread:
+        """Per-position values: the physical address (local memory at
+        ``golden.sm.lsu.local_physical``: byte, position, word, warp slot), its word in the
+        line, the shared bank and row, the bytes written and the data in their lanes."""
+        w, line_shift = self.warp_size, ceil_log2(self.line_bytes)
+        a, d, size = entry.addr, entry.data, s.instr.size
+        byte = a[:WORD_SHIFT]
+        local = Cat(
+            byte, Const(i, ceil_log2(w)), a[WORD_SHIFT : ceil_log2(self.memmap.local_size)],
+            s.instr.warp,
+        )  # fmt: skip
+        physical = Signal(ADDR_BITS, name=f"physical{i}")
+        byte_en = Signal(WORD_BYTES, name=f"byte_en{i}")
+        spread = Signal(WORD_BITS, name=f"spread{i}")
+        shared_word = a[WORD_SHIFT : ceil_log2(self.memmap.shared_size)]
+        m.d.comb += [
+            physical.eq(Mux(entry.window == Window.LOCAL, local, a)),
+            byte_en.eq(Mux(size == 0, 1 << byte, Mux(size == 1, 0b11 << byte, 0b1111))),
+            spread.eq(Mux(size == 0, d[:8].replicate(4), Mux(size == 1, d[:16].replicate(2), d))),
+            self.tree.key[i].eq(physical[line_shift:]),
+        ]
+        return _Thread(
+            entry=entry,
+            physical=physical,
+            word_in_line=physical[WORD_SHIFT:line_shift],
+            bank=shared_word[: self.bank_bits],
+            row=shared_word[self.bank_bits :],
+            byte_en=byte_en,
+            spread=spread,
+        )
+
+    @staticmethod
+    def _merge(m: Module, name: str, sel: Value, threads: list[_Thread]) -> tuple[Signal, Signal]:
+        """(word, byte enables) the threads of ``sel`` write into one word: each byte from the
+        highest thread writing it (``golden.memory.Bank.write``)."""
+        word = Signal(WORD_BITS, name=f"{name}_wdata")
+        enables = Signal(WORD_BYTES, name=f"{name}_be")
+        for j in range(WORD_BYTES):
+            byte: Value = Const(0, 8)
+            for i, t in enumerate(threads):
+                byte = Mux(sel[i] & t.byte_en[j], t.spread.word_select(j, 8), byte)
+            m.d.comb += [
+                word.word_select(j, 8).eq(byte),
+                enables[j].eq((sel & Cat(t.byte_en[j] for t in threads)).any()),
+            ]
+        return word, enables
+
+    # -- the data port ----------------------------------------------------------------------
+
+    def _stall(self, m: Module, s: _State) -> None:
+        """``stall``: a due response is absent, or the request is not accepted. A response
+        that arrives in a stalled cycle is held (always clocked) until the LSU advances."""
+        port = self.mem
+        held = Signal(name="held")
+        held_line = Signal(8 * self.line_bytes, name="held_line")
+        waiting = Signal(name="waiting")
+        m.d.comb += [
+            waiting.eq(s.due & ~held & ~port.resp_valid),
+            s.line.eq(Mux(held, held_line, port.resp_rdata)),
+            port.req_valid.eq(s.line_cycle & ~waiting),
+            self.stall.eq(waiting | (port.req_valid & ~port.req_ready)),
+            s.adv.eq(~self.stall),
+        ]
+        m.d.sync += [
+            held.eq(self.stall & (held | (s.due & port.resp_valid))),
+            self.counters.stalls.eq(self.counters.stalls + self.stall),
+        ]
+        with m.If(s.due & port.resp_valid & ~held):
+            m.d.sync += held_line.eq(port.resp_rdata)
+
+    def _line_request(self, m: Module, s: _State, threads: list[_Thread]) -> None:
+        """The line transaction of a global/local LSU cycle (seed 000 Sec 4.2): the tree's
+        lowest line and its threads; an AMO serves the lowest thread of each word."""
+        w, port, amo = self.warp_size, self.mem, s.instr.op == MemOp.AMO
+        on_line = Signal(w, name="on_line")
+        m.d.comb += [self.tree.valid.eq(s.pend_line), on_line.eq(self.tree.mask & s.pend_line)]
+        words, enables = [], []
+        firsts: Value = Const(0, w)
+        for k in range(self.line_bytes // WORD_BYTES):
+            member = Signal(w, name=f"line_word{k}")
+            m.d.comb += member.eq(on_line & Cat(t.word_in_line == k for t in threads))
+            first = lowest(m, f"line_word{k}_first", member)
+            firsts = firsts | first
+            word, be = self._merge(m, f"line_word{k}", Mux(amo, first, member), threads)
+            words.append(word)
+            enables.append(be)
+        m.d.comb += [
+            s.line_served.eq(Mux(amo, firsts, on_line)),
+            port.req_addr.eq(Cat(Const(0, ceil_log2(self.line_bytes)), self.tree.min_key)),
+            port.req_op.eq(s.instr.op),
+            port.req_amo.eq(s.instr.amo),
+            port.req_be.eq(Mux(s.instr.op == MemOp.LOAD, 0, Cat(*enables))),
+            port.req_wdata.eq(Cat(*words)),
+        ]
+
+    def _shared_banks(self, m: Module, s: _State, threads: list[_Thread]) -> list[Value]:
+        """The shared banks: in a shared LSU cycle each serves the word of its lowest pending
+        thread (all pending threads on it; an AMO that thread only, whose write follows in
+        the next cycle). Returns each bank's read data (of the previous cycle's read)."""
+        w, instr = self.warp_size, s.instr
+        amo, store = instr.op == MemOp.AMO, instr.op == MemOp.STORE
+        row_bits = self.row_bits + self.params.warp_bits
+        amo_ops = {f5: AMO_HDL[name] for f5, name in AMO_BY_FUNCT5.items()}
+        self.bank_memories = []
+        served_all: Value = Const(0, w)
+        read_words = []
+        for k in range(1 << self.bank_bits):
+            member = Signal(w, name=f"bank{k}_pending")
+            m.d.comb += member.eq(s.pend_shared & Cat(t.bank == k for t in threads))
+            first = lowest(m, f"bank{k}_first", member)
+            picked: Value = Const(0, self.row_bits)
+            for i, t in enumerate(threads):
+                picked = picked | Mux(first[i], t.row, 0)
+            row = Signal(row_bits, name=f"bank{k}_row")
+            served = Signal(w, name=f"bank{k}_served")
+            same = member & Cat(t.row == picked for t in threads)
+            m.d.comb += [row.eq(Cat(picked, instr.block)), served.eq(Mux(amo, first, same))]
+            served_all = served_all | served
+            word, enables = self._merge(m, f"bank{k}", served, threads)
+            # an AMO's read-modify-write: read in this cycle, write in the next
+            rmw = Signal(name=f"bank{k}_rmw")
+            rmw_row = Signal(row_bits, name=f"bank{k}_rmw_row")
+            rmw_operand = Signal(WORD_BITS, name=f"bank{k}_rmw_operand")
+            with m.If(s.adv):
+                m.d.sync += [
+                    rmw.eq(s.shared_cycle & amo & member.any()),
+                    rmw_row.eq(row),
+                    rmw_operand.eq(word),
+                ]
+            bank = memory.Memory(
+                shape=WORD_BITS, depth=self.params.geometry.warps << self.row_bits, init=[]
+            )
+            m.submodules[f"bank{k}"] = bank
+            self.bank_memories.append(bank)
+            wp = bank.write_port(granularity=8)
+            rp = bank.read_port(transparent_for=(wp,))
+            new: Value = rp.data
+            for f5, op in amo_ops.items():
+                new = Mux(instr.amo == f5, op(rp.data, rmw_operand), new)
+            amo_new = Signal(WORD_BITS, name=f"bank{k}_amo_new")
+            write = Signal(name=f"bank{k}_write")
+            m.d.comb += [
+                amo_new.eq(new),
+                write.eq(s.adv & (rmw | (s.shared_cycle & store & member.any()))),
+                rp.addr.eq(row),
+                rp.en.eq(s.adv),
+                wp.addr.eq(Mux(rmw, rmw_row, row)),
+                wp.data.eq(Mux(rmw, amo_new, word)),
+                wp.en.eq(Mux(rmw, 0b1111, enables) & write.replicate(WORD_BYTES)),
+            ]
+            read_words.append(rp.data)
+        m.d.comb += s.shared_now.eq(served_all)
+        return read_words
+
+    # -- results, faults, state -------------------------------------------------------------
+
+    def _results(
+        self, m: Module, s: _State, threads: list[_Thread], bank_words: list[Value]
+    ) -> None:
+        """``wb``: the due line response, else last cycle's shared reads, per position
+        extracted and extended (``data`` is meaningful where ``en`` is set only)."""
+        instr, wb = s.instr, self.wb
+        writes = Signal(name="writes_rd")
+        m.d.comb += [
+            writes.eq(s.adv & (instr.op != MemOp.STORE) & (instr.rd != 0)),
+            wb.en.eq(
+                Mux(writes, Mux(s.due, s.due_served, 0) | Mux(s.shared_due, s.shared_served, 0), 0)
+            ),
+            wb.warp.eq(instr.warp),
+            wb.rd.eq(instr.rd),
+        ]
+        for i, t in enumerate(threads):
+            from_bank: Value = bank_words[0]
+            for k in range(1, len(bank_words)):
+                from_bank = Mux(t.bank == k, bank_words[k], from_bank)
+            word = Signal(WORD_BITS, name=f"result{i}_word")
+            m.d.comb += [
+                word.eq(Mux(s.due, s.line.word_select(t.word_in_line, WORD_BITS), from_bank)),
+                wb.data[i].eq(extend(word, t.entry.addr[:WORD_SHIFT], instr.size, instr.signed)),
+            ]
+
+    def _start(self, m: Module, s: _State, entries: list[Signal]) -> tuple[list[Signal], Signal]:
+        """The windows of the buffer merged with this cycle's capture, and the fault check of
+        ``start`` over them (``WarpMemory._route``: misaligned before unmapped, the lowest
+        offending position). Returns (windows, a fault)."""
+        w, cap, start = self.warp_size, self.capture, self.start
+        addrs, windows = [], []
+        for i, entry in enumerate(entries):
+            now = cap.valid & cap.mask[i]
+            addr = Signal(ADDR_BITS, name=f"start_addr{i}")
+            window = Signal(Window, name=f"start_window{i}")
+            captured = self._window(m, f"capture_window{i}", cap.addr[i])
+            m.d.comb += [
+                addr.eq(Mux(now, cap.addr[i], entry.addr)),
+                window.eq(Mux(now, captured, entry.window)),
+            ]
+            addrs.append(addr)
+            windows.append(window)
+        misaligned = Signal(w, name="misaligned")
+        unmapped = Signal(w, name="unmapped")
+        size = start.size
+        m.d.comb += [
+            misaligned.eq(
+                start.mask & Cat((a[0] & (size != 0)) | (a[1] & (size == 2)) for a in addrs)
+            ),
+            unmapped.eq(start.mask & Cat(win == Window.NONE for win in windows)),
+        ]
+        offending = lowest(m, "offending", Mux(misaligned.any(), misaligned, unmapped))
+        bad = Signal(name="bad")
+        position: Value = Const(0, bits_for(w))
+        fault_addr: Value = Const(0, ADDR_BITS)
+        for i, addr in enumerate(addrs):
+            position = position | Mux(offending[i], i, 0)
+            fault_addr = fault_addr | Mux(offending[i], addr, 0)
+        code: Value = Const(FaultCode.NONE, 4)
+        for op, (mis, unm) in _FAULTS.items():
+            code = Mux(start.op == op, Mux(misaligned.any(), mis, unm), code)
+        m.d.comb += [
+            bad.eq(start.valid & (misaligned | unmapped).any()),
+            self.fault.valid.eq(bad & s.adv),
+            self.fault.code.eq(code),
+            self.fault.position.eq(position),
+            self.fault.addr.eq(fault_addr),
+        ]
+        return windows, bad
+
+    def _advance(
+        self, m: Module, s: _State, entries: list[Signal], windows: list[Signal], bad: Signal
+    ) -> None:
+        """Next state (cycles without stall only), ``release`` at the last LSU cycle, the
+        counters (golden's metrics: transactions, shared cycles, bank conflicts)."""
+        w, cap, start, counters = self.warp_size, self.capture, self.start, self.counters
+        next_line = Signal(w, name="next_pend_line")
+        next_shared = Signal(w, name="next_pend_shared")
+        last = Signal(name="last")
+        m.d.comb += [
+            next_line.eq(s.pend_line & ~Mux(s.line_cycle, s.line_served, 0)),
+            next_shared.eq(s.pend_shared & ~Mux(s.shared_cycle, s.shared_now, 0)),
+            last.eq(s.lsu_cycle & ~next_line.any() & ~next_shared.any()),
+            self.release.valid.eq(last & s.adv),
+            self.release.warp.eq(s.instr.warp),
+            self.release.rd.eq(s.instr.rd),
+            self.release.mask.eq(s.instr.mask),
+            self.release.global_.eq(s.made_line | s.line_cycle),
+        ]
+        with m.If(s.adv):
+            m.d.sync += [
+                s.due.eq(self.mem.req_valid),
+                s.due_served.eq(s.line_served),
+                s.shared_due.eq(s.shared_cycle & (s.instr.op != MemOp.STORE)),
+                s.shared_served.eq(s.shared_now),
+                counters.transactions.eq(counters.transactions + self.mem.req_valid),
+                counters.shared_cycles.eq(counters.shared_cycles + s.shared_cycle),
+                counters.bank_conflicts.eq(
+                    counters.bank_conflicts + (s.shared_cycle & s.shared_begun)
+                ),
+            ]
+            for i, entry in enumerate(entries):
+                with m.If(cap.valid & cap.mask[i]):
+                    m.d.sync += [
+                        entry.addr.eq(cap.addr[i]),
+                        entry.data.eq(cap.data[i]),
+                        entry.window.eq(windows[i]),
+                    ]
+            with m.If(s.lsu_cycle):
+                m.d.sync += [
+                    s.pend_line.eq(next_line),
+                    s.pend_shared.eq(next_shared),
+                    s.made_line.eq(s.made_line | s.line_cycle),
+                    s.shared_begun.eq(s.shared_begun | s.shared_cycle),
+                ]
+                with m.If(last):
+                    m.d.sync += s.active.eq(0)
+            with m.If(start.valid & ~bad):
+                line = Cat((win == Window.GLOBAL) | (win == Window.LOCAL) for win in windows)
+                shared = Cat(win == Window.SHARED for win in windows)
+                m.d.sync += [
+                    s.active.eq(1),
+                    s.pend_line.eq(start.mask & line),
+                    s.pend_shared.eq(start.mask & shared),
+                    s.made_line.eq(0),
+                    s.shared_begun.eq(0),
+                    *(
+                        getattr(s.instr, name).eq(getattr(start, name))
+                        for name, _ in s.instr.shape()
+                    ),
+                ]

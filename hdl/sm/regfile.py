@@ -1,0 +1,190 @@
+"""The SM's register file (docs/sm-hardware.md, "Register file"): one bank per thread
+position j (0..W-1) holding the 32 registers of position j of every warp slot, so the lanes
+of a pass, and the writes of a whole warp, reach their threads' registers in parallel: the
+banked register file of seed 001 (Sec 3.6, Fig 5.3), one bank per lane position, which is why
+the squeeze keeps every thread in its lane (Sec 4.1, rule 1).
+
+Storage: per bank an Amaranth ``lib.memory.Memory`` of warps x 32 words with two asynchronous
+read ports and three write ports. A memory is one array in the Verilog (``reg [31:0] m[..]``),
+which Icarus and Verilator simulate far faster than W x warps x 32 separate registers behind
+read multiplexers, and which synthesis maps to flip-flops or LUT RAM as the target allows
+(block RAM has neither asynchronous reads nor three write ports). Amaranth leaves two writes
+to one row in one cycle undefined, so the enables are gated: of several ports writing the
+same (slot, register) of a position, the last of ``write_lane``, ``write_div``, ``write_lsu``
+wins. Writes to x0 are dropped.
+
+A per-(slot, position, register) *written* bit, in flip-flops, lets a launch mark a whole slot
+unwritten in one cycle; an unwritten register reads its initial value
+(``golden.functional.initial_registers``: sp = top of local memory, gp and a0..a7 from the
+``init`` inputs, everything else 0), so dispatching a warp costs no cycles. A write to a slot
+in the cycle it is launched belongs to the slot's previous warp and is lost. Reset marks
+every register unwritten.
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+from operator import or_
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, unsigned
+from amaranth.lib import data, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from reconverge.golden.functional import GLOBAL_POINTER_SYMBOL, LaunchConfig, initial_registers
+from reconverge.golden.image import Image
+from reconverge.golden.isa import NUM_REGS
+from reconverge.golden.memmap import MemoryMap
+from reconverge.golden.sm.params import ARG_REGS, SMParams
+from reconverge.hdl.sm.decode import REG
+from reconverge.hdl.sm.lanes import WORD
+
+#: The write ports, lowest priority first.
+WRITE_PORTS = ("write_lane", "write_div", "write_lsu")
+
+Source = tuple[str, int]  # ("const", value), ("gp", 0) or ("arg", index)
+
+
+def initial_sources(memmap: MemoryMap) -> dict[int, Source]:
+    """Where each register's initial value comes from, found by running
+    ``golden.functional.initial_registers`` on two launches with different gp and arguments:
+    what changes with them comes from them, the rest is a constant (sp, zeros)."""
+
+    def probe(base: int) -> list[int]:
+        image = Image(entry=0, segments=(), symbols={GLOBAL_POINTER_SYMBOL: base})
+        args = tuple(base + 1 + i for i in range(ARG_REGS))
+        config = LaunchConfig(grid=1, block=1, memmap=memmap, args=args)
+        return [int(v) for v in initial_registers(1, image, config)[0]]
+
+    first, second = probe(0x1000), probe(0x2000)
+    sources: dict[int, Source] = {}
+    for reg, (a, b) in enumerate(zip(first, second, strict=True)):
+        if a == b:
+            sources[reg] = ("const", a)
+        elif a == 0x1000:
+            sources[reg] = ("gp", 0)
+        else:
+            sources[reg] = ("arg", a - 0x1001)
+    return sources
+
+
+def read_signature(params: SMParams) -> wiring.Signature:
+    """The read port, from the reader's side: slot and registers out, one word per position in."""
+    words = data.ArrayLayout(WORD, params.geometry.warp_size)
+    slot = unsigned(params.warp_bits)
+    return wiring.Signature(
+        {
+            "warp": Out(slot),
+            "rs1": Out(REG),
+            "rs2": Out(REG),
+            "rs1_data": In(words),
+            "rs2_data": In(words),
+        }
+    )
+
+
+def write_signature(params: SMParams) -> wiring.Signature:
+    """A write port, from the writer's side: position mask, slot, register, one word per
+    position."""
+    width = params.geometry.warp_size
+    return wiring.Signature(
+        {
+            "en": Out(width),
+            "warp": Out(unsigned(params.warp_bits)),
+            "rd": Out(REG),
+            "data": Out(data.ArrayLayout(WORD, width)),
+        }
+    )
+
+
+def launch_signature(params: SMParams) -> wiring.Signature:
+    return wiring.Signature({"valid": Out(1), "warp": Out(unsigned(params.warp_bits))})
+
+
+def init_signature() -> wiring.Signature:
+    """The launch's initial gp and a0..a7 (a0 first), held for the whole run."""
+    return wiring.Signature({"gp": Out(WORD), "args": Out(data.ArrayLayout(WORD, ARG_REGS))})
+
+
+class RegisterFile(wiring.Component):
+    """Registers of every thread of every warp slot of ``params``: ports ``read``,
+    ``write_lane``, ``write_div``, ``write_lsu``, ``launch``, ``init`` (module docstring)."""
+
+    def __init__(self, params: SMParams) -> None:
+        self.params = params
+        members = {"read": In(read_signature(params))}
+        members.update({name: In(write_signature(params)) for name in WRITE_PORTS})
+        members["launch"] = In(launch_signature(params))
+        members["init"] = In(init_signature())
+        super().__init__(wiring.Signature(members))
+
+    def elaborate(self, platform: object) -> Module:
+        m = Module()
+        geometry = self.params.geometry
+        width, slots = geometry.warp_size, geometry.warps
+        rows = slots * NUM_REGS
+        ports = [getattr(self, name) for name in WRITE_PORTS]
+        enables = [self._write_enable(m, i, ports) for i in range(len(ports))]
+
+        cleared = Signal(rows, name="launch_clear")
+        m.d.comb += cleared.eq(
+            Cat(
+                (self.launch.valid & (self.launch.warp == s)).replicate(NUM_REGS)
+                for s in range(slots)
+            )
+        )
+        read = self.read
+        init_rs1 = self._initial(m, "init_rs1", read.rs1)
+        init_rs2 = self._initial(m, "init_rs2", read.rs2)
+        for j in range(width):
+            bank = Memory(shape=WORD, depth=rows, init=[])
+            m.submodules[f"bank{j}"] = bank
+            written = Signal(rows, name=f"written{j}")
+            set_bits = []
+            for port, enable in zip(ports, enables, strict=True):
+                writer = bank.write_port()
+                row = Cat(port.rd, port.warp)
+                m.d.comb += [writer.addr.eq(row), writer.data.eq(port.data[j])]
+                m.d.comb += writer.en.eq(enable[j])
+                set_bits.append(Mux(enable[j], Const(1, rows) << row, 0))
+            m.d.sync += written.eq((written | reduce(or_, set_bits)) & ~cleared)
+            for reg, init, out in (
+                (read.rs1, init_rs1, read.rs1_data),
+                (read.rs2, init_rs2, read.rs2_data),
+            ):
+                reader = bank.read_port(domain="comb")
+                row = Cat(reg, read.warp)
+                m.d.comb += reader.addr.eq(row)
+                m.d.comb += out[j].eq(Mux(written.bit_select(row, 1), reader.data, init))
+        return m
+
+    def _write_enable(self, m: Module, index: int, ports: list[wiring.PureInterface]) -> Signal:
+        """The positions port ``index`` writes: its enables for a register other than x0,
+        minus the positions a later port writes to the same (slot, register)."""
+        port = ports[index]
+        name = WRITE_PORTS[index]
+        enable = Signal(len(port.en), name=f"{name}_en")
+        lost = []
+        for later, other in enumerate(ports[index + 1 :], index + 1):
+            same = Signal(name=f"{name}_same_as_{WRITE_PORTS[later]}")
+            m.d.comb += same.eq((other.warp == port.warp) & (other.rd == port.rd))
+            lost.append(other.en & same.replicate(len(port.en)))
+        taken = reduce(or_, lost, Const(0, len(port.en)))
+        m.d.comb += enable.eq(Mux(port.rd != 0, port.en & ~taken, 0))
+        return enable
+
+    def _initial(self, m: Module, name: str, reg: Value) -> Signal:
+        """The initial value of register ``reg`` (:func:`initial_sources`)."""
+        value = Signal(WORD, name=name)
+        with m.Switch(reg):
+            for r, (kind, arg) in initial_sources(self.params.memmap).items():
+                if kind == "const" and arg == 0:
+                    continue  # the default
+                with m.Case(r):
+                    if kind == "const":
+                        m.d.comb += value.eq(arg)
+                    elif kind == "gp":
+                        m.d.comb += value.eq(self.init.gp)
+                    else:
+                        m.d.comb += value.eq(self.init.args[arg])
+        return value
