@@ -62,7 +62,7 @@ bench: setup
 
 # Area and timing of the HDL blocks from real Yosys/nextpnr runs (a few minutes).
 area: setup
-	$(PY) -m reconverge.hdl.area docs/area.md --jobs $(JOBS)
+	$(PY) -m reconverge.hdl.tools.area docs/area.md --jobs $(JOBS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis sim_build

@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from reconverge.golden.asm import assemble
+from reconverge.golden.command import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command
 from reconverge.golden.disasm import disassemble_image
 from reconverge.golden.elf import read_elf, write_elf
 from reconverge.golden.errors import UserError
@@ -23,22 +23,9 @@ from reconverge.golden.functional import LaunchConfig, RunResult, run
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.image import Image
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
 
 class UsageError(UserError):
     """A bad option or file the CLI reports in one line (exit status 2)."""
-
-
-@dataclass(frozen=True)
-class Command:
-    """A sub-command: ``configure`` adds its arguments, ``run`` executes it and returns the exit
-    status. Feature modules define their own and :func:`commands` lists them."""
-
-    name: str
-    help: str
-    configure: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], int]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -288,7 +275,7 @@ def commands() -> list[Command]:
     """Every sub-command: the base ones here and those of the feature modules."""
     from reconverge.golden.compiler.commands import COMMANDS as COMPILER  # compile, analyze
     from reconverge.golden.sm.commands import COMMANDS as SM_COMMANDS  # run, compare
-    from reconverge.hdl.commands import HDL_COMMANDS  # verilog, synth
+    from reconverge.hdl.tools.commands import HDL_COMMANDS  # verilog, synth
     from reconverge.testbench.commands import COMMANDS as COSIM  # cosim
 
     return [*BASE_COMMANDS, *COMPILER, *SM_COMMANDS, *HDL_COMMANDS, *COSIM]

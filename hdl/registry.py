@@ -1,6 +1,7 @@
-"""The HDL blocks by name, with their parameters: what ``reconverge verilog`` / ``synth``,
-``make area`` and the testbenches look up. Adding a block = one :class:`BlockSpec` here (its
-golden twin goes to ``reconverge.golden.blocks.TWINS`` under the same name).
+"""The HDL blocks by name: what ``reconverge verilog`` / ``synth``, ``make area`` and the
+testbenches look up. Adding a block = one :class:`BlockSpec` here, naming its parameter
+dataclass (golden, next to its twin: it validates itself, derives the widths, declares the
+ports and builds the twin) and its Amaranth component.
 
 Importing this module does not import Amaranth (the CLI lists the blocks cheaply); the
 component class is imported when a block is built."""
@@ -8,86 +9,97 @@ component class is imported when a block is built."""
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from reconverge.golden.blocks import (
+    ArbiterParams,
+    BlockParams,
+    DualPathStackParams,
+    MaskedScoreboardParams,
+    ScoreboardParams,
+    SplitTablesParams,
+    SpsStackParams,
+    SqueezerParams,
+    StacklessParams,
+)
 from reconverge.golden.errors import UserError
+from reconverge.golden.sm.config import Policy
 
 if TYPE_CHECKING:
-    from reconverge.hdl.ports import BlockComponent
-
-
-@dataclass(frozen=True)
-class Param:
-    name: str
-    default: int
-    help: str
+    from reconverge.hdl.blocks.ports import BlockComponent
 
 
 @dataclass(frozen=True)
 class BlockSpec:
     name: str
     help: str
+    #: The parameter dataclass: its fields are the block's parameters (defaults, help).
+    params: type[BlockParams]
     #: "module:Class" of the Amaranth component, imported on first use.
     component_path: str
-    params: tuple[Param, ...]
-    #: The three parameter sets of docs/area.md.
-    area_sets: tuple[dict[str, int], ...]
+    #: The three parameter sets of docs/area.md (values as :meth:`BlockParams.parse` reads).
+    area_sets: tuple[Mapping[str, object], ...]
     #: docs/area.md compares this block's area with ``baseline`` (a block with the same
     #: parameters) and with the ratio the seed reports (``seed_ratio``: text, source).
     baseline: str = ""
     seed_ratio: tuple[str, str] = ("", "")
     ratio_note: str = ""
+    #: The testbench's stimulus module (``reconverge.testbench.scenarios.<stimulus>``), when
+    #: the block shares another block's ports and scenarios; default: the block's name.
+    stimulus: str = ""
 
-    def parse(self, assignments: Sequence[str]) -> dict[str, int]:
-        """``["k=v", ...]`` -> every parameter (defaults filled in); UserError when malformed."""
-        values = {p.name: p.default for p in self.params}
+    def __post_init__(self) -> None:
+        if self.params.name != self.name:
+            raise ValueError(f"block {self.name}: its parameters are {self.params.name}'s")
+
+    def parse(self, assignments: Sequence[str]) -> BlockParams:
+        """``["k=v", ...]`` -> the parameters (defaults for the others); UserError naming a
+        malformed or bad one."""
+        values: dict[str, str] = {}
         for text in assignments:
             key, sep, raw = text.partition("=")
             key = key.strip().replace("-", "_")
-            if not sep or key not in values:
+            if not sep or key not in self.params.field_types():
                 raise UserError(
                     f"block {self.name}: bad parameter {text!r}; expected k=v with k one of "
-                    + ", ".join(values)
+                    + ", ".join(self.params.field_types())
                 )
-            try:
-                values[key] = int(raw, 0)
-            except ValueError:
-                raise UserError(f"block {self.name}: {key}={raw!r} is not an integer") from None
-        return values
+            values[key] = raw
+        return self.make(values)
 
-    def build(self, params: dict[str, int]) -> BlockComponent:
-        """The component; a parameter the block rejects becomes a UserError naming it."""
-        from reconverge.golden.blocks import TWINS
-
+    def make(self, values: Mapping[str, object]) -> BlockParams:
+        """The parameters from values (strings or typed); a bad one is a UserError."""
         try:
-            TWINS[self.name](**params)  # the twin validates the parameters
+            return self.params.parse(values)
         except ValueError as exc:
             raise UserError(f"block {self.name}: {exc}") from None
+
+    def build(self, params: BlockParams) -> BlockComponent:
+        """The Amaranth component of these parameters."""
+        if not isinstance(params, self.params):
+            raise TypeError(f"block {self.name} takes {self.params.__name__}, not {params!r}")
         module, _, cls = self.component_path.partition(":")
-        return getattr(importlib.import_module(module), cls)(**params)
+        return getattr(importlib.import_module(module), cls)(params)
 
     def describe(self) -> str:
-        return ", ".join(f"{p.name}={p.default}" for p in self.params)
+        """The parameters with their defaults."""
+        return self.params().describe()
+
+    @property
+    def stimulus_module(self) -> str:
+        return self.stimulus or self.name
 
 
-_SCOREBOARD_PARAMS = (
-    Param("warp_size", 32, "threads per warp W (bits of an R-mask)"),
-    Param("registers", 32, "architectural registers per thread (bits of a dependency mask)"),
-    Param("warps", 8, "warps of the SM: one set of the table per warp id"),
-    Param("entries", 8, "entries per warp's set (seed 002 Sec 6.6: 8)"),
-    Param("lookups", 2, "decode lookup ports, 3 operands each"),
-    Param("writebacks", 2, "write-back (release) ports"),
-)
 #: docs/area.md: the seed's 8 entries per warp and its ports (6 read = 2 lookups x 3 operands,
 #: 3 write = issue + 2 write-backs) for W = 8, 16 (8 warps) and 32 (4 warps: the masked table
 #: of 8 warps of 32 threads takes 21k of the 24k LUTs of the ECP5-25K and 15 minutes of
 #: nextpnr; warps scale both tables alike).
 _SCOREBOARD_AREA = (
-    {"warp_size": 8, "registers": 32, "warps": 8, "entries": 8, "lookups": 2, "writebacks": 2},
-    {"warp_size": 16, "registers": 32, "warps": 8, "entries": 8, "lookups": 2, "writebacks": 2},
-    {"warp_size": 32, "registers": 32, "warps": 4, "entries": 8, "lookups": 2, "writebacks": 2},
+    {"warp_size": 8, "regs": 32, "warps": 8, "entries": 8, "lookups": 2, "writebacks": 2},
+    {"warp_size": 16, "regs": 32, "warps": 8, "entries": 8, "lookups": 2, "writebacks": 2},
+    {"warp_size": 32, "regs": 32, "warps": 4, "entries": 8, "lookups": 2, "writebacks": 2},
 )
 _MASKED_RATIO_NOTE = """\
 Why the ratio is not the seed's 1.9x: seed 002 synthesised both tables as SRAM macros
@@ -104,18 +116,17 @@ decoders) and stays below the storage ratio; it is 1.9x at W = 8, but the seed's
 W = 32 threads. In LUT4s the per-bit AND-OR logic packs densely at W = 8 and 16 (a ratio
 below the FFs'); at W = 32 the LUT ratio comes close to the storage ratio."""
 
+_TABLES = {"warp_size": 4, "split_table": 4, "reconv_table": 4, "pc_width": 16}
+_DUAL = {"warp_size": 32, "stack_depth": 8, "pc_width": 32}
+
 BLOCKS: dict[str, BlockSpec] = {
     spec.name: spec
     for spec in (
         BlockSpec(
             "arbiter",
             "unified PC/memory arbiter reduction tree (seed 000 Fig 4b)",
-            "reconverge.hdl.arbiter:Arbiter",
-            (
-                Param("n", 32, "inputs (threads in PC mode, lanes in memory mode)"),
-                Param("key_width", 32, "key bits (SP:PC, or line address)"),
-                Param("pipeline_every", 0, "register stage every k tree levels (0 = none)"),
-            ),
+            ArbiterParams,
+            "reconverge.hdl.blocks.arbiter:Arbiter",
             (
                 {"n": 8, "key_width": 16, "pipeline_every": 0},
                 {"n": 32, "key_width": 32, "pipeline_every": 0},
@@ -125,12 +136,8 @@ BLOCKS: dict[str, BlockSpec] = {
         BlockSpec(
             "squeezer",
             "hybrid-warp-size squeezer and issue length (seed 001 Sec 4.1-4.3)",
-            "reconverge.hdl.squeezer:Squeezer",
-            (
-                Param("warp_size", 32, "threads per warp W"),
-                Param("simd_width", 8, "lanes L (W/L quarter-warps)"),
-                Param("latency", 0, "register stages (0 = combinational)"),
-            ),
+            SqueezerParams,
+            "reconverge.hdl.blocks.squeezer:Squeezer",
             (
                 {"warp_size": 16, "simd_width": 4, "latency": 0},
                 {"warp_size": 32, "simd_width": 8, "latency": 0},
@@ -140,77 +147,59 @@ BLOCKS: dict[str, BlockSpec] = {
         BlockSpec(
             "split_tables",
             "warp split table and reconvergence table with OREC (seed 002 Sec 3.3.1, Fig 7)",
-            "reconverge.hdl.split_tables:SplitTables",
+            SplitTablesParams,
+            "reconverge.hdl.blocks.split_tables:SplitTables",
             (
-                Param("warp_size", 32, "threads per warp W"),
-                Param("st_size", 32, "split table entries (seed 002: W suffice)"),
-                Param("rt_size", 16, "reconvergence table entries"),
-                Param("pc_width", 32, "PC bits"),
-                Param("orec", 1, "opportunistic early reconvergence (0/1)"),
-            ),
-            (
-                {"warp_size": 4, "st_size": 4, "rt_size": 4, "pc_width": 16, "orec": 0},
-                {"warp_size": 4, "st_size": 4, "rt_size": 4, "pc_width": 16, "orec": 1},
-                {"warp_size": 8, "st_size": 8, "rt_size": 4, "pc_width": 16, "orec": 1},
+                _TABLES | {"orec": False},
+                _TABLES | {"orec": True},
+                _TABLES | {"warp_size": 8, "split_table": 8, "orec": True},
             ),
         ),
         BlockSpec(
             "sps_stack",
             "SPS reconvergence stack (seed 002 Sec 2.2, Fig 3)",
-            "reconverge.hdl.sps_stack:SpsStack",
+            SpsStackParams,
+            "reconverge.hdl.blocks.sps_stack:SpsStack",
             (
-                Param("warp_size", 32, "threads per warp W (mask width)"),
-                Param("depth", 16, "stack entries; overflow beyond"),
-                Param("pc_width", 32, "PC bits (the two top codes are NEVER and RETURN)"),
-            ),
-            (
-                {"warp_size": 8, "depth": 8, "pc_width": 16},
-                {"warp_size": 32, "depth": 8, "pc_width": 32},
-                {"warp_size": 32, "depth": 16, "pc_width": 32},
+                {"warp_size": 8, "stack_depth": 8, "pc_width": 16},
+                {"warp_size": 32, "stack_depth": 8, "pc_width": 32},
+                {"warp_size": 32, "stack_depth": 16, "pc_width": 32},
             ),
         ),
         BlockSpec(
             "dual_path_stack",
             "dual-path stack, DPS and PPC explicit/implicit (seed 003 Fig 4/5)",
-            "reconverge.hdl.dual_path_stack:DualPathStack",
-            (
-                Param("warp_size", 32, "threads per warp W (mask width)"),
-                Param("depth", 16, "stack entries; overflow beyond"),
-                Param("pc_width", 32, "PC bits (the two top codes are NEVER and RETURN)"),
-                Param("mode", 2, "0 = DPS, 1 = PPC explicit (hints), 2 = PPC implicit"),
-            ),
+            DualPathStackParams,
+            "reconverge.hdl.blocks.dual_path_stack:DualPathStack",
             (  # the three modes at one size (and SPS's W32 / 8 entries)
-                {"warp_size": 32, "depth": 8, "pc_width": 32, "mode": 0},
-                {"warp_size": 32, "depth": 8, "pc_width": 32, "mode": 1},
-                {"warp_size": 32, "depth": 8, "pc_width": 32, "mode": 2},
+                _DUAL | {"policy": Policy.DPS, "hints": True},
+                _DUAL | {"policy": Policy.PPC, "hints": True},
+                _DUAL | {"policy": Policy.PPC, "hints": False},
             ),
         ),
         BlockSpec(
             "scoreboard",
             "per-warp scoreboard, set-associative by warp id (seed 002 Fig 8a)",
-            "reconverge.hdl.scoreboard:Scoreboard",
-            _SCOREBOARD_PARAMS,
+            ScoreboardParams,
+            "reconverge.hdl.blocks.scoreboard:Scoreboard",
             _SCOREBOARD_AREA,
         ),
         BlockSpec(
             "masked_scoreboard",
             "masked scoreboard with an R-mask per entry (seed 002 Sec 3.3.2, Fig 8b)",
-            "reconverge.hdl.scoreboard:MaskedScoreboard",
-            _SCOREBOARD_PARAMS,
+            MaskedScoreboardParams,
+            "reconverge.hdl.blocks.scoreboard:MaskedScoreboard",
             _SCOREBOARD_AREA,
             baseline="scoreboard",
             seed_ratio=("~1.9x (175,432 / 91,365 um^2)", "seed 002 Sec 6.6"),
             ratio_note=_MASKED_RATIO_NOTE,
+            stimulus="scoreboard",
         ),
         BlockSpec(
             "stackless",
             "stack-less control: per-thread PC and SP, min(SP:PC), local increment (seed 000)",
-            "reconverge.hdl.stackless:Stackless",
-            (
-                Param("warp_size", 32, "threads per warp W"),
-                Param("pc_width", 32, "PC bits"),
-                Param("sp_width", 32, "SP bits (the key is SP:PC)"),
-            ),
+            StacklessParams,
+            "reconverge.hdl.blocks.stackless:Stackless",
             (  # W = 32 with 64-bit SP:PC keys needs 25k LUT4: more than the ECP5-25K has
                 {"warp_size": 8, "pc_width": 16, "sp_width": 16},
                 {"warp_size": 16, "pc_width": 32, "sp_width": 32},

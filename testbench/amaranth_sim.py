@@ -4,10 +4,10 @@ that counts)."""
 
 from __future__ import annotations
 
-from amaranth.hdl import ClockDomain, Module, Signal, Value
+from amaranth.hdl import ClockDomain, Module, Signal
 from amaranth.sim import Simulator
 
-from reconverge.hdl.ports import BlockComponent
+from reconverge.hdl.blocks.ports import BlockComponent
 from reconverge.testbench.lockstep import Scenario, run_lockstep
 
 
@@ -16,17 +16,14 @@ class AmaranthIO:
 
     def __init__(self, ctx: object, dut: BlockComponent, rst: Signal) -> None:
         self.ctx, self.dut, self.rst = ctx, dut, rst
-        self.outputs = [p.name for p in dut.model.out_ports()]
-
-    def _port(self, name: str) -> Value:
-        return Value.cast(getattr(self.dut, name))
+        self.outputs = [p.name for p in dut.params.out_ports()]
 
     async def cycle(self, inputs: dict[str, int], reset: bool) -> dict[str, int]:
-        ctx = self.ctx
+        ctx, dut = self.ctx, self.dut
         for name, raw in inputs.items():
-            ctx.set(self._port(name), raw)  # type: ignore[attr-defined]
+            ctx.set(dut.port(name), raw)  # type: ignore[attr-defined]
         ctx.set(self.rst, int(reset))  # type: ignore[attr-defined]
-        out = {name: ctx.get(self._port(name)) for name in self.outputs}  # type: ignore[attr-defined]
+        out = {name: ctx.get(dut.port(name)) for name in self.outputs}  # type: ignore[attr-defined]
         await ctx.tick()  # type: ignore[attr-defined]
         return out
 
@@ -34,7 +31,8 @@ class AmaranthIO:
 def simulate(
     dut: BlockComponent, scenario: Scenario, label: str = "", vcd: str | None = None
 ) -> int:
-    """Run ``scenario`` on ``dut`` and a fresh golden twin; return the number of cycles."""
+    """Run ``scenario`` on ``dut`` and a fresh golden twin of its parameters; return the number
+    of cycles."""
     top = Module()
     top.domains.sync = domain = ClockDomain("sync")
     top.submodules.dut = dut
@@ -44,7 +42,7 @@ def simulate(
 
     async def bench(ctx: object) -> None:
         io = AmaranthIO(ctx, dut, domain.rst)
-        result.append(await run_lockstep(dut.twin(), io, scenario, label))
+        result.append(await run_lockstep(dut.params.twin(), io, scenario, label))
 
     sim.add_testbench(bench)
     if vcd:

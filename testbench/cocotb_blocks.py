@@ -16,8 +16,8 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge, Timer
 
-from reconverge.golden.blocks import TWINS
 from reconverge.golden.blocks.base import Block
+from reconverge.hdl.registry import lookup
 from reconverge.testbench.lockstep import Mismatch, run_lockstep
 from reconverge.testbench.scenarios import rng_for, scenarios_for
 
@@ -67,15 +67,13 @@ async def lockstep(dut: Any) -> None:
     """Generated Verilog vs golden twin, all outputs every cycle, on the scenario named in the
     environment (seed worked examples, memory coalescing, random streams)."""
     block = os.environ["RECONVERGE_BLOCK"]
-    params = json.loads(os.environ["RECONVERGE_PARAMS"])
+    params = lookup(block).make(json.loads(os.environ["RECONVERGE_PARAMS"]))
     name = os.environ["RECONVERGE_SCENARIO"]
     cycles = int(os.environ.get("RECONVERGE_CYCLES", "2000"))
-    model = TWINS[block](**params)
+    model = params.twin()
     spec = scenarios_for(block)[name]
     io = CocotbIO(dut, model)
     await io.start()
-    label = f"{block} {params} {name}"
-    done = await run_lockstep(
-        model, io, spec.make(model, rng_for(block, params, name), cycles), label
-    )
+    label = f"{block} {params.describe()} {name}"
+    done = await run_lockstep(model, io, spec.make(model, rng_for(params, name), cycles), label)
     dut._log.info("%s: %d cycles, HDL == golden every cycle (%s)", label, done, spec.doc)

@@ -14,12 +14,12 @@ import fcntl
 import json
 import os
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from reconverge.testbench.scenarios import params_id
+from reconverge.golden.blocks.base import BlockParams
 
 #: Generated Verilog by (block, parameters, variant): converting a large block takes seconds.
 _VERILOG: dict[tuple[str, str, str], str] = {}
@@ -67,24 +67,33 @@ def _runner(sim: str) -> Any:
 
 
 def build(
-    block: str, params: dict[str, int], component: Any = None, variant: str = ""
+    block: str,
+    params: BlockParams | Mapping[str, object],
+    component: Any = None,
+    variant: str = "",
 ) -> tuple[Any, Path]:
-    """Generate the Verilog and compile it for the simulator (once per parameter set).
-    ``component`` replaces the registry's block (a deliberately broken one, say, to test the
-    testbench), built under the name suffix ``variant``."""
+    """Generate the Verilog of a component with top module ``block`` and compile it for the
+    simulator (once per parameter set). Without ``component`` it is the registry's block
+    built from ``params`` (its :class:`BlockParams`); ``component`` replaces it (a deliberately
+    broken block, say, to test the testbench, or any other component, whose ``params`` are then
+    the values that name its build), built under the name suffix ``variant``."""
     from reconverge.hdl.registry import lookup
-    from reconverge.hdl.verilog import to_verilog
+    from reconverge.hdl.tools.verilog import to_verilog
 
+    if isinstance(params, BlockParams):
+        label = params.label()
+    else:
+        label = "-".join(f"{k}{v}" for k, v in params.items())
     sim = simulator()
     if os.environ.get("WAVES", "0") not in ("", "0"):
         variant += "-waves"  # a build with the waveform dumper compiled in
-    build_dir = build_root() / "cocotb" / sim / f"{block}-{params_id(params)}{variant}"
+    build_dir = build_root() / "cocotb" / sim / f"{block}-{label}{variant}"
     runner = _runner(sim)
     with _locked(build_dir):
         source = build_dir / f"{block}.v"
-        key = (block, params_id(params), variant)
+        key = (block, label, variant)
         if component is not None or key not in _VERILOG:  # one conversion per process
-            dut = lookup(block).build(params) if component is None else component
+            dut = lookup(block).build(params) if component is None else component  # type: ignore[arg-type]
             _VERILOG[key] = to_verilog(dut, block)
         write_if_changed(source, _VERILOG[key])
         build_args = ["-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEOVERLAP"] if sim == "verilator" else []
@@ -107,21 +116,22 @@ def build(
 
 
 def run(
-    block: str,
-    params: dict[str, int],
+    params: BlockParams,
     scenario: str,
     cycles: int,
     component: Any = None,
     variant: str = "",
 ) -> dict[str, object]:
-    """Run one scenario under cocotb; raise AssertionError with cocotb's failure message.
-    Returns the test case's attributes from the results file (sim time, real time)."""
+    """Run one scenario on the block of ``params`` under cocotb; raise AssertionError with
+    cocotb's failure message. Returns the test case's attributes from the results file (sim
+    time, real time)."""
+    block = params.name
     runner, build_dir = build(block, params, component, variant)
     test_dir = build_dir / scenario
     results = test_dir / "results.xml"
     env = {
         "RECONVERGE_BLOCK": block,
-        "RECONVERGE_PARAMS": json.dumps(params),
+        "RECONVERGE_PARAMS": json.dumps(params.values()),
         "RECONVERGE_SCENARIO": scenario,
         "RECONVERGE_CYCLES": str(cycles),
     }

@@ -148,7 +148,7 @@ def sm_design(params: SMParams) -> Design:
 
     def verilog() -> str:
         from reconverge.hdl.sm.top import SM
-        from reconverge.hdl.verilog import to_verilog
+        from reconverge.hdl.tools.verilog import to_verilog
 
         return to_verilog(SM(params), TOP)
 

@@ -18,8 +18,19 @@ levels (:func:`register_levels`); the golden twin only needs the resulting laten
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-from reconverge.golden.blocks.base import Pipelined, Port, PortValue, Values, ceil_log2
+from reconverge.golden.blocks.base import (
+    BlockParams,
+    Pipelined,
+    Port,
+    PortTree,
+    PortValue,
+    Values,
+    ceil_log2,
+    check_range,
+    param,
+)
 
 MAX_INPUTS = 1024
 MAX_KEY_WIDTH = 128
@@ -83,38 +94,56 @@ def register_levels(depth: int, every: int) -> tuple[int, ...]:
     return tuple(sorted({min(m * every, depth) for m in range(1, -(-depth // every) + 1)}))
 
 
-class Arbiter(Pipelined):
-    """Cycle twin of ``reconverge.hdl.arbiter.Arbiter``.
-
-    Ports: in ``valid`` (N bits), ``key`` (N x key_width); out ``out_valid``, ``min_key``,
-    ``mask`` (N bits). Latency: number of register stages (0 when combinational).
-    """
+@dataclass(frozen=True)
+class ArbiterParams(BlockParams):
+    """Parameters of the arbiter tree (seed 000 Fig 4b). Ports: in ``valid`` (N bits), ``key``
+    (N x key_width); out ``out_valid``, ``min_key``, ``mask`` (N bits)."""
 
     name = "arbiter"
 
-    def __init__(self, n: int, key_width: int, pipeline_every: int = 0) -> None:
-        if not 1 <= n <= MAX_INPUTS:
-            raise ValueError(f"the arbiter takes 1..{MAX_INPUTS} inputs, not n={n}")
-        if not 1 <= key_width <= MAX_KEY_WIDTH:
-            raise ValueError(f"key_width must be in 1..{MAX_KEY_WIDTH}, not {key_width}")
-        self.n = n
-        self.key_width = key_width
-        self.pipeline_every = pipeline_every
-        self.depth = ceil_log2(n)
-        self.levels = register_levels(self.depth, pipeline_every)
-        self.latency = len(self.levels)
-        self._ports = (
-            Port("valid", "in", n),
-            Port("key", "in", key_width, n),
-            Port("out_valid", "out", 1),
-            Port("min_key", "out", key_width),
-            Port("mask", "out", n),
-        )
-        super().__init__()
+    n: int = param(32, "inputs (threads in PC mode, lanes in memory mode)")
+    key_width: int = param(32, "key bits (SP:PC, or line address)")
+    pipeline_every: int = param(0, "register stage every k tree levels (0 = none)")
+
+    def validate(self) -> None:
+        check_range("n", self.n, 1, MAX_INPUTS, " inputs")
+        check_range("key_width", self.key_width, 1, MAX_KEY_WIDTH)
+        check_range("pipeline_every", self.pipeline_every, 0, 64, " (0 = combinational)")
 
     @property
-    def ports(self) -> tuple[Port, ...]:
-        return self._ports
+    def depth(self) -> int:
+        """Tree levels: ceil(log2 N)."""
+        return ceil_log2(self.n)
+
+    @property
+    def levels(self) -> tuple[int, ...]:
+        """Levels followed by a register stage (:func:`register_levels`)."""
+        return register_levels(self.depth, self.pipeline_every)
+
+    @property
+    def latency(self) -> int:
+        return len(self.levels)
+
+    @property
+    def ports(self) -> PortTree:
+        n, kw = self.n, self.key_width
+        return (
+            Port("valid", "in", n),
+            Port("key", "in", kw, n),
+            Port("out_valid", "out", 1),
+            Port("min_key", "out", kw),
+            Port("mask", "out", n),
+        )
+
+    def twin(self) -> Arbiter:
+        return Arbiter(self)
+
+
+class Arbiter(Pipelined):
+    """Cycle twin of ``reconverge.hdl.blocks.arbiter.Arbiter`` (ports: :class:`ArbiterParams`);
+    latency: the number of register stages (0 when combinational)."""
+
+    params: ArbiterParams
 
     def compute(self, inputs: Mapping[str, PortValue]) -> Values:
         key, mask, found = reduce(inputs["key"], inputs["valid"])  # type: ignore[arg-type]

@@ -24,8 +24,21 @@ the HDL tables, one set per warp of the SM, built on these classes.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
 
-from reconverge.golden.blocks.base import Block, Port, PortValue, Values, bits_for
+from reconverge.golden.blocks.base import (
+    Block,
+    BlockParams,
+    Group,
+    Port,
+    PortTree,
+    PortValue,
+    Values,
+    bits_for,
+    check_range,
+    param,
+)
 from reconverge.golden.isa import NUM_REGS
 
 
@@ -125,22 +138,115 @@ MAX_WARPS = 256
 MAX_PORTS = 64  # lookups: the SM checks every split slot of every warp each cycle
 
 
+@dataclass(frozen=True)
+class ScoreboardParams(BlockParams):
+    """Parameters of the scoreboard of every warp of the SM (one set per warp id): ``warp_size``
+    W, ``regs`` R registers per thread, ``warps``, ``entries`` per warp's set, ``lookups`` P
+    decode ports, ``writebacks`` B release ports.
+
+    Ports:
+
+    - group ``issue`` in: ``valid``, ``warp``, ``rd``, ``mask`` (W): reserve ``rd`` for
+      ``mask`` (the issued instruction's destination and active mask; rd 0 = none);
+    - group ``writeback`` in: ``valid`` (B bits), ``warp`` [B], ``rd`` [B], ``mask`` [B] x W:
+      release (this cycle's write-backs, with the active mask the instruction issued with);
+    - group ``lookup``: in ``warp`` [P], ``operands`` [3P] (rs1, rs2, rd of lookup p at
+      3p..3p+2; 0 = none), ``mask`` [P] x W: the instructions being decoded; out
+      ``dep_mask`` [P] x R: the dependency mask of each lookup (bit r = register r), ``full``
+      (P bits): lookup p writes a register that needs an entry and its warp has none free.
+    """
+
+    name = "scoreboard"
+    #: R-masks per entry (Fig 8b) instead of a valid bit (Fig 8a).
+    masked: ClassVar[bool] = False
+
+    warp_size: int = param(32, "threads per warp W (bits of an R-mask)")
+    regs: int = param(NUM_REGS, "architectural registers per thread (bits of a dependency mask)")
+    warps: int = param(8, "warps of the SM: one set of the table per warp id")
+    entries: int = param(8, "entries per warp's set (seed 002 Sec 6.6: 8)")
+    lookups: int = param(2, "decode lookup ports, 3 operands each")
+    writebacks: int = param(2, "write-back (release) ports")
+
+    def validate(self) -> None:
+        check_range("warp_size", self.warp_size, 1, 64, " threads")
+        check_range("regs", self.regs, 2, NUM_REGS)
+        check_range("warps", self.warps, 1, MAX_WARPS)
+        check_range("entries", self.entries, 1, self.regs - 1, " per warp")
+        check_range("lookups", self.lookups, 1, MAX_PORTS)
+        check_range("writebacks", self.writebacks, 1, MAX_PORTS)
+
+    @property
+    def latency(self) -> int:
+        return 0  # the lookups are combinational
+
+    @property
+    def warp_bits(self) -> int:
+        return bits_for(self.warps)
+
+    @property
+    def reg_bits(self) -> int:
+        return bits_for(self.regs)
+
+    @property
+    def ports(self) -> PortTree:
+        w, wb, rb, p, b = (
+            self.warp_size,
+            self.warp_bits,
+            self.reg_bits,
+            self.lookups,
+            self.writebacks,
+        )
+        return (
+            Group(
+                "issue",
+                (
+                    Port("valid", "in", 1),
+                    Port("warp", "in", wb),
+                    Port("rd", "in", rb),
+                    Port("mask", "in", w),
+                ),
+            ),
+            Group(
+                "writeback",
+                (
+                    Port("valid", "in", b),
+                    Port("warp", "in", wb, b),
+                    Port("rd", "in", rb, b),
+                    Port("mask", "in", w, b),
+                ),
+            ),
+            Group(
+                "lookup",
+                (
+                    Port("warp", "in", wb, p),
+                    Port("operands", "in", rb, OPERANDS * p),
+                    Port("mask", "in", w, p),
+                    Port("dep_mask", "out", self.regs, p),
+                    Port("full", "out", p),
+                ),
+            ),
+        )
+
+    def twin(self) -> ScoreboardBlock:
+        return ScoreboardBlock(self)
+
+
+@dataclass(frozen=True)
+class MaskedScoreboardParams(ScoreboardParams):
+    """Parameters of the masked scoreboard (Fig 8b): as :class:`ScoreboardParams`."""
+
+    name = "masked_scoreboard"
+    masked: ClassVar[bool] = True
+
+    def twin(self) -> MaskedScoreboardBlock:
+        return MaskedScoreboardBlock(self)
+
+
 class ScoreboardBlock(Block):
-    """Cycle twin of ``reconverge.hdl.scoreboard.Scoreboard``: the scoreboard of every warp of
-    the SM (one :class:`Scoreboard` per warp: the set of that warp id), with one reservation
-    port (issue), ``writebacks`` release ports and ``lookups`` decode ports.
-
-    Ports (W = ``warp_size``, R = ``registers``, P = ``lookups``, B = ``writebacks``):
-
-    - in ``issue_valid``, ``issue_warp``, ``issue_rd``, ``issue_mask`` (W): reserve ``issue_rd``
-      for ``issue_mask`` (the issued instruction's destination and active mask; rd 0 = none);
-    - in ``wb_valid`` (B bits), ``wb_warp`` [B], ``wb_rd`` [B], ``wb_mask`` [B] x W: release
-      (the write-backs of this cycle, with the active mask the instruction issued with);
-    - in ``lookup_warp`` [P], ``lookup_regs`` [3P] (rs1, rs2, rd of lookup p at 3p..3p+2),
-      ``lookup_mask`` [P] x W: the instructions being decoded;
-    - out ``dep_mask`` [P] x R: the dependency mask of each lookup (bit r = register r);
-    - out ``full`` (P bits): lookup p writes a register that needs an entry and its warp has
-      none free.
+    """Cycle twin of ``reconverge.hdl.blocks.scoreboard.Scoreboard``: one :class:`Scoreboard`
+    per warp, the set of that warp id, with one reservation port
+    (``issue``), ``writebacks`` release ports and ``lookups`` decode ports
+    (:class:`ScoreboardParams`).
 
     Timing: the lookups see this cycle's write-backs (bypass) but not this cycle's reservation,
     which takes effect at the clock edge after the write-backs: state' = (state - releases) +
@@ -149,103 +255,60 @@ class ScoreboardBlock(Block):
     out of range) is a ValueError: the issue logic must not present it.
     """
 
-    name = "scoreboard"
-    masked = False
-    latency = 0  # the lookups are combinational
+    params: ScoreboardParams
 
-    def __init__(
-        self,
-        warp_size: int = 32,
-        registers: int = NUM_REGS,
-        warps: int = 8,
-        entries: int = 8,
-        lookups: int = 2,
-        writebacks: int = 2,
-    ) -> None:
-        if not 1 <= warp_size <= 64:
-            raise ValueError(f"warp size W={warp_size} must be in 1..64")
-        if not 2 <= registers <= NUM_REGS:
-            raise ValueError(f"registers must be in 2..{NUM_REGS}, not {registers}")
-        if not 1 <= warps <= MAX_WARPS:
-            raise ValueError(f"warps must be in 1..{MAX_WARPS}, not {warps}")
-        if not 1 <= entries < registers:
-            raise ValueError(f"entries per warp must be in 1..{registers - 1}, not {entries}")
-        for what, n in (("lookups", lookups), ("writebacks", writebacks)):
-            if not 1 <= n <= MAX_PORTS:
-                raise ValueError(f"{what} must be in 1..{MAX_PORTS}, not {n}")
-        self.warp_size, self.registers, self.warps = warp_size, registers, warps
-        self.entries, self.lookups, self.writebacks = entries, lookups, writebacks
-        wbits, rbits = bits_for(warps), bits_for(registers)
-        self._ports = (
-            Port("issue_valid", "in", 1),
-            Port("issue_warp", "in", wbits),
-            Port("issue_rd", "in", rbits),
-            Port("issue_mask", "in", warp_size),
-            Port("wb_valid", "in", writebacks),
-            Port("wb_warp", "in", wbits, writebacks),
-            Port("wb_rd", "in", rbits, writebacks),
-            Port("wb_mask", "in", warp_size, writebacks),
-            Port("lookup_warp", "in", wbits, lookups),
-            Port("lookup_regs", "in", rbits, OPERANDS * lookups),
-            Port("lookup_mask", "in", warp_size, lookups),
-            Port("dep_mask", "out", registers, lookups),
-            Port("full", "out", lookups),
-        )
+    def __init__(self, params: ScoreboardParams) -> None:
+        super().__init__(params)
         self.boards: list[Scoreboard] = []
         self.reset()
 
-    @property
-    def ports(self) -> tuple[Port, ...]:
-        return self._ports
-
     def reset(self) -> None:
+        p = self.params
         self.boards = [
-            make_scoreboard(self.masked, self.warp_size, self.registers, self.entries)
-            for _ in range(self.warps)
+            make_scoreboard(p.masked, p.warp_size, p.regs, p.entries) for _ in range(p.warps)
         ]
 
     def _warp(self, warp: int) -> int:
-        if warp >= self.warps:
-            raise ValueError(f"warp {warp} is not one of the {self.warps} warps")
+        if warp >= self.params.warps:
+            raise ValueError(f"warp {warp} is not one of the {self.params.warps} warps")
         return warp
 
     def _released(self, inputs: Mapping[str, PortValue]) -> list[Scoreboard]:
         """The boards after this cycle's write-backs (copies where they change)."""
         boards = list(self.boards)
-        valid = inputs["wb_valid"]
+        valid = inputs["writeback__valid"]
         assert isinstance(valid, int)
-        for k in range(self.writebacks):
+        for k in range(self.params.writebacks):
             if valid >> k & 1:
-                w = self._warp(inputs["wb_warp"][k])  # type: ignore[index]
+                w = self._warp(inputs["writeback__warp"][k])  # type: ignore[index]
                 if boards[w] is self.boards[w]:
                     boards[w] = boards[w].copy()
-                boards[w].release(inputs["wb_rd"][k], inputs["wb_mask"][k])  # type: ignore[index]
+                boards[w].release(inputs["writeback__rd"][k], inputs["writeback__mask"][k])  # type: ignore[index]
         return boards
 
     def outputs(self, inputs: Mapping[str, PortValue]) -> Values:
         boards = self._released(inputs)
         deps, full = [], 0
-        for p in range(self.lookups):
-            board = boards[self._warp(inputs["lookup_warp"][p])]  # type: ignore[index]
-            regs = inputs["lookup_regs"][OPERANDS * p : OPERANDS * (p + 1)]  # type: ignore[index]
-            mask = inputs["lookup_mask"][p]  # type: ignore[index]
+        for p in range(self.params.lookups):
+            board = boards[self._warp(inputs["lookup__warp"][p])]  # type: ignore[index]
+            regs = inputs["lookup__operands"][OPERANDS * p : OPERANDS * (p + 1)]  # type: ignore[index]
+            mask = inputs["lookup__mask"][p]  # type: ignore[index]
             deps.append(board.dependency_mask(regs, mask))
             full |= board.full(regs[-1], mask) << p
-        return {"dep_mask": tuple(deps), "full": full}
+        return {"lookup__dep_mask": tuple(deps), "lookup__full": full}
 
     def clock(self, inputs: Mapping[str, PortValue]) -> None:
         boards = self._released(inputs)
-        if inputs["issue_valid"]:
-            w = self._warp(inputs["issue_warp"])  # type: ignore[arg-type]
+        if inputs["issue__valid"]:
+            w = self._warp(inputs["issue__warp"])  # type: ignore[arg-type]
             if boards[w] is self.boards[w]:
                 boards[w] = boards[w].copy()
-            boards[w].reserve(inputs["issue_rd"], inputs["issue_mask"])  # type: ignore[arg-type]
+            boards[w].reserve(inputs["issue__rd"], inputs["issue__mask"])  # type: ignore[arg-type]
         self.boards = boards
 
 
 class MaskedScoreboardBlock(ScoreboardBlock):
-    """Cycle twin of ``reconverge.hdl.scoreboard.MaskedScoreboard``: the same ports as
+    """Cycle twin of ``reconverge.hdl.blocks.scoreboard.MaskedScoreboard``: the same ports as
     :class:`ScoreboardBlock`, one :class:`MaskedScoreboard` per warp (Fig 8b)."""
 
-    name = "masked_scoreboard"
-    masked = True
+    params: MaskedScoreboardParams

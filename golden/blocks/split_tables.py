@@ -55,19 +55,28 @@ SM uses, run the update's cycle and then the busy cycles until the tables have s
 SM (which charges its own branch latency) and the HDL block see the same tables.
 
 The waiting queue holds at most W - ``st_size`` splits (the splits of a warp have disjoint,
-non-empty masks) plus the insertions of one cycle before admission: :attr:`queue_size`; none
+non-empty masks) plus the insertions of one cycle before admission: :func:`queue_size`; none
 when ``st_size`` >= W (the seed's choice, Sec 3.3.1).
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from typing import Any
 
-from reconverge.golden.blocks.base import Block, Port, PortValue, Values, bits_for
+from reconverge.golden.blocks.base import (
+    Block,
+    Group,
+    Port,
+    PortTree,
+    PortValue,
+    Values,
+    bits_for,
+    check_range,
+    param,
+)
 from reconverge.golden.blocks.divergence import (
     NEVER,
     RETURN,
@@ -76,12 +85,20 @@ from reconverge.golden.blocks.divergence import (
     Split,
     TableOverflow,
 )
+from reconverge.golden.blocks.divergence_ports import DivergenceParams, one_of, splits_values
 
 NO_ENTRY = -1  # R-index of a split with no reconvergence entry (it only ends by exiting)
 
 MAX_TARGETS = 2  # target groups per update
 MAX_INSERTS = 2  # ST insertions (with their associative search) per cycle
 MAX_ADMITS = 2  # queued splits admitted to the ST per cycle
+
+
+def queue_size(warp_size: int, split_table: int) -> int:
+    """Entries of the waiting queue: the W - ST splits that cannot have an ST entry (a warp's
+    splits have disjoint, non-empty masks) plus one cycle's insertions before admission; none
+    when the ST has an entry per thread."""
+    return warp_size - split_table + MAX_INSERTS if split_table < warp_size else 0
 
 
 @dataclass
@@ -141,7 +158,7 @@ class SplitTables(DivergenceUnit):
         self.orec = orec
         self.st_size = st_size
         self.rt_size = rt_size
-        self.queue_size = max(0, warp_size - st_size) + MAX_INSERTS if st_size < warp_size else 0
+        self.queue_size = queue_size(warp_size, st_size)
         self.launch(valid, entry)
 
     def launch(self, valid: int, entry: int) -> None:
@@ -433,102 +450,121 @@ def _first_free(table: list[StEntry | None] | list[RtEntry | None]) -> int | Non
 # -- the golden twin of the HDL block ----------------------------------------------------------
 
 
-class Op(enum.IntEnum):
-    """The ``op`` input of :class:`SplitTablesBlock`: what the block does this cycle."""
+@dataclass(frozen=True)
+class SplitTablesParams(DivergenceParams):
+    """Parameters of the split and reconvergence tables (seed 002 Sec 3.3.1, Fig 7): warp size
+    W, ``split_table`` ST entries (the split slots), ``reconv_table`` RT entries, ``pc_width``
+    P bits of PC, ``orec``: opportunistic early reconvergence (Sec 4). PCs are multiples of 4
+    below 2^P - 4; an RPC of all ones is :data:`NEVER`, all ones - 1 is :data:`RETURN`.
 
-    IDLE = 0  # nothing new (a busy block finishes earlier work)
-    LAUNCH = 1  # start a warp: threads ``lanes`` at ``pc``
-    EXECUTE = 2  # the outcome of the instruction split ``sid`` issued at ``pc``
-    MORE = 3  # more targets of the last divergence (an indirect jump with > 2 targets)
-    RELEASE = 4  # the barrier completed: ``lanes`` (waiting) continue after it
+    Ports: the divergence units' shared groups
+    (:mod:`reconverge.golden.blocks.divergence_ports`): ``launch``, ``outcome`` (``slot`` =
+    the ST entry that issued; ``cont``: more targets of the last divergence, an indirect jump
+    with more than two; ``more`` is not used), ``release``, ``splits`` (one per ST entry, the
+    splits that may issue: no thread waits), ``status`` (``busy``: work left from an earlier
+    cycle, no update but a launch this cycle; ``overflow``: an update found the RT full;
+    ``st``: splits in the ST and the queue, the SM's ``st`` metric; ``rt``: RT entries;
+    ``queued``: splits waiting for an ST entry); and ``tables``, the tables of Fig 7 (fields
+    of invalid entries read as zero): ``st_valid``, ``st_block`` (block PC), ``st_mask``,
+    ``st_rpc`` (its RT entry's PC; NEVER for none or a call entry) per ST entry;
+    ``rt_valid``, ``rt_pc``, ``rt_rmask``, ``rt_pending``, ``rt_returns`` (call entries) per
+    RT entry."""
+
+    name = "split_tables"
+
+    warp_size: int = param(32, "threads per warp W")
+    split_table: int = param(32, "split table entries (seed 002: W suffice)")
+    reconv_table: int = param(16, "reconvergence table entries")
+    pc_width: int = param(32, "PC bits")
+    orec: bool = param(True, "opportunistic early reconvergence (0/1)")
+
+    def validate(self) -> None:
+        self.check_warp_size()
+        check_range("split_table", self.split_table, 1, 64, " entries")
+        check_range("reconv_table", self.reconv_table, 1, 64, " entries")
+        check_range("pc_width", self.pc_width, 6, 32, " bits")
+
+    @property
+    def slots(self) -> int:  # type: ignore[override]
+        return self.split_table
+
+    @property
+    def sid_bits(self) -> int:
+        return bits_for(self.split_table)
+
+    @property
+    def queue_size(self) -> int:
+        """Entries of the waiting queue (:func:`queue_size`)."""
+        return queue_size(self.warp_size, self.split_table)
+
+    @property
+    def pc_limit(self) -> int:
+        """PCs stay below this (room for the codes and for PC + 4)."""
+        return (1 << self.pc_width) - 4
+
+    @property
+    def index_bits(self) -> int:
+        """Bits of an R-index or call context: an RT entry, or ``reconv_table`` for none."""
+        return bits_for(self.reconv_table + 1)
+
+    @property
+    def ports(self) -> PortTree:
+        w, p, s, r = self.warp_size, self.pc_width, self.split_table, self.reconv_table
+        return (
+            self.launch_group(),
+            self.outcome_group(),
+            self.release_group(),
+            self.splits_group(),
+            self.status_group(
+                Port("st", "out", (s + self.queue_size).bit_length()),
+                Port("rt", "out", r.bit_length()),
+                Port("queued", "out", max(1, self.queue_size.bit_length())),
+            ),
+            Group(
+                "tables",
+                (
+                    Port("st_valid", "out", s),
+                    Port("st_block", "out", p, s),
+                    Port("st_mask", "out", w, s),
+                    Port("st_rpc", "out", p, s),
+                    Port("rt_valid", "out", r),
+                    Port("rt_pc", "out", p, r),
+                    Port("rt_rmask", "out", w, r),
+                    Port("rt_pending", "out", w, r),
+                    Port("rt_returns", "out", r),
+                ),
+            ),
+        )
+
+    def twin(self) -> SplitTablesBlock:
+        return SplitTablesBlock(self)
 
 
 class SplitTablesBlock(Block):
-    """Cycle twin of ``reconverge.hdl.split_tables.SplitTables``: the warp's ST and RT (seed
-    002 Sec 3.3.1, Fig 7) with their control, one operation per cycle. Its behaviour is
+    """Cycle twin of ``reconverge.hdl.blocks.split_tables.SplitTables``: the warp's ST and RT
+    (seed 002 Sec 3.3.1, Fig 7) with their control, one operation per cycle (a launch, an
+    outcome, a MORE cycle = an outcome with ``cont``, or a release). Its behaviour is
     :class:`SplitTables`' (:meth:`SplitTables.cycle`, the core of this twin); the ports only
-    encode it.
+    encode it (:class:`SplitTablesParams`). The outputs are registers (nothing combinational
+    from the inputs)."""
 
-    Parameters: warp size W, ``st_size`` and ``rt_size`` entries, ``pc_width`` P bits of PC,
-    ``orec`` (0/1) opportunistic early reconvergence. PCs are multiples of 4 below 2^P - 4; an
-    RPC of all ones is :data:`NEVER` (no reconvergence point), all ones - 1 is :data:`RETURN`.
-    The outputs are registers (nothing combinational from the inputs); the entries of an
-    invalid ST/RT entry read as zero.
-    """
+    params: SplitTablesParams
 
-    name = "split_tables"
-    #: An operation shows in the outputs after one clock edge (the outputs are registers).
-    latency = 1
-
-    def __init__(
-        self, warp_size: int, st_size: int, rt_size: int, pc_width: int = 32, orec: int = 0
-    ) -> None:
-        if not 1 <= warp_size <= 64:
-            raise ValueError(f"warp size W={warp_size} must be in 1..64")
-        for label, size in (("st_size", st_size), ("rt_size", rt_size)):
-            if not 1 <= size <= 64:
-                raise ValueError(f"{label} must be in 1..64, not {size}")
-        if not 6 <= pc_width <= 32:
-            raise ValueError(f"pc_width must be in 6..32, not {pc_width}")
-        if orec not in (0, 1):
-            raise ValueError(f"orec must be 0 or 1, not {orec}")
-        self.warp_size, self.st_size, self.rt_size = warp_size, st_size, rt_size
-        self.pc_width, self.orec = pc_width, orec
-        self.never = (1 << pc_width) - 1
-        self.return_code = self.never - 1
-        self.pc_limit = (1 << pc_width) - 4
+    def __init__(self, params: SplitTablesParams) -> None:
+        super().__init__(params)
         self.core = self._empty()
-        w, p, s, r = warp_size, pc_width, st_size, rt_size
-        self._ports = (
-            Port("op", "in", 3),
-            Port("sid", "in", bits_for(s)),
-            Port("pc", "in", p),
-            Port("lanes", "in", w),
-            Port("target_pc", "in", p, MAX_TARGETS),
-            Port("target_mask", "in", w, MAX_TARGETS),
-            Port("exited", "in", w),
-            Port("barrier", "in", w),
-            Port("control", "in", 1),
-            Port("call", "in", 1),
-            Port("ret", "in", 1),
-            Port("rpc", "in", p),
-            Port("busy", "out", 1),
-            Port("overflow", "out", 1),
-            Port("live", "out", w),
-            Port("waiting", "out", w),
-            Port("st_valid", "out", s),
-            Port("st_issue", "out", s),
-            Port("st_pc", "out", p, s),
-            Port("st_block", "out", p, s),
-            Port("st_mask", "out", w, s),
-            Port("st_rpc", "out", p, s),
-            Port("rt_valid", "out", r),
-            Port("rt_pc", "out", p, r),
-            Port("rt_rmask", "out", w, r),
-            Port("rt_pending", "out", w, r),
-            Port("rt_returns", "out", r),
-            Port("st_count", "out", (s + self.core.queue_size).bit_length()),
-            Port("rt_count", "out", r.bit_length()),
-            Port("queued", "out", max(1, self.core.queue_size.bit_length())),
-        )
 
     def _empty(self) -> SplitTables:
-        return SplitTables(self.warp_size, 0, 0, self.st_size, self.rt_size, orec=bool(self.orec))
-
-    @property
-    def ports(self) -> tuple[Port, ...]:
-        return self._ports
+        p = self.params
+        return SplitTables(p.warp_size, 0, 0, p.split_table, p.reconv_table, orec=p.orec)
 
     def reset(self) -> None:
         self.core = self._empty()
 
     # -- outputs -------------------------------------------------------------------------------
 
-    def _code(self, pc: int) -> int:
-        return self.never if pc == NEVER else pc
-
     def outputs(self, inputs: Mapping[str, PortValue]) -> Values:
-        t = self.core
+        t, p = self.core, self.params
         st = [(i, e) for i, e in enumerate(t.st) if e is not None]
         rt = [(i, e) for i, e in enumerate(t.rt) if e is not None]
 
@@ -538,63 +574,65 @@ class SplitTablesBlock(Block):
                 out[i] = v
             return tuple(out)
 
-        s, r = self.st_size, self.rt_size
-        return {
-            "busy": int(t.busy),
-            "overflow": int(t.overflow),
-            "live": t.live,
-            "waiting": t.waiting,
-            "st_valid": sum(1 << i for i, _ in st),
-            "st_issue": sum(1 << i for i, e in st if not e.mask & t.waiting),
-            "st_pc": array(s, [(i, e.next_pc) for i, e in st]),
-            "st_block": array(s, [(i, e.pc) for i, e in st]),
-            "st_mask": array(s, [(i, e.mask) for i, e in st]),
-            "st_rpc": array(s, [(i, self._code(t.rpc_of(e))) for i, e in st]),
-            "rt_valid": sum(1 << i for i, _ in rt),
-            "rt_pc": array(r, [(i, self._code(e.pc)) for i, e in rt]),
-            "rt_rmask": array(r, [(i, e.rmask) for i, e in rt]),
-            "rt_pending": array(r, [(i, e.pending) for i, e in rt]),
-            "rt_returns": sum(1 << i for i, e in rt if e.returns),
-            "st_count": len(st) + len(t.queue),
-            "rt_count": len(rt),
-            "queued": len(t.queue),
+        s, r = p.split_table, p.reconv_table
+        issue = [(i, i, e.next_pc, e.mask) for i, e in st if not e.mask & t.waiting]
+        return splits_values(p, issue) | {
+            "status__busy": int(t.busy),
+            "status__overflow": int(t.overflow),
+            "status__live": t.live,
+            "status__waiting": t.waiting,
+            "status__st": len(st) + len(t.queue),
+            "status__rt": len(rt),
+            "status__queued": len(t.queue),
+            "tables__st_valid": sum(1 << i for i, _ in st),
+            "tables__st_block": array(s, [(i, e.pc) for i, e in st]),
+            "tables__st_mask": array(s, [(i, e.mask) for i, e in st]),
+            "tables__st_rpc": array(s, [(i, p.pc_out(t.rpc_of(e))) for i, e in st]),
+            "tables__rt_valid": sum(1 << i for i, _ in rt),
+            "tables__rt_pc": array(r, [(i, p.pc_out(e.pc)) for i, e in rt]),
+            "tables__rt_rmask": array(r, [(i, e.rmask) for i, e in rt]),
+            "tables__rt_pending": array(r, [(i, e.pending) for i, e in rt]),
+            "tables__rt_returns": sum(1 << i for i, e in rt if e.returns),
         }
 
     # -- one clock edge ------------------------------------------------------------------------
 
+    def check_inputs(self, inputs: Mapping[str, PortValue]) -> None:
+        super().check_inputs(inputs)
+        one_of(dict(inputs), self.name)
+
     def clock(self, inputs: Mapping[str, PortValue]) -> None:
         v: Mapping[str, Any] = inputs
-        op, t = v["op"], self.core
-        if op == Op.LAUNCH:
-            self._check_pc(v["pc"])
-            t.launch(v["lanes"], v["pc"])
-        elif t.overflow or op == Op.IDLE:
+        t = self.core
+        if v["launch__valid"]:
+            self._check_pc(v["launch__pc"])
+            t.launch(v["launch__mask"], v["launch__pc"])
+        elif t.overflow or not (v["outcome__valid"] or v["release__lanes"]):
             t.cycle()  # after an overflow every operation is ignored until the next launch
-        elif op not in (Op.EXECUTE, Op.MORE, Op.RELEASE):
-            raise ValueError(f"{self.name}: op {op} is not an operation")
         elif t.busy:
-            raise ValueError(f"{self.name}: op {Op(op).name} while the block is busy")
-        elif op == Op.RELEASE:
-            if v["lanes"] & ~t.waiting:
-                raise ValueError(f"{self.name}: release of lanes {v['lanes']:#x} that do not wait")
-            t.resume(v["lanes"])
-        elif op == Op.MORE:
+            raise ValueError(f"{self.name}: an operation while the block is busy")
+        elif not v["outcome__valid"]:
+            if v["release__lanes"] & ~t.waiting:
+                raise ValueError(
+                    f"{self.name}: release of lanes {v['release__lanes']:#x} that do not wait"
+                )
+            t.resume(v["release__lanes"])
+        elif v["outcome__cont"]:
             if not t.continues:
-                raise ValueError(f"{self.name}: MORE without a divergence to continue")
+                raise ValueError(f"{self.name}: a continuation without a divergence to continue")
             t.more(self._targets(v, t.live))
         else:
             self._execute(v)
 
     def _check_pc(self, pc: int) -> None:
-        if pc % 4 or pc >= self.pc_limit:
-            raise ValueError(
-                f"{self.name}: pc {pc:#x} is not a multiple of 4 below {self.pc_limit:#x}"
-            )
+        limit = self.params.pc_limit
+        if pc % 4 or pc >= limit:
+            raise ValueError(f"{self.name}: pc {pc:#x} is not a multiple of 4 below {limit:#x}")
 
     def _targets(self, v: Mapping[str, Any], within: int) -> dict[int, int]:
         """The non-empty target groups: distinct PCs, disjoint masks within ``within``."""
         targets: dict[int, int] = {}
-        for pc, mask in zip(v["target_pc"], v["target_mask"], strict=True):
+        for pc, mask in zip(v["outcome__target_pc"], v["outcome__target_mask"], strict=True):
             if mask:
                 self._check_pc(pc)
                 if pc in targets or mask & sum(targets.values()) or mask & ~within:
@@ -603,34 +641,41 @@ class SplitTablesBlock(Block):
         return targets
 
     def _execute(self, v: Mapping[str, Any]) -> None:
-        t, sid = self.core, v["sid"]
+        t, p, sid = self.core, self.params, v["outcome__slot"]
         split = t.st[sid] if sid < len(t.st) else None
-        if split is None or split.mask & t.waiting or v["pc"] != split.next_pc:
-            raise ValueError(f"{self.name}: split {sid} cannot issue at pc {v['pc']:#x}")
+        if split is None or split.mask & t.waiting:
+            raise ValueError(f"{self.name}: split {sid} cannot issue")
         targets = self._targets(v, split.mask)
         covered = 0
-        for part in (*targets.values(), v["exited"], v["barrier"]):
+        for part in (*targets.values(), v["outcome__exited"], v["outcome__barrier"]):
             if part & covered:
                 covered = -1
                 break
             covered |= part
-        # a divergence's further targets may follow in MORE cycles
+        # a divergence's further targets may follow in continuation cycles
         wide = len(targets) == MAX_TARGETS and covered & ~split.mask == 0
         if covered != split.mask and not wide:
             raise ValueError(f"{self.name}: targets, exited and barrier must partition split {sid}")
-        if v["rpc"] not in (self.never, self.return_code):
-            self._check_pc(v["rpc"])
+        rpc = v["outcome__rpc"]
+        call = bool(v["outcome__call"])
+        if call and targets and rpc != split.next_pc + 4:
+            raise ValueError(
+                f"{self.name}: the rpc of a call is its return address {split.next_pc + 4:#x}, "
+                f"not {rpc:#x}"
+            )
+        if rpc not in (p.never, p.return_code):
+            self._check_pc(rpc)
         ex = Executed(
             sid,
-            v["pc"],
+            split.next_pc,
             split.mask,
             targets,
-            exited=v["exited"],
-            barrier=v["barrier"],
-            control=bool(v["control"]),
-            rpc={self.never: NEVER, self.return_code: RETURN}.get(v["rpc"], v["rpc"]),
-            call=bool(v["call"]),
-            ret=bool(v["ret"]),
+            exited=v["outcome__exited"],
+            barrier=v["outcome__barrier"],
+            control=bool(v["outcome__control"]),
+            rpc=p.pc_in(rpc),
+            call=call,
+            ret=bool(v["outcome__ret"]),
         )
         with suppress(TableOverflow):  # the overflow output goes high, the tables stay as they were
             t.update(ex)

@@ -32,8 +32,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from reconverge.golden.blocks.base import Pipelined, Port, PortValue, Values, bits_for
-from reconverge.golden.geometry import Geometry
+from reconverge.golden.blocks.base import (
+    BlockParams,
+    Group,
+    Pipelined,
+    Port,
+    PortTree,
+    PortValue,
+    Values,
+    bits_for,
+    check_range,
+    param,
+)
 
 
 @dataclass(frozen=True)
@@ -144,48 +154,76 @@ def squeeze_steps(mask: int, warp_size: int, simd_width: int) -> list[SqueezeSte
     return steps
 
 
-class Squeezer(Pipelined):
-    """Cycle twin of ``reconverge.hdl.squeezer.Squeezer``.
+@dataclass(frozen=True)
+class SqueezerParams(BlockParams):
+    """Parameters of the squeezer: warp size W, SIMD width L (as ``golden.geometry.Geometry``
+    validates them), ``latency`` register stages. Q = W/L quarter-warps.
 
-    Ports: in ``valid``, ``mask`` (W); out ``out_valid``, ``out_mask`` (W), ``src`` (W x
-    log2 Q), ``quarter_mask`` (Q), ``order`` (Q x log2 Q), ``passes``. The result appears
-    ``latency`` cycles after its input (0 = combinational).
-    """
+    Ports: group ``warp`` in: ``valid``, ``mask`` (W); group ``squeezed`` out: ``valid``,
+    ``mask`` (W), ``src`` (W x log2 Q), ``quarter_mask`` (Q), ``order`` (Q x log2 Q),
+    ``passes``. The result appears ``latency`` cycles after its input."""
 
     name = "squeezer"
 
-    def __init__(self, warp_size: int, simd_width: int, latency: int = 0) -> None:
-        geometry = Geometry(warp_size=warp_size, simd_width=simd_width)
-        if not 0 <= latency <= 16:
-            raise ValueError(f"latency must be in 0..16 register stages, not {latency}")
-        self.warp_size = warp_size
-        self.simd_width = simd_width
-        self.quarters = geometry.passes
-        self.latency = latency
-        qbits = bits_for(self.quarters)
-        self._ports = (
-            Port("valid", "in", 1),
-            Port("mask", "in", warp_size),
-            Port("out_valid", "out", 1),
-            Port("out_mask", "out", warp_size),
-            Port("src", "out", qbits, warp_size),
-            Port("quarter_mask", "out", self.quarters),
-            Port("order", "out", qbits, self.quarters),
-            Port("passes", "out", self.quarters.bit_length()),
-        )
-        super().__init__()
+    warp_size: int = param(32, "threads per warp W")
+    simd_width: int = param(8, "lanes L (W/L quarter-warps)")
+    latency: int = param(0, "register stages (0 = combinational)")  # type: ignore[assignment]
+
+    def validate(self) -> None:
+        from reconverge.golden.geometry import Geometry  # W and L: one definition
+
+        Geometry(warp_size=self.warp_size, simd_width=self.simd_width)
+        check_range("latency", self.latency, 0, 16, " register stages")
 
     @property
-    def ports(self) -> tuple[Port, ...]:
-        return self._ports
+    def quarters(self) -> int:
+        """Q = W / L."""
+        return self.warp_size // self.simd_width
+
+    @property
+    def qbits(self) -> int:
+        """Bits of a quarter id."""
+        return bits_for(self.quarters)
+
+    @property
+    def ports(self) -> PortTree:
+        w, q, qbits = self.warp_size, self.quarters, self.qbits
+        return (
+            Group("warp", (Port("valid", "in", 1), Port("mask", "in", w))),
+            Group(
+                "squeezed",
+                (
+                    Port("valid", "out", 1),
+                    Port("mask", "out", w),
+                    Port("src", "out", qbits, w),
+                    Port("quarter_mask", "out", q),
+                    Port("order", "out", qbits, q),
+                    Port("passes", "out", q.bit_length()),
+                ),
+            ),
+        )
+
+    def outputs_of(self, valid: int, mask: int) -> Values:
+        """The outputs for a warp (``valid``, ``mask``) when it has gone through."""
+        r = squeeze(mask, self.warp_size, self.simd_width)
+        return {
+            "squeezed__valid": valid,
+            "squeezed__mask": r.mask,
+            "squeezed__src": r.src,
+            "squeezed__quarter_mask": r.quarter_mask,
+            "squeezed__order": r.order,
+            "squeezed__passes": r.passes,
+        }
+
+    def twin(self) -> Squeezer:
+        return Squeezer(self)
+
+
+class Squeezer(Pipelined):
+    """Cycle twin of ``reconverge.hdl.blocks.squeezer.Squeezer`` (ports:
+    :class:`SqueezerParams`)."""
+
+    params: SqueezerParams
 
     def compute(self, inputs: Mapping[str, PortValue]) -> Values:
-        r = squeeze(inputs["mask"], self.warp_size, self.simd_width)  # type: ignore[arg-type]
-        return {
-            "out_valid": inputs["valid"],
-            "out_mask": r.mask,
-            "src": r.src,
-            "quarter_mask": r.quarter_mask,
-            "order": r.order,
-            "passes": r.passes,
-        }
+        return self.params.outputs_of(inputs["warp__valid"], inputs["warp__mask"])  # type: ignore[arg-type]

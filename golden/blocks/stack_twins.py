@@ -6,111 +6,168 @@ seed 003 Fig 4/5, seed 002 Sec 7). The functional classes
 edge with an update calls the class's :meth:`update` with the port values, so the golden SM
 (which calls ``execute``, a sequence of such updates) and the HDL cannot disagree.
 
-Ports (one vocabulary for both; W = ``warp_size``, PCW = ``pc_width``):
+Ports: the divergence units' shared groups (:mod:`reconverge.golden.blocks.divergence_ports`;
+W = ``warp_size``, PCW = ``pc_width``):
 
-===============  ===  ===========  ==========================================================
-port             dir  width        meaning
-===============  ===  ===========  ==========================================================
-``launch``       in   1            start a warp: one entry, threads ``target_mask[0]`` at
-                                   ``target_pc[0]``; clears the overflow flag
-``valid``        in   1            an update (:class:`StackUpdate`): the outcome of an
-                                   instruction issued from the top entry
-``path``         in   1            dual-path stack: the path of the top entry that issued
-``target_pc``    in   2 x PCW      up to two target groups; a group with an empty mask is
-``target_mask``  in   2 x W        absent; present groups have distinct PCs
-``exited``       in   W            lanes that exited
-``barrier``      in   W            lanes that reached a barrier and wait
-``rpc``          in   PCW          branch: its reconvergence PC (all ones = none, NEVER);
-                                   call: the return address
-``call``, ``ret``  in 1            a linking jump; a return (``jalr`` x0 through ra or t0)
-``more``         in   1            another update of the same instruction follows (k > 2)
-``cont``         in   1            this update continues the previous one (k > 2)
-``bar_release``  in   W            barrier released: these waiting lanes continue after it
-``split_valid``  out  1 / 2        the top entry's split (SPS) or paths (dual) that may issue
-``split_pc``     out  PCW / 2xPCW  their PCs (0 when not valid)
-``split_mask``   out  W / 2xW      their active masks (0 when not valid)
-``depth``        out  log2(D+1)    entries in use (0: no warp, or every thread exited)
-``in_call``      out  1            some entry is a call entry (a ``ret`` returns from it)
-``overflow``     out  1            an update did not fit; sticky until reset or launch
-===============  ===  ===========  ==========================================================
+======================  ===  =====================================================
+port                    dir  meaning
+======================  ===  =====================================================
+``launch``              in   ``valid``: start a warp, one entry, threads ``mask`` at
+                             ``pc``; clears the overflow flag
+``outcome``             in   ``valid``: an update (:class:`StackUpdate`), the outcome
+                             of an instruction issued from the top entry's path
+                             ``slot`` (SPS: 0); ``target_pc`` / ``target_mask`` up
+                             to two groups (an empty mask is absent; present groups
+                             have distinct PCs); ``exited``, ``barrier`` lanes;
+                             ``rpc`` (a branch's reconvergence PC, all ones = NEVER;
+                             a call's return address); ``call``, ``ret``; ``more``
+                             (another update of the instruction follows, k > 2),
+                             ``cont`` (this one continues the previous);
+                             ``control`` is not used
+``release``             in   ``lanes``: barrier released for these waiting lanes
+``splits``              out  the top entry's split (SPS) or paths (dual): ``valid``,
+                             ``pc``, ``mask``, ``sid`` per slot (0 when not valid);
+                             dual-path slot i is sid 2(entries - 1) + i
+``status``              out  ``busy`` (never), ``overflow`` (an update did not fit;
+                             sticky until reset or launch), ``live``, ``waiting``,
+                             ``stack`` (entries in use: 0 = no warp, or every thread
+                             exited), ``in_call`` (some entry is a call entry: a
+                             ``ret`` returns from it)
+======================  ===  =====================================================
 
-Protocol: at most one of ``launch``, ``valid`` and a non-zero ``bar_release`` per cycle (the SM
-presents a barrier release in a cycle of its own). Updates and releases are ignored while the
-stack is empty or the overflow flag is set; an update that would overflow changes nothing but
-the flag. PC codes all ones and all ones - 1 stand for NEVER and RETURN; real PCs stay below
-them (and below 2^PCW - 4 where a barrier release adds 4).
+Protocol: at most one of a launch, an outcome and a release per cycle (the SM presents a
+barrier release in a cycle of its own). Updates and releases are ignored while the stack is
+empty or the overflow flag is set; an update that would overflow changes nothing but the flag.
+PC codes all ones and all ones - 1 stand for NEVER and RETURN; real PCs stay below them (and
+below 2^PCW - 4 where a barrier release adds 4).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar
 
-from reconverge.golden.blocks.base import Block, Port, PortValue, Values
-from reconverge.golden.blocks.divergence import (
-    NEVER,
-    RETURN,
-    Split,
-    TableOverflow,
+from reconverge.golden.blocks.base import (
+    Block,
+    Port,
+    PortTree,
+    PortValue,
+    Values,
+    bits_for,
+    check_range,
+    param,
+)
+from reconverge.golden.blocks.divergence import TableOverflow
+from reconverge.golden.blocks.divergence_ports import (
+    DivergenceParams,
+    one_of,
+    splits_values,
 )
 from reconverge.golden.blocks.dual_path_stack import DualPathStack
 from reconverge.golden.blocks.reconvergence_stack import ReconvergenceStack
 from reconverge.golden.blocks.stack_update import StackUpdate
-from reconverge.golden.geometry import Geometry
+from reconverge.golden.sm.config import Policy
 
 MAX_DEPTH = 64
 
-#: ``dual_path_stack`` modes: DPS, PPC with hints (explicit), PPC without hints (implicit).
-MODES = ("dps", "ppc-explicit", "ppc-implicit")
+
+class StackParams(DivergenceParams):
+    """What the parameters of both stacks share: ``warp_size`` W (the mask width: the stacks
+    do not see L), ``stack_depth`` entries, ``pc_width`` (the two top codes are NEVER and
+    RETURN)."""
+
+    stack_depth: int
+
+    def validate(self) -> None:
+        from reconverge.golden.geometry import Geometry  # W: one definition
+
+        Geometry(warp_size=self.warp_size, simd_width=1)
+        check_range("stack_depth", self.stack_depth, 1, MAX_DEPTH, " entries")
+        check_range("pc_width", self.pc_width, 8, 32, " bits")
+
+    @property
+    def ports(self) -> PortTree:
+        return (
+            self.launch_group(),
+            self.outcome_group(),
+            self.release_group(),
+            self.splits_group(),
+            self.status_group(
+                Port("stack", "out", self.stack_depth.bit_length()), Port("in_call", "out", 1)
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class SpsStackParams(StackParams):
+    """Parameters of the SPS stack (seed 002 Fig 3): one split slot, sid = entries - 1."""
+
+    name = "sps_stack"
+    slots: ClassVar[int] = 1
+
+    warp_size: int = param(32, "threads per warp W (mask width)")
+    stack_depth: int = param(16, "stack entries; overflow beyond")
+    pc_width: int = param(32, "PC bits (the two top codes are NEVER and RETURN)")
+
+    @property
+    def sid_bits(self) -> int:
+        return bits_for(self.stack_depth)
+
+    def twin(self) -> SpsStackTwin:
+        return SpsStackTwin(self)
+
+
+@dataclass(frozen=True)
+class DualPathStackParams(StackParams):
+    """Parameters of the dual-path stack (seed 003 Fig 4/5): ``policy`` ``dps`` (both paths of
+    the top entry issue) or ``ppc`` (the paired-path comparison picks one), ``hints`` for
+    ``ppc``: explicit with the RPCs of the hints, implicit without (the comparison after every
+    instruction). DPS uses its RPCs either way. Two split slots, sid = 2 (entries - 1) + slot.
+    Each mode is its own design point (seed 003 compares them): constant folding drops what a
+    mode does not use."""
+
+    name = "dual_path_stack"
+    slots: ClassVar[int] = 2
+
+    warp_size: int = param(32, "threads per warp W (mask width)")
+    stack_depth: int = param(16, "stack entries; overflow beyond")
+    pc_width: int = param(32, "PC bits (the two top codes are NEVER and RETURN)")
+    policy: Policy = param(Policy.PPC, "dps (both paths issue) or ppc (paired comparison)")
+    hints: bool = param(False, "ppc: explicit with the hints' RPCs (1) or implicit (0)")
+
+    def validate(self) -> None:
+        if self.policy not in (Policy.DPS, Policy.PPC):
+            raise ValueError(f"policy must be dps or ppc, not {self.policy.value}")
+        super().validate()
+
+    @property
+    def paired(self) -> bool:
+        """The paired-path comparison chooses one path (PPC)."""
+        return self.policy is Policy.PPC
+
+    @property
+    def implicit(self) -> bool:
+        """PPC without hints: no RPCs, the comparison after every instruction."""
+        return self.paired and not self.hints
+
+    @property
+    def sid_bits(self) -> int:
+        return bits_for(2 * self.stack_depth)
+
+    def twin(self) -> DualPathStackTwin:
+        return DualPathStackTwin(self)
 
 
 class StackTwin(Block):
-    """What both stack twins share: parameters, ports, the protocol, PC codes."""
+    """What both stack twins share: the protocol, the PC codes, the outputs."""
 
-    #: split slots on the outputs (SPS 1, dual-path 2)
-    slots: int
-    #: An update shows on the outputs one clock later (the outputs come from the registers).
-    latency = 1
+    params: StackParams
 
-    def __init__(self, warp_size: int, depth: int, pc_width: int = 32) -> None:
-        if not 1 <= depth <= MAX_DEPTH:
-            raise ValueError(f"depth must be in 1..{MAX_DEPTH} entries, not {depth}")
-        Geometry(warp_size=warp_size, simd_width=1)  # validates W
-        if not 8 <= pc_width <= 32:
-            raise ValueError(f"pc_width must be in 8..32 bits, not {pc_width}")
-        self.warp_size = warp_size
-        self.depth = depth
-        self.pc_width = pc_width
-        self.never = (1 << pc_width) - 1
-        self.ret_code = self.never - 1
-        w, pcw, n = warp_size, pc_width, self.slots
-        count = None if n == 1 else n
-        self._ports = (
-            Port("launch", "in", 1),
-            Port("valid", "in", 1),
-            *((Port("path", "in", 1),) if n == 2 else ()),
-            Port("target_pc", "in", pcw, 2),
-            Port("target_mask", "in", w, 2),
-            Port("exited", "in", w),
-            Port("barrier", "in", w),
-            Port("rpc", "in", pcw),
-            Port("call", "in", 1),
-            Port("ret", "in", 1),
-            Port("more", "in", 1),
-            Port("cont", "in", 1),
-            Port("bar_release", "in", w),
-            Port("split_valid", "out", n),
-            Port("split_pc", "out", pcw, count),
-            Port("split_mask", "out", w, count),
-            Port("depth", "out", depth.bit_length()),
-            Port("in_call", "out", 1),
-            Port("overflow", "out", 1),
-        )
+    def __init__(self, params: StackParams) -> None:
+        super().__init__(params)
         self.unit: ReconvergenceStack | DualPathStack | None = None
         self.overflow = False
-
-    @property
-    def ports(self) -> tuple[Port, ...]:
-        return self._ports
 
     def make_unit(self, mask: int, pc: int) -> ReconvergenceStack | DualPathStack:
         raise NotImplementedError
@@ -119,40 +176,30 @@ class StackTwin(Block):
         self.unit = None
         self.overflow = False
 
-    # -- PC codes -----------------------------------------------------------------------------
-
-    def pc_in(self, code: int) -> int:
-        """A PC on an input port as the functional classes see it."""
-        return {self.never: NEVER, self.ret_code: RETURN}.get(code, code)
-
-    def pc_out(self, pc: int) -> int:
-        code = {NEVER: self.never, RETURN: self.ret_code}.get(pc, pc)
-        if code >= 1 << self.pc_width:
-            raise ValueError(f"{self.name}: PC {pc:#x} does not fit {self.pc_width} bits")
-        return code
-
     # -- the protocol -------------------------------------------------------------------------
 
     def check_inputs(self, inputs: Mapping[str, PortValue]) -> None:
         super().check_inputs(inputs)
-        if inputs["launch"] + inputs["valid"] + bool(inputs["bar_release"]) > 1:
-            raise ValueError(f"{self.name}: launch, valid and release in the same cycle")
-        pcs, masks = inputs["target_pc"], inputs["target_mask"]
-        if inputs["valid"] and all(masks) and pcs[0] == pcs[1]:  # type: ignore[index]
+        one_of(dict(inputs), self.name)
+        if inputs["outcome__slot"] >= self.params.slots:  # type: ignore[operator]
+            raise ValueError(f"{self.name}: no split slot {inputs['outcome__slot']}")
+        pcs, masks = inputs["outcome__target_pc"], inputs["outcome__target_mask"]
+        if inputs["outcome__valid"] and all(masks) and pcs[0] == pcs[1]:  # type: ignore[index, arg-type]
             raise ValueError(f"{self.name}: two target groups at the same PC {pcs[0]:#x}")  # type: ignore[index]
 
     def update_of(self, inputs: Mapping[str, PortValue]) -> StackUpdate:
-        pcs, masks = inputs["target_pc"], inputs["target_mask"]
+        get, pc_in = inputs.__getitem__, self.params.pc_in
+        pcs, masks = get("outcome__target_pc"), get("outcome__target_mask")
         return StackUpdate(
-            int(inputs.get("path", 0)),  # type: ignore[arg-type]
-            tuple((self.pc_in(pc), m) for pc, m in zip(pcs, masks, strict=True) if m),  # type: ignore[arg-type]
-            inputs["exited"],  # type: ignore[arg-type]
-            inputs["barrier"],  # type: ignore[arg-type]
-            self.pc_in(inputs["rpc"]),  # type: ignore[arg-type]
-            bool(inputs["call"]),
-            bool(inputs["ret"]),
-            bool(inputs["more"]),
-            bool(inputs["cont"]),
+            get("outcome__slot"),  # type: ignore[arg-type]
+            tuple((pc_in(pc), m) for pc, m in zip(pcs, masks, strict=True) if m),  # type: ignore[arg-type]
+            get("outcome__exited"),  # type: ignore[arg-type]
+            get("outcome__barrier"),  # type: ignore[arg-type]
+            pc_in(get("outcome__rpc")),  # type: ignore[arg-type]
+            bool(get("outcome__call")),
+            bool(get("outcome__ret")),
+            bool(get("outcome__more")),
+            bool(get("outcome__cont")),
         )
 
     def live(self) -> ReconvergenceStack | DualPathStack | None:
@@ -162,76 +209,61 @@ class StackTwin(Block):
         return self.unit
 
     def clock(self, inputs: Mapping[str, PortValue]) -> None:
-        if inputs["launch"]:
-            pc, mask = inputs["target_pc"][0], inputs["target_mask"][0]  # type: ignore[index]
-            self.unit = self.make_unit(mask, self.pc_in(pc))
+        if inputs["launch__valid"]:
+            pc, mask = inputs["launch__pc"], inputs["launch__mask"]
+            self.unit = self.make_unit(mask, self.params.pc_in(pc))  # type: ignore[arg-type]
             self.overflow = False
             return
         unit = self.live()
         if unit is None:
             return
-        if inputs["valid"]:
+        if inputs["outcome__valid"]:
             try:
                 unit.update(self.update_of(inputs))
             except TableOverflow:
                 self.overflow = True
-        elif inputs["bar_release"]:
-            unit.release(inputs["bar_release"])  # type: ignore[arg-type]
+        elif inputs["release__lanes"]:
+            unit.release(inputs["release__lanes"])  # type: ignore[arg-type]
 
     def outputs(self, inputs: Mapping[str, PortValue]) -> Values:
         unit = self.unit
-        valid, pcs, masks = [0] * self.slots, [0] * self.slots, [0] * self.slots
-        for split in unit.splits() if unit is not None else []:
-            i = self.slot(split)
-            valid[i], pcs[i], masks[i] = 1, self.pc_out(split.pc), split.mask
-        out: Values = {
-            "depth": len(unit.entries) if unit is not None else 0,
-            "in_call": int(unit is not None and unit.in_call),
-            "overflow": int(self.overflow),
-        }
-        if self.slots == 1:
-            return out | {"split_valid": valid[0], "split_pc": pcs[0], "split_mask": masks[0]}
-        return out | {
-            "split_valid": valid[0] | valid[1] << 1,
-            "split_pc": tuple(pcs),
-            "split_mask": tuple(masks),
+        splits = [(self.slot(s.sid), s.sid, s.pc, s.mask) for s in (unit.splits() if unit else [])]
+        return splits_values(self.params, splits) | {
+            "status__busy": 0,
+            "status__overflow": int(self.overflow),
+            "status__live": unit.live if unit is not None else 0,
+            "status__waiting": unit.waiting if unit is not None else 0,
+            "status__stack": len(unit.entries) if unit is not None else 0,
+            "status__in_call": int(unit is not None and unit.in_call),
         }
 
-    def slot(self, split: Split) -> int:
+    def slot(self, sid: int) -> int:
         return 0
 
 
 class SpsStackTwin(StackTwin):
-    """Cycle twin of ``reconverge.hdl.sps_stack.SpsStack``: the SPS reconvergence stack of
-    ``depth`` entries (core: :class:`ReconvergenceStack`)."""
+    """Cycle twin of ``reconverge.hdl.blocks.sps_stack.SpsStack``: the SPS reconvergence stack
+    (core: :class:`ReconvergenceStack`; ports and parameters: :class:`SpsStackParams`)."""
 
-    name = "sps_stack"
-    slots = 1
+    params: SpsStackParams
 
     def make_unit(self, mask: int, pc: int) -> ReconvergenceStack:
-        return ReconvergenceStack(self.warp_size, mask, pc, self.depth)
+        p = self.params
+        return ReconvergenceStack(p.warp_size, mask, pc, p.stack_depth)
 
 
 class DualPathStackTwin(StackTwin):
-    """Cycle twin of ``reconverge.hdl.dual_path_stack.DualPathStack``: the dual-path stack of
-    ``depth`` entries; ``mode`` 0 = DPS (both paths issue), 1 = PPC explicit (with hints),
-    2 = PPC implicit (no hints; core: :class:`DualPathStack`)."""
+    """Cycle twin of ``reconverge.hdl.blocks.dual_path_stack.DualPathStack``: the dual-path
+    stack, DPS or PPC explicit / implicit (core: :class:`DualPathStack`; ports and
+    parameters: :class:`DualPathStackParams`)."""
 
-    name = "dual_path_stack"
-    slots = 2
-
-    def __init__(self, warp_size: int, depth: int, pc_width: int = 32, mode: int = 2) -> None:
-        if mode not in range(len(MODES)):
-            raise ValueError(
-                f"mode must be 0 (dps), 1 (ppc explicit) or 2 (ppc implicit), not {mode}"
-            )
-        self.mode = mode
-        super().__init__(warp_size, depth, pc_width)
+    params: DualPathStackParams
 
     def make_unit(self, mask: int, pc: int) -> DualPathStack:
+        p = self.params
         return DualPathStack(
-            self.warp_size, mask, pc, self.depth, paired=self.mode > 0, implicit=self.mode == 2
+            p.warp_size, mask, pc, p.stack_depth, paired=p.paired, implicit=p.implicit
         )
 
-    def slot(self, split: Split) -> int:
-        return split.sid % 2
+    def slot(self, sid: int) -> int:
+        return sid % 2

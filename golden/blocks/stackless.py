@@ -13,12 +13,24 @@ reconvergence PCs are needed: ``rhint`` is a no-op here.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
-from reconverge.golden.blocks.arbiter import reduce
-from reconverge.golden.blocks.base import Block, Port, PortValue, Values
+from reconverge.golden.blocks.arbiter import MAX_KEY_WIDTH, ArbiterParams, reduce
+from reconverge.golden.blocks.base import (
+    Block,
+    Group,
+    Port,
+    PortTree,
+    PortValue,
+    Values,
+    check_range,
+    param,
+)
 from reconverge.golden.blocks.divergence import DivergenceUnit, Executed, Split, lanes_of
+from reconverge.golden.blocks.divergence_ports import DivergenceParams, splits_values
 from reconverge.golden.isa import ILEN_BYTES, NUM_REGS, REG_SP
 
 
@@ -82,27 +94,103 @@ class StacklessControl(DivergenceUnit):
         return 1
 
 
+@dataclass(frozen=True)
+class StacklessParams(DivergenceParams):
+    """Parameters of one warp's stack-less control: ``warp_size`` W, ``pc_width`` PCW,
+    ``sp_width`` SPW (the key is SP:PC, SP in the high bits).
+
+    Ports: the divergence units' shared groups
+    (:mod:`reconverge.golden.blocks.divergence_ports`), one split slot (sid 0):
+
+    - ``launch`` in: ``valid``, ``mask``, ``pc``, ``sp``: a warp begins (every thread of the
+      mask at the entry PC with the initial SP); the outcome and release are idle then;
+    - ``outcome`` in: ``valid``, ``slot`` (0), ``control``, ``next_mask`` (W), ``next_pc`` [W],
+      ``exited``, ``barrier`` (W), ``sp_we`` (W), ``sp_wdata`` [W]: the outcome of the
+      instruction issued for the split (:class:`~reconverge.golden.blocks.divergence.Executed`):
+      the lanes that continue at their ``next_pc``, exit, or wait at a barrier (together
+      exactly the active mask), ``control`` for branches and jumps; the instruction wrote x2
+      (SP) of the lanes ``sp_we``;
+    - ``release`` in: ``lanes``: the block's barrier completed for these waiting lanes (after
+      the outcome of the same cycle, as in the golden SM); they continue at PC + 4;
+    - ``splits`` out: ``valid``, ``pc``, ``mask``, ``sid`` (0): the split that may issue;
+    - ``status`` out: ``busy`` and ``overflow`` (never), ``live``, ``waiting``, and
+      ``thread_pc`` [W]: the per-thread PC registers (Table 2's PC_i);
+    - ``coalesce``: the load/store unit's use of the control's arbiter tree (seed 000 Sec 4.3,
+      Fig 4a: one tree serves PC arbitration and memory coalescing), in: ``valid`` (W: lanes
+      requesting memory), ``key`` [W] x ``coalesce_width`` (their cache-line numbers); out:
+      ``granted`` (the tree served the request this cycle), ``min_key`` (the lowest requested
+      line) and ``mask`` (the lanes requesting it, served in this pass). Combinational. In a
+      cycle in which the control arbitrates its PC (a control instruction, an exit, a barrier
+      arrival, a release, an SP write: :meth:`StacklessBlock.arbitrates`) the tree is the
+      control's: ``granted`` = 0 (with ``min_key``, ``mask`` 0) and the LSU waits."""
+
+    name = "stackless"
+    slots: ClassVar[int] = 1
+
+    warp_size: int = param(32, "threads per warp W")
+    pc_width: int = param(32, "PC bits")
+    sp_width: int = param(32, "SP bits (the key is SP:PC)")
+    coalesce_width: int = param(32, "key bits of a coalescing request (a cache-line number)")
+
+    def validate(self) -> None:
+        self.check_warp_size()
+        check_range("pc_width", self.pc_width, 3, 32, " bits")
+        check_range("sp_width", self.sp_width, 1, 32, " bits")
+        check_range("coalesce_width", self.coalesce_width, 1, MAX_KEY_WIDTH, " bits")
+
+    @property
+    def tree(self) -> ArbiterParams:
+        """The one arbiter tree (combinational): W inputs, keys wide enough for SP:PC and for
+        a coalescing request."""
+        key_width = max(self.pc_width + self.sp_width, self.coalesce_width)
+        return ArbiterParams(self.warp_size, key_width)
+
+    @property
+    def sid_bits(self) -> int:
+        return 1
+
+    @property
+    def ports(self) -> PortTree:
+        w, pcw, spw = self.warp_size, self.pc_width, self.sp_width
+        outcome = (
+            Port("valid", "in", 1),
+            Port("slot", "in", 1),
+            Port("control", "in", 1),
+            Port("next_mask", "in", w),
+            Port("next_pc", "in", pcw, w),
+            Port("exited", "in", w),
+            Port("barrier", "in", w),
+            Port("sp_we", "in", w),
+            Port("sp_wdata", "in", spw, w),
+        )
+        coalesce = (
+            Port("valid", "in", w),
+            Port("key", "in", self.coalesce_width, w),
+            Port("granted", "out", 1),
+            Port("min_key", "out", self.coalesce_width),
+            Port("mask", "out", w),
+        )
+        return (
+            self.launch_group(Port("sp", "in", spw)),
+            Group("outcome", outcome),
+            self.release_group(),
+            self.splits_group(),
+            self.status_group(Port("thread_pc", "out", pcw, w)),
+            Group("coalesce", coalesce),
+        )
+
+    def twin(self) -> StacklessBlock:
+        return StacklessBlock(self)
+
+
 class StacklessBlock(Block):
-    """Cycle twin of ``reconverge.hdl.stackless.Stackless``: one warp's stack-less control,
-    a :class:`StacklessControl` (the functional model the golden SM uses) behind ports.
+    """Cycle twin of ``reconverge.hdl.blocks.stackless.Stackless``: one warp's stack-less
+    control, a :class:`StacklessControl` (the functional model the golden SM uses) behind the
+    ports of :class:`StacklessParams`.
 
-    Ports (W = ``warp_size``, PCW = ``pc_width``, SPW = ``sp_width``):
-
-    - in ``start``, ``start_mask`` (W), ``start_pc``, ``start_sp``: a warp begins (every thread
-      of the mask at the entry PC with the initial SP); the other inputs are idle then;
-    - in ``ex_valid``, ``ex_control``, ``ex_target`` (W), ``ex_next_pc`` [W] x PCW,
-      ``ex_exited`` (W), ``ex_barrier`` (W): the outcome of the instruction issued for the
-      current split (:class:`~reconverge.golden.blocks.divergence.Executed`): the lanes that
-      continue at their ``ex_next_pc``, exit, or wait at a barrier (together exactly the
-      active mask); ``ex_control`` for branches and jumps;
-    - in ``sp_we`` (W), ``sp_wdata`` [W] x SPW: the instruction wrote x2 (SP) of these lanes;
-    - in ``bar_release`` (W): the block's barrier completed for these waiting lanes (after the
-      outcome of the same cycle, as in the golden SM); they continue at PC + 4;
-    - out ``valid``, ``pc``, ``active``: the split that may issue (pc 0 when none);
-    - out ``live``, ``waiting`` (W): threads not exited / waiting at a barrier (for the SM's
-      barrier and completion logic); ``thread_pc`` [W] x PCW: the per-thread PC registers.
-
-    The outputs are registers: an outcome presented in cycle t shows from cycle t + 1. Keys
+    The outputs are registers (but the ``coalesce`` group's, combinational: the tree serves the
+    load/store unit in the cycles the control leaves it free): an outcome presented in cycle t
+    shows from cycle t + 1. Keys
     are SP:PC (SP in the high bits), the order :meth:`StacklessControl.keys` uses for PCs
     and SPs that fit the widths. After a control instruction, an exit, a barrier or a release
     the arbiter tree takes the minimum over every runnable thread; otherwise (Sec 4.1's local
@@ -111,104 +199,92 @@ class StacklessBlock(Block):
     runnable thread whose SP:PC equals the new common key joins the split.
     """
 
-    name = "stackless"
-    latency = 1
+    params: StacklessParams
 
-    def __init__(self, warp_size: int = 32, pc_width: int = 32, sp_width: int = 32) -> None:
-        if not 1 <= warp_size <= 64:
-            raise ValueError(f"warp size W={warp_size} must be in 1..64")
-        if not 3 <= pc_width <= 32:
-            raise ValueError(f"pc_width must be in 3..32, not {pc_width}")
-        if not 1 <= sp_width <= 32:
-            raise ValueError(f"sp_width must be in 1..32, not {sp_width}")
-        self.warp_size, self.pc_width, self.sp_width = warp_size, pc_width, sp_width
-        w = warp_size
-        self._ports = (
-            Port("start", "in", 1),
-            Port("start_mask", "in", w),
-            Port("start_pc", "in", pc_width),
-            Port("start_sp", "in", sp_width),
-            Port("ex_valid", "in", 1),
-            Port("ex_control", "in", 1),
-            Port("ex_target", "in", w),
-            Port("ex_next_pc", "in", pc_width, w),
-            Port("ex_exited", "in", w),
-            Port("ex_barrier", "in", w),
-            Port("sp_we", "in", w),
-            Port("sp_wdata", "in", sp_width, w),
-            Port("bar_release", "in", w),
-            Port("valid", "out", 1),
-            Port("pc", "out", pc_width),
-            Port("active", "out", w),
-            Port("live", "out", w),
-            Port("waiting", "out", w),
-            Port("thread_pc", "out", pc_width, w),
-        )
-        self.regs = np.zeros((w, NUM_REGS), np.uint32)
-        self.unit = StacklessControl(w, 0, 0, self.regs)
-
-    @property
-    def ports(self) -> tuple[Port, ...]:
-        return self._ports
+    def __init__(self, params: StacklessParams) -> None:
+        super().__init__(params)
+        self.regs = np.zeros((params.warp_size, NUM_REGS), np.uint32)
+        self.unit = StacklessControl(params.warp_size, 0, 0, self.regs)
 
     def _start(self, mask: int, pc: int, sp: int) -> None:
-        self.regs = np.zeros((self.warp_size, NUM_REGS), np.uint32)
+        w = self.params.warp_size
+        self.regs = np.zeros((w, NUM_REGS), np.uint32)
         self.regs[:, REG_SP] = sp
-        self.unit = StacklessControl(self.warp_size, mask, pc, self.regs)
+        self.unit = StacklessControl(w, mask, pc, self.regs)
 
     def reset(self) -> None:
         self._start(0, 0, 0)
 
+    @staticmethod
+    def arbitrates(inputs: Mapping[str, PortValue]) -> bool:
+        """Whether the control uses the arbiter tree this cycle (seed 000 Sec 4.1): after a
+        control instruction, an exit, a barrier arrival or a release it takes min(SP:PC) over
+        the runnable threads; after an SP write over the split's threads. After any other
+        outcome the common PC is incremented locally and the tree is free."""
+        get = inputs.__getitem__
+        outcome = get("outcome__valid") and (
+            get("outcome__control")
+            or get("outcome__exited")
+            or get("outcome__barrier")
+            or get("outcome__sp_we")
+        )
+        return bool(get("release__lanes") or outcome)
+
     def outputs(self, inputs: Mapping[str, PortValue]) -> Values:
         unit = self.unit
-        split = unit.splits()
-        return {
-            "valid": int(bool(split)),
-            "pc": split[0].pc if split else 0,
-            "active": unit.active,
-            "live": unit.live,
-            "waiting": unit.waiting,
-            "thread_pc": tuple(int(pc) for pc in unit.pc),
+        splits = [(0, s.sid, s.pc, s.mask) for s in unit.splits()]
+        keys: tuple[int, ...] = inputs["coalesce__key"]  # type: ignore[assignment]
+        line, lanes, found = reduce(keys, inputs["coalesce__valid"])  # type: ignore[arg-type]
+        granted = found and not self.arbitrates(inputs)
+        return splits_values(self.params, splits, codes=False) | {
+            "status__busy": 0,
+            "status__overflow": 0,
+            "status__live": unit.live,
+            "status__waiting": unit.waiting,
+            "status__thread_pc": tuple(int(pc) for pc in unit.pc),
+            "coalesce__granted": int(granted),
+            "coalesce__min_key": line if granted else 0,
+            "coalesce__mask": lanes if granted else 0,
         }
 
     def clock(self, inputs: Mapping[str, PortValue]) -> None:
         get = inputs.__getitem__
-        if get("start"):
-            busy = [name for name in ("ex_valid", "sp_we", "bar_release") if get(name)]
+        if get("launch__valid"):
+            busy = [name for name in ("outcome__valid", "release__lanes") if get(name)]
             if busy:
-                raise ValueError(f"stackless: start with {', '.join(busy)} not idle")
-            self._start(get("start_mask"), get("start_pc"), get("start_sp"))  # type: ignore[arg-type]
+                raise ValueError(f"stackless: launch with {', '.join(busy)} not idle")
+            self._start(get("launch__mask"), get("launch__pc"), get("launch__sp"))  # type: ignore[arg-type]
             return
-        if get("ex_valid"):
+        if get("outcome__valid"):
             self._execute(inputs)
-        release: int = get("bar_release")  # type: ignore[assignment]
+        release: int = get("release__lanes")  # type: ignore[assignment]
         if release:
             if release & ~self.unit.waiting:
                 raise ValueError(f"stackless: release of lanes {release:#x} not waiting")
             self.unit.release(release)
-            if any(int(pc) >> self.pc_width for pc in self.unit.pc):
+            if any(int(pc) >> self.params.pc_width for pc in self.unit.pc):
                 raise ValueError("stackless: a released thread's PC + 4 overflows pc_width")
 
     def _execute(self, inputs: Mapping[str, PortValue]) -> None:
         unit = self.unit
         active = unit.active
-        target, exited, barrier, sp_we = (
-            int(inputs[name])  # type: ignore[arg-type]
-            for name in ("ex_target", "ex_exited", "ex_barrier", "sp_we")
+        target, exited, barrier, sp_we, slot = (
+            int(inputs[f"outcome__{name}"])  # type: ignore[arg-type]
+            for name in ("next_mask", "exited", "barrier", "sp_we", "slot")
         )
-        next_pc: tuple[int, ...] = inputs["ex_next_pc"]  # type: ignore[assignment]
-        sp_wdata: tuple[int, ...] = inputs["sp_wdata"]  # type: ignore[assignment]
-        control = bool(inputs["ex_control"])
-        if not active:
-            raise ValueError("stackless: an outcome while no split is active")
+        next_pc: tuple[int, ...] = inputs["outcome__next_pc"]  # type: ignore[assignment]
+        sp_wdata: tuple[int, ...] = inputs["outcome__sp_wdata"]  # type: ignore[assignment]
+        control = bool(inputs["outcome__control"])
+        if not active or slot:
+            raise ValueError("stackless: an outcome while no split is active in that slot")
         if target | exited | barrier != active or target & exited or (target | exited) & barrier:
             raise ValueError(
-                f"stackless: target {target:#x}, exited {exited:#x} and barrier {barrier:#x} "
+                f"stackless: next {target:#x}, exited {exited:#x} and barrier {barrier:#x} "
                 f"must split the active mask {active:#x}"
             )
         if sp_we & ~active:
             raise ValueError(f"stackless: SP written for lanes {sp_we:#x} outside the split")
-        pc = self.outputs(inputs)["pc"]
+        pc = unit.splits()[0].pc
         targets: dict[int, int] = {}
         for lane in lanes_of(target):
             if not control and next_pc[lane] != pc + ILEN_BYTES:

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reconverge.golden.blocks import Arbiter, coalesce, line_key, pc_key, reduce
+from reconverge.golden.blocks import ArbiterParams, coalesce, line_key, pc_key, reduce
 from reconverge.golden.blocks.arbiter import register_levels
 from reconverge.testbench.lockstep import run_golden
 from reconverge.testbench.scenarios import arbiter as stimulus
@@ -40,7 +40,7 @@ def test_reduce_is_min_and_argmin_set(case: tuple[list[int], int, int]) -> None:
 @given(keys_and_valid(), st.integers(0, 4))
 def test_arbiter_outputs_compute_delayed_by_latency(case, every: int) -> None:
     keys, valid, width = case
-    arbiter = Arbiter(len(keys), width, every)
+    arbiter = ArbiterParams(len(keys), width, every).twin()
     idle = arbiter.outputs(arbiter.idle_inputs())
     inputs = {"valid": valid, "key": tuple(keys)}
     expected = arbiter.compute(inputs)
@@ -94,18 +94,18 @@ def test_keys() -> None:
 )
 def test_bad_parameters(kwargs, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        Arbiter(**kwargs)
+        ArbiterParams(**kwargs)
 
 
 @pytest.mark.parametrize("params", stimulus.PARAM_SETS)
 def test_seed000_table2_on_golden(params) -> None:
     """seed 000 Table 2 row by row: common PC = min(SP:PC), active mask, NPCs."""
-    model = Arbiter(**params)
+    model = params.twin()
     cycles = run_golden(model, stimulus.table2(model, rng_for(), 0))
     assert cycles == len(stimulus.TABLE2) * (model.latency + 1)
 
 
 def test_seed000_listing1_and_coalescing_on_golden() -> None:
-    model = Arbiter(8, 12, 1)
+    model = ArbiterParams(8, 12, 1).twin()
     run_golden(model, stimulus.listing1_sp(model, rng_for(), 0))
     run_golden(model, stimulus.coalescing(model, rng_for("c"), 500))

@@ -9,21 +9,26 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reconverge.golden.blocks import MaskedScoreboardBlock, ScoreboardBlock
+from reconverge.golden.blocks import MaskedScoreboardParams, ScoreboardParams
 from reconverge.golden.blocks.scoreboard import MaskedScoreboard, Scoreboard, make_scoreboard
 from reconverge.testbench.lockstep import run_golden
 from reconverge.testbench.scenarios import applicable, rng_for
 from reconverge.testbench.scenarios import scoreboard as stimulus
 
-TWIN_CLASSES = (ScoreboardBlock, MaskedScoreboardBlock)
+PARAMS_CLASSES = (ScoreboardParams, MaskedScoreboardParams)
 
 
-@pytest.mark.parametrize("cls", TWIN_CLASSES, ids=lambda c: c.name)
-@pytest.mark.parametrize("params", stimulus.PARAM_SETS + stimulus.EXTRA_PARAM_SETS)
-def test_scenarios_on_the_twins(cls, params) -> None:
+def _issue(rd: int, mask: int) -> dict[str, int]:
+    return {"issue__valid": 1, "issue__rd": rd, "issue__mask": mask}
+
+
+@pytest.mark.parametrize("cls", PARAMS_CLASSES, ids=lambda c: c.name)
+@pytest.mark.parametrize("values", stimulus.PARAM_SETS + stimulus.EXTRA_PARAM_SETS)
+def test_scenarios_on_the_twins(cls, values) -> None:
     """Every scenario's own checks (Fig 9 states 1-6, the set filling up) hold on the twins."""
-    model = cls(**params)
-    for spec in applicable(cls.name, model):
+    params = cls(**values)
+    model = params.twin()
+    for spec in applicable(params):
         assert run_golden(model, spec.make(model, rng_for(spec.name), 2000)) > 0
 
 
@@ -106,50 +111,68 @@ def test_capacity_and_errors() -> None:
         default.reserve(reg, 1)
 
 
-@pytest.mark.parametrize("cls", TWIN_CLASSES, ids=lambda c: c.name)
+@pytest.mark.parametrize("cls", PARAMS_CLASSES, ids=lambda c: c.name)
 def test_twin_writeback_bypass_and_reservation_at_the_edge(cls) -> None:
     """Lookups see the write-backs of their own cycle, not the reservation of their own cycle:
     state' = (state - write-backs) + reservation."""
-    twin = cls(warp_size=4, registers=8, warps=2, entries=2, lookups=1, writebacks=1)
-    inputs = twin.idle_inputs()
-    look = dict(inputs, lookup_warp=(1,), lookup_regs=(3, 0, 0), lookup_mask=(0b0001,))
-    issue = dict(look, issue_valid=1, issue_warp=1, issue_rd=3, issue_mask=0b0011)
-    assert twin.step(issue)["dep_mask"] == (0,)  # not yet
-    assert twin.outputs(look)["dep_mask"] == (1 << 3,)
-    assert twin.outputs(dict(look, lookup_warp=(0,)))["dep_mask"] == (0,)  # another warp
-    wb = dict(look, wb_valid=1, wb_warp=(1,), wb_rd=(3,), wb_mask=(0b0011,))
-    assert twin.outputs(wb)["dep_mask"] == (0,)  # bypass
-    assert twin.outputs(look)["dep_mask"] == (1 << 3,)  # outputs() changes nothing
+    params = cls(warp_size=4, regs=8, warps=2, entries=2, lookups=1, writebacks=1)
+    twin = params.twin()
+    dep = "lookup__dep_mask"
+    look = twin.idle_inputs() | {
+        "lookup__warp": (1,),
+        "lookup__operands": (3, 0, 0),
+        "lookup__mask": (0b0001,),
+    }
+    issue = look | {"issue__warp": 1} | _issue(3, 0b0011)
+    assert twin.step(issue)[dep] == (0,)  # not yet
+    assert twin.outputs(look)[dep] == (1 << 3,)
+    assert twin.outputs(look | {"lookup__warp": (0,)})[dep] == (0,)  # another warp
+    wb = look | {
+        "writeback__valid": 1,
+        "writeback__warp": (1,),
+        "writeback__rd": (3,),
+        "writeback__mask": (0b0011,),
+    }
+    assert twin.outputs(wb)[dep] == (0,)  # bypass
+    assert twin.outputs(look)[dep] == (1 << 3,)  # outputs() changes nothing
     # the same register written back and reserved again in one cycle: release first
-    twin.clock(dict(wb, issue_valid=1, issue_warp=1, issue_rd=3, issue_mask=0b0001))
-    assert twin.boards[1].reserved() == {3: 0b0001 if twin.masked else 0b1111}
+    twin.clock(wb | {"issue__warp": 1} | _issue(3, 0b0001))
+    assert twin.boards[1].reserved() == {3: 0b0001 if params.masked else 0b1111}
     twin.reset()
-    assert twin.outputs(look)["dep_mask"] == (0,)
+    assert twin.outputs(look)[dep] == (0,)
 
 
 @pytest.mark.parametrize(
     ("params", "message"),
     [
-        ({"warp_size": 0}, "warp size"),
-        ({"registers": 1}, "registers must be in 2..32"),
+        ({"warp_size": 0}, "warp_size must be in 1..64"),
+        ({"regs": 1}, "regs must be in 2..32"),
         ({"warps": 0}, "warps must be in"),
-        ({"entries": 32}, "entries per warp must be in 1..31"),
+        ({"entries": 32}, "entries must be in 1..31 per warp"),
         ({"lookups": 0}, "lookups must be in"),
         ({"writebacks": 9}, "writebacks must be in"),
     ],
 )
 def test_twin_rejects_bad_parameters(params, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        ScoreboardBlock(**params)
+        ScoreboardParams(**params)
 
 
 def test_twin_rejects_bad_inputs() -> None:
-    twin = MaskedScoreboardBlock(warp_size=4, registers=8, warps=3, entries=1, lookups=1)
+    twin = MaskedScoreboardParams(warp_size=4, regs=8, warps=3, entries=1, lookups=1).twin()
     with pytest.raises(ValueError, match="warp 3 is not one of the 3 warps"):
-        twin.outputs(dict(twin.idle_inputs(), lookup_warp=(3,)))
-    twin.clock(dict(twin.idle_inputs(), issue_valid=1, issue_rd=1, issue_mask=1))
+        twin.outputs(twin.idle_inputs() | {"lookup__warp": (3,)})
+    twin.clock(twin.idle_inputs() | _issue(1, 1))
     with pytest.raises(ValueError, match="no free scoreboard entry"):
-        twin.clock(dict(twin.idle_inputs(), issue_valid=1, issue_rd=2, issue_mask=1))
+        twin.clock(twin.idle_inputs() | _issue(2, 1))
+
+
+def test_sm_geometry_gives_the_scoreboard_parameters() -> None:
+    from reconverge.golden.geometry import Geometry
+
+    g = Geometry(warp_size=8, simd_width=4, warps=4, regs=16, scoreboard_entries=6)
+    assert g.scoreboard(lookups=8, writebacks=5) == ScoreboardParams(8, 16, 4, 6, 8, 5)
+    assert g.masked_scoreboard(1, 1).masked and not g.scoreboard(1, 1).masked
 
 
 LOADS = """

@@ -9,25 +9,26 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reconverge.golden.blocks import TWINS, SplitTables, SplitTablesBlock
+from reconverge.golden.blocks import SplitTables, SplitTablesBlock, SplitTablesParams
 from reconverge.golden.blocks.divergence import Executed, TableOverflow
-from reconverge.golden.blocks.split_tables import NO_ENTRY, Op
+from reconverge.golden.blocks.split_tables import NO_ENTRY
+from reconverge.golden.geometry import Geometry
 from reconverge.testbench.lockstep import Scenario, run_golden
 from reconverge.testbench.scenarios import applicable, rng_for
 from reconverge.testbench.scenarios import split_tables as stimulus
 
 ALL_SETS = stimulus.PARAM_SETS + stimulus.EXTRA_PARAM_SETS
 CASES = [
-    pytest.param(params, spec, id=f"{'-'.join(map(str, params.values()))}-{spec.name}")
+    pytest.param(params, spec, id=f"{params.label()}-{spec.name}")
     for params in ALL_SETS
-    for spec in applicable("split_tables", SplitTablesBlock(**params))
+    for spec in applicable(params)
 ]
 
 
 @pytest.mark.parametrize(("params", "spec"), CASES)
-def test_scenarios_on_the_twin(params: dict[str, int], spec) -> None:
+def test_scenarios_on_the_twin(params: SplitTablesParams, spec) -> None:
     """Every scenario's own checks (the seed's tables after each step) hold on the twin."""
-    model = TWINS["split_tables"](**params)
+    model = params.twin()
     assert run_golden(model, spec.make(model, rng_for("twin", params, spec.name), 2000)) > 0
 
 
@@ -182,7 +183,7 @@ def with_invariants(model: SplitTablesBlock, scenario: Scenario) -> Scenario:
 @settings(max_examples=25, deadline=None)
 @given(index=st.integers(0, len(ALL_SETS) - 1), seed=st.integers(0, 2**32), storm=st.booleans())
 def test_invariants_hold_on_random_streams(index: int, seed: int, storm: bool) -> None:
-    model = SplitTablesBlock(**ALL_SETS[index])
+    model = ALL_SETS[index].twin()
     make = stimulus.storm if storm else stimulus.random_stream
     assert run_golden(model, with_invariants(model, make(model, rng_for(seed), 600))) > 0
 
@@ -191,7 +192,7 @@ def test_invariants_hold_on_random_streams(index: int, seed: int, storm: bool) -
 
 
 def _launched() -> SplitTablesBlock:
-    model = SplitTablesBlock(4, 4, 4, 12, 1)
+    model = SplitTablesParams(4, 4, 4, 12, orec=True).twin()
     model.clock(stimulus.launch(model, 0b1111, A))
     return model
 
@@ -200,14 +201,16 @@ def _launched() -> SplitTablesBlock:
     ("inputs", "message"),
     [
         (lambda m: stimulus.execute(m, 1, A, {B: 0b1111}), "split 1 cannot issue"),
-        (lambda m: stimulus.execute(m, 0, B, {C: 0b1111}), "cannot issue at pc 0x200"),
+        (
+            lambda m: {**stimulus.execute(m, 0, A, {B: 0b1111}, call=True), "outcome__rpc": A},
+            "the rpc of a call is its return address 0x104",
+        ),
         (lambda m: stimulus.execute(m, 0, A, {B: 0b0011}), "must partition split 0"),
         (lambda m: stimulus.execute(m, 0, A, {B: 0b0011, C: 0b0110}), "overlap"),
         (lambda m: stimulus.execute(m, 0, A, {0x202: 0b1111}), "not a multiple of 4"),
         (lambda m: stimulus.execute(m, 0, A, {0xFFC: 0b1111}), "below 0xffc"),
         (lambda m: stimulus.release(m, 0b0001), "do not wait"),
-        (lambda m: stimulus.more(m, {B: 1}), "MORE without a divergence"),
-        (lambda m: {**m.idle_inputs(), "op": 7}, "op 7 is not an operation"),
+        (lambda m: stimulus.more(m, {B: 1}), "a continuation without a divergence"),
     ],
 )
 def test_invalid_inputs_are_rejected(inputs, message: str) -> None:
@@ -216,9 +219,24 @@ def test_invalid_inputs_are_rejected(inputs, message: str) -> None:
         model.clock(inputs(model))
 
 
+def test_one_operation_per_cycle() -> None:
+    model = _launched()
+    both = stimulus.execute(model, 0, A, {B: 0b1111}) | {"release__lanes": 1}
+    with pytest.raises(ValueError, match="launch, outcome and release in the same cycle"):
+        model.check_inputs(both)
+
+
 def test_parameters_are_checked() -> None:
-    with pytest.raises(ValueError, match=r"st_size must be in 1\.\.64"):
-        SplitTablesBlock(4, 0, 4)
-    with pytest.raises(ValueError, match="orec must be 0 or 1"):
-        SplitTablesBlock(4, 4, 4, 16, 2)
-    assert Op.MORE == 3 and SplitTablesBlock(32, 32, 16).core.queue_size == 0
+    """The parameter dataclass names the parameter it rejects; the queue size and the widths
+    are its derived values; an SM geometry derives the tables' parameters."""
+    with pytest.raises(ValueError, match=r"split_table must be in 1\.\.64"):
+        SplitTablesParams(4, 0, 4)
+    with pytest.raises(ValueError, match="orec=2 is not 0 or 1"):
+        SplitTablesParams(4, 4, 4, 16, 2)  # type: ignore[arg-type]
+    assert SplitTablesParams(32, 32, 16).queue_size == 0
+    assert SplitTablesParams(8, 4, 4).queue_size == 8 - 4 + 2
+    assert SplitTablesParams(8, 4, 4).twin().core.queue_size == 6
+    p = SplitTablesParams(4, 4, 4, pc_width=12)
+    assert (p.never, p.return_code, p.pc_limit, p.sid_bits) == (0xFFF, 0xFFE, 0xFFC, 2)
+    geometry = Geometry(warp_size=8, simd_width=4, split_table=4, reconv_table=6)
+    assert geometry.split_tables(orec=False) == SplitTablesParams(8, 4, 6, 32, orec=False)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reconverge.golden.blocks import Squeezer, squeeze, squeeze_steps
+from reconverge.golden.blocks import SqueezerParams, squeeze, squeeze_steps
 from reconverge.golden.blocks.squeezer import quarter_mask, sort_quarters
 from reconverge.testbench.lockstep import run_golden
 from reconverge.testbench.scenarios import rng_for
@@ -181,15 +181,16 @@ def test_seed001_fig43_steps() -> None:
 
 @pytest.mark.parametrize("spec", ["fig43", "fig41"])
 def test_seed001_directed_scenarios_on_golden(spec: str) -> None:
-    model = Squeezer(32, 8, 1)
+    model = SqueezerParams(32, 8, 1).twin()
     run_golden(model, getattr(stimulus, spec)(model, rng_for(), 0))
 
 
 def test_squeezer_cycle_behaviour() -> None:
-    model = Squeezer(16, 4, 2)
+    model = SqueezerParams(16, 4, 2).twin()
     idle = model.outputs(model.idle_inputs())
-    assert idle["order"] == (0, 1, 2, 3) and idle["src"] == tuple(s // 4 for s in range(16))
-    inputs = {"valid": 1, "mask": 0x8421}
+    assert idle["squeezed__order"] == (0, 1, 2, 3)
+    assert idle["squeezed__src"] == tuple(s // 4 for s in range(16))
+    inputs = {"warp__valid": 1, "warp__mask": 0x8421}
     assert [model.step(inputs) for _ in range(3)][-1] == model.compute(inputs)
 
 
@@ -199,4 +200,4 @@ def test_squeezer_cycle_behaviour() -> None:
 )
 def test_bad_parameters(args, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        Squeezer(*args)
+        SqueezerParams(*args)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconverge.golden.blocks import StacklessBlock
+from reconverge.golden.blocks import StacklessBlock, StacklessParams, coalesce
 from reconverge.golden.blocks.stackless import StacklessControl
 from reconverge.golden.tests.randprog import programs, render
 from reconverge.testbench.lockstep import run_golden
@@ -21,8 +21,8 @@ from reconverge.testbench.scenarios import stackless as stimulus
 def test_scenarios_on_the_twin(params) -> None:
     """Table 2 row by row, Listing 1 both ways, the golden SM's calls replayed, random
     programs: every scenario's own checks hold on the twin."""
-    model = StacklessBlock(**params)
-    for spec in applicable("stackless", model):
+    model = params.twin()
+    for spec in applicable(params):
         assert run_golden(model, spec.make(model, rng_for(spec.name), 2000)) > 0
 
 
@@ -33,78 +33,141 @@ def test_sm_outcomes_replay_on_the_twin(program, warp_size: int, threads: int) -
     outcome the golden SM gives its stack-less unit satisfies the twin's port contract (in
     particular: a non-control instruction sends its lanes to PC + 4, the local increment) and
     the twin's split equals the SM unit's after every call."""
-    model = StacklessBlock(warp_size, 32, 32)
+    model = StacklessParams(warp_size, 32, 32).twin()
     scenario = stimulus.replay(model, render(program), min(threads, warp_size))
     assert run_golden(model, scenario) > 0
 
 
+def _start(twin: StacklessBlock, mask: int, pc: int, sp: int) -> dict:
+    return twin.idle_inputs() | {
+        "launch__valid": 1,
+        "launch__mask": mask,
+        "launch__pc": pc,
+        "launch__sp": sp,
+    }
+
+
 def _outcome(twin: StacklessBlock, **ports) -> dict:
-    return dict(twin.idle_inputs(), ex_valid=1, **ports)
+    """An outcome (or with ``lanes``, a release) given by the member names."""
+    inputs = twin.idle_inputs() | {"outcome__valid": 1}
+    for name, value in ports.items():
+        inputs["release__lanes" if name == "lanes" else f"outcome__{name}"] = value
+    return inputs
+
+
+def _split(out: dict) -> tuple[int, int]:
+    return out["splits__pc"][0], out["splits__mask"][0]
 
 
 def test_local_increment_keeps_the_split_after_an_sp_write() -> None:
     """Sec 4.1: no arbitration after a non-control instruction. When it raises the split's SP
     above the SP of threads waiting elsewhere, the split still continues (the minimum is taken
     over its own threads), and only the next control instruction lets the others run."""
-    twin = StacklessBlock(4, 8, 4)
-    twin.clock(dict(twin.idle_inputs(), start=1, start_mask=0b1111, start_pc=4, start_sp=8))
-    branch = _outcome(twin, ex_control=1, ex_target=0b1111, ex_next_pc=(8, 8, 20, 20))
+    twin = StacklessParams(4, 8, 4).twin()
+    twin.clock(_start(twin, 0b1111, 4, 8))
+    branch = _outcome(twin, control=1, next_mask=0b1111, next_pc=(8, 8, 20, 20))
     twin.clock(branch)
-    assert twin.outputs(branch)["active"] == 0b0011
+    assert _split(twin.outputs(branch)) == (8, 0b0011)
     raise_sp = _outcome(
-        twin, ex_target=0b0011, ex_next_pc=(12, 12, 0, 0), sp_we=0b0011, sp_wdata=(9, 9, 0, 0)
+        twin, next_mask=0b0011, next_pc=(12, 12, 0, 0), sp_we=0b0011, sp_wdata=(9, 9, 0, 0)
     )
     twin.clock(raise_sp)  # (9, 12) > (8, 20), but no arbitration
-    assert (twin.outputs(raise_sp)["pc"], twin.outputs(raise_sp)["active"]) == (12, 0b0011)
-    jump = _outcome(twin, ex_control=1, ex_target=0b0011, ex_next_pc=(16, 16, 0, 0))
+    assert _split(twin.outputs(raise_sp)) == (12, 0b0011)
+    jump = _outcome(twin, control=1, next_mask=0b0011, next_pc=(16, 16, 0, 0))
     twin.clock(jump)
-    assert (twin.outputs(jump)["pc"], twin.outputs(jump)["active"]) == (20, 0b1100)
+    assert _split(twin.outputs(jump)) == (20, 0b1100)
 
 
 def test_twin_is_the_functional_model() -> None:
     """The twin's state is a :class:`StacklessControl`; its outputs are that unit's split."""
-    twin = StacklessBlock(4, 8, 4)
-    twin.clock(dict(twin.idle_inputs(), start=1, start_mask=0b0111, start_pc=4, start_sp=3))
+    twin = StacklessParams(4, 8, 4).twin()
+    twin.clock(_start(twin, 0b0111, 4, 3))
     assert isinstance(twin.unit, StacklessControl)
     out = twin.outputs(twin.idle_inputs())
     assert out == {
-        "valid": 1,
-        "pc": 4,
-        "active": 0b0111,
-        "live": 0b0111,
-        "waiting": 0,
-        "thread_pc": (4, 4, 4, 4),
+        "splits__valid": 1,
+        "splits__pc": (4,),
+        "splits__mask": (0b0111,),
+        "splits__sid": (0,),
+        "status__busy": 0,
+        "status__overflow": 0,
+        "status__live": 0b0111,
+        "status__waiting": 0,
+        "status__thread_pc": (4, 4, 4, 4),
+        "coalesce__granted": 0,
+        "coalesce__min_key": 0,
+        "coalesce__mask": 0,
     }
     twin.reset()
-    assert twin.outputs(twin.idle_inputs())["valid"] == 0
+    assert twin.outputs(twin.idle_inputs())["splits__valid"] == 0
 
 
 @pytest.mark.parametrize(
     ("ports", "message"),
     [
-        ({"ex_target": 0b0011, "ex_next_pc": (12, 12, 0, 0)}, "PC \\+ 4"),
-        ({"ex_target": 0b0001, "ex_next_pc": (8, 0, 0, 0)}, "must split the active mask"),
-        ({"ex_target": 0b0011, "ex_exited": 0b0001, "ex_next_pc": (8, 8, 0, 0)}, "must split"),
-        ({"ex_target": 0b0011, "ex_next_pc": (8, 8, 0, 0), "sp_we": 0b0100}, "outside the"),
-        ({"ex_target": 0b0011, "ex_next_pc": (8, 8, 0, 0), "bar_release": 1}, "not waiting"),
+        ({"next_mask": 0b0011, "next_pc": (12, 12, 0, 0)}, "PC \\+ 4"),
+        ({"next_mask": 0b0001, "next_pc": (8, 0, 0, 0)}, "must split the active mask"),
+        ({"next_mask": 0b0011, "exited": 0b0001, "next_pc": (8, 8, 0, 0)}, "must split"),
+        ({"next_mask": 0b0011, "next_pc": (8, 8, 0, 0), "sp_we": 0b0100}, "outside the"),
+        ({"next_mask": 0b0011, "next_pc": (8, 8, 0, 0), "lanes": 1}, "not waiting"),
+        ({"next_mask": 0b0011, "next_pc": (8, 8, 0, 0), "slot": 1}, "active in that slot"),
     ],
 )
 def test_twin_rejects_what_the_hardware_cannot_do(ports, message: str) -> None:
-    twin = StacklessBlock(4, 8, 4)
-    twin.clock(dict(twin.idle_inputs(), start=1, start_mask=0b0011, start_pc=4, start_sp=3))
+    twin = StacklessParams(4, 8, 4).twin()
+    twin.clock(_start(twin, 0b0011, 4, 3))
     with pytest.raises(ValueError, match=message):
         twin.clock(_outcome(twin, **ports))
 
 
 def test_twin_rejects_bad_parameters_and_inputs() -> None:
     with pytest.raises(ValueError, match="pc_width"):
-        StacklessBlock(4, 2, 4)
-    twin = StacklessBlock(4, 8, 4)
+        StacklessParams(4, 2, 4)
+    twin = StacklessParams(4, 8, 4).twin()
     with pytest.raises(ValueError, match="no split is active"):
         twin.clock(_outcome(twin))
-    with pytest.raises(ValueError, match="start with ex_valid not idle"):
-        twin.clock(_outcome(twin, start=1))
-    twin.clock(dict(twin.idle_inputs(), start=1, start_mask=1, start_pc=252, start_sp=0))
-    twin.clock(_outcome(twin, ex_barrier=1))
+    with pytest.raises(ValueError, match="launch with outcome__valid not idle"):
+        twin.clock(_outcome(twin) | {"launch__valid": 1})
+    twin.clock(_start(twin, 1, 252, 0))
+    twin.clock(_outcome(twin, barrier=1))
     with pytest.raises(ValueError, match="overflows pc_width"):
-        twin.clock(dict(twin.idle_inputs(), bar_release=1))
+        twin.clock(twin.idle_inputs() | {"release__lanes": 1})
+
+
+# -- seed 000 Sec 4.3: the tree serves the load/store unit ------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    warp_size=st.integers(1, 8),
+    data=st.data(),
+)
+def test_granted_requests_coalesce_as_the_arbiter_does(warp_size: int, data) -> None:
+    """A memory instruction replayed on the ``coalesce`` ports until every lane is served, with
+    control outcomes in between (some arbitrate, some are local increments): the passes the
+    tree grants are exactly ``coalesce(keys, requesting)`` (seed 000 Sec 4.2), and a cycle in
+    which the control arbitrates grants nothing."""
+    twin = StacklessParams(warp_size, 16, 4, coalesce_width=6).twin()
+    every = (1 << warp_size) - 1
+    keys = tuple(data.draw(st.lists(st.integers(0, 63), min_size=warp_size, max_size=warp_size)))
+    requesting = data.draw(st.integers(1, every))
+    twin.clock(_start(twin, every, 4, 3))
+    pending, passes, pc = requesting, [], 4
+    while pending:
+        kind = data.draw(st.sampled_from(["idle", "alu", "branch", "sp"]))
+        inputs = twin.idle_inputs() if kind == "idle" else _outcome(twin, next_mask=every)
+        if kind != "idle":
+            target = pc + 4 if kind != "branch" else data.draw(st.sampled_from([8, 40, 80]))
+            inputs["outcome__next_pc"] = (target,) * warp_size
+            inputs["outcome__control"] = int(kind == "branch")
+            inputs["outcome__sp_we"] = every if kind == "sp" else 0
+            inputs["outcome__sp_wdata"] = (3,) * warp_size
+            pc = target
+        inputs |= {"coalesce__valid": pending, "coalesce__key": keys}
+        out = twin.step(inputs)
+        assert out["coalesce__granted"] == (kind in ("idle", "alu"))
+        assert bool(out["coalesce__mask"]) == bool(out["coalesce__granted"])
+        if out["coalesce__granted"]:
+            passes.append((out["coalesce__min_key"], out["coalesce__mask"]))
+            pending &= ~out["coalesce__mask"]
+    assert passes == coalesce(list(keys), requesting)

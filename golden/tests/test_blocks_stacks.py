@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from reconverge.golden.asm import assemble
-from reconverge.golden.blocks import TWINS, DualPathStackTwin, SpsStackTwin
+from reconverge.golden.blocks import DualPathStackParams, SpsStackParams
 from reconverge.golden.blocks.divergence import NEVER, RETURN, Executed, TableOverflow
 from reconverge.golden.blocks.dual_path_stack import DualPathStack
 from reconverge.golden.blocks.reconvergence_stack import ReconvergenceStack
@@ -118,85 +118,120 @@ def test_dual_path_entries_never_hold_more_than_two_paths() -> None:
 # -- the cycle twins -------------------------------------------------------------------------
 
 
-def test_twins_are_registered() -> None:
-    assert TWINS["sps_stack"] is SpsStackTwin and TWINS["dual_path_stack"] is DualPathStackTwin
-
-
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"warp_size": 3, "depth": 4}, "power of two"),
-        ({"warp_size": 4, "depth": 0}, "depth must be in 1..64"),
-        ({"warp_size": 4, "depth": 4, "pc_width": 40}, "pc_width must be in 8..32"),
-        ({"warp_size": 4, "depth": 4, "mode": 3}, "mode must be 0 \\(dps\\)"),
+        ({"warp_size": 3, "stack_depth": 4}, "power of two"),
+        ({"warp_size": 4, "stack_depth": 0}, "stack_depth must be in 1..64"),
+        ({"warp_size": 4, "stack_depth": 4, "pc_width": 40}, "pc_width must be in 8..32"),
+        ({"warp_size": 4, "stack_depth": 4, "policy": Policy.MP}, "policy must be dps or ppc"),
+        ({"warp_size": 4, "stack_depth": 4, "hints": 1}, "hints=1 is not 0 or 1"),
     ],
 )
-def test_twin_parameters(kwargs: dict[str, int], message: str) -> None:
+def test_twin_parameters(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        DualPathStackTwin(**kwargs)
+        DualPathStackParams(**kwargs)  # type: ignore[arg-type]
+
+
+def test_params_derive_the_modes_and_the_sm_geometry_gives_them() -> None:
+    """``policy`` and ``hints`` name the three designs (seed 003): DPS, PPC explicit, PPC
+    implicit; the geometry's stack depth and warp size reach both stacks."""
+    modes = {
+        (p.paired, p.implicit)
+        for p in (
+            DualPathStackParams(policy=Policy.DPS, hints=False),
+            DualPathStackParams(policy=Policy.DPS, hints=True),
+            DualPathStackParams(policy=Policy.PPC, hints=True),
+            DualPathStackParams(policy=Policy.PPC, hints=False),
+        )
+    }
+    assert modes == {(False, False), (True, False), (True, True)}
+    g = Geometry(warp_size=8, simd_width=4, stack_depth=6)
+    assert g.sps_stack(pc_width=16) == SpsStackParams(8, 6, 16)
+    assert g.dual_path_stack(Policy.DPS, True) == DualPathStackParams(8, 6, 32, Policy.DPS, True)
+    assert DualPathStackParams.parse({"policy": "dps", "hints": "1"}).policy is Policy.DPS
+    assert (
+        SpsStackParams(stack_depth=6).sid_bits,
+        DualPathStackParams(stack_depth=6).sid_bits,
+    ) == (
+        3,
+        4,
+    )
 
 
 def test_twin_protocol_one_thing_per_cycle() -> None:
-    twin = SpsStackTwin(4, 4, 16)
+    twin = SpsStackParams(4, 4, 16).twin()
     twin.check_inputs(launch(twin, 0x100, 0b1111))  # type: ignore[arg-type]
-    both = launch(twin, 0x100, 0b1111) | {"valid": 1}
-    with pytest.raises(ValueError, match="launch, valid and release in the same cycle"):
+    both = launch(twin, 0x100, 0b1111) | {"outcome__valid": 1}
+    with pytest.raises(ValueError, match="launch, outcome and release in the same cycle"):
         twin.check_inputs(both)  # type: ignore[arg-type]
     same_pc = update(twin, StackUpdate(0, ((0x104, 1),))) | {
-        "target_pc": (0x104, 0x104),
-        "target_mask": (1, 2),
+        "outcome__target_pc": (0x104, 0x104),
+        "outcome__target_mask": (1, 2),
     }
     with pytest.raises(ValueError, match="two target groups at the same PC 0x104"):
         twin.check_inputs(same_pc)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="no split slot 1"):
+        twin.check_inputs(update(twin, StackUpdate(1, ((0x104, 1),))))  # type: ignore[arg-type]
 
 
 def test_twin_pc_codes_and_overflow_flag() -> None:
     """NEVER and RETURN are the two top codes of a PC port; an update that does not fit sets
-    the sticky overflow flag and changes nothing; a launch clears it."""
-    twin = SpsStackTwin(4, 2, 16)
-    assert (twin.pc_out(NEVER), twin.pc_out(RETURN)) == (0xFFFF, 0xFFFE)
-    assert (twin.pc_in(0xFFFF), twin.pc_in(0xFFFE), twin.pc_in(0x120)) == (NEVER, RETURN, 0x120)
+    the sticky overflow flag and changes nothing; a launch clears it. The live lanes follow
+    the exits."""
+    params = SpsStackParams(4, 2, 16)
+    twin = params.twin()
+    assert (params.pc_out(NEVER), params.pc_out(RETURN)) == (0xFFFF, 0xFFFE)
+    assert (params.pc_in(0xFFFF), params.pc_in(0xFFFE), params.pc_in(0x120)) == (
+        NEVER,
+        RETURN,
+        0x120,
+    )
     twin.step(launch(twin, 0x100, 0b1111))  # type: ignore[arg-type]
-    branch = StackUpdate(0, ((0x104, 0b0011), (0x200, 0b1100)), rpc=0x300)
+    twin.step(update(twin, StackUpdate(0, ((0x104, 0b0111),), exited=0b1000)))  # type: ignore[arg-type]
+    assert twin.outputs(twin.idle_inputs())["status__live"] == 0b0111
+    branch = StackUpdate(0, ((0x108, 0b0011), (0x200, 0b0100)), rpc=0x300)
     twin.step(update(twin, branch))  # type: ignore[arg-type]
     out = twin.outputs(twin.idle_inputs())
-    assert out["overflow"] == 1 and out["depth"] == 1 and out["split_pc"] == 0x100
+    assert out["status__overflow"] == 1 and out["status__stack"] == 1
+    assert out["splits__pc"] == (0x104,) and out["splits__sid"] == (0,)
     twin.step(launch(twin, 0x100, 0b1111))  # type: ignore[arg-type]
-    assert twin.outputs(twin.idle_inputs())["overflow"] == 0
+    assert twin.outputs(twin.idle_inputs())["status__overflow"] == 0
 
 
 # -- scenarios on the twins alone ------------------------------------------------------------
 
 DIRECTED = [
-    pytest.param(block, params, spec, id=f"{block}-{spec.name}-W{params['warp_size']}")
-    for block, module in (("sps_stack", sps_stimulus), ("dual_path_stack", dual_stimulus))
+    pytest.param(params, spec, id=f"{params.name}-{spec.name}-{params.label()}")
+    for module in (sps_stimulus, dual_stimulus)
     for params in module.PARAM_SETS + module.EXTRA_PARAM_SETS
-    for spec in applicable(block, TWINS[block](**params))
+    for spec in applicable(params)
     if spec.name != "random"
 ]
 
 
-@pytest.mark.parametrize(("block", "params", "spec"), DIRECTED)
-def test_directed_scenarios_on_the_golden_twin(block, params, spec) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("params", "spec"), DIRECTED)
+def test_directed_scenarios_on_the_golden_twin(params, spec) -> None:  # type: ignore[no-untyped-def]
     """The seed examples' assertions (seed 002 Fig 3, seed 003 Fig 4 explicit and implicit,
     ...) hold on the golden twin itself."""
-    model = TWINS[block](**params)
-    assert run_golden(model, spec.make(model, rng_for(block, params, spec.name), 100)) > 5
+    model = params.twin()
+    assert run_golden(model, spec.make(model, rng_for(params, spec.name), 100)) > 5
 
 
 RANDOM = [
-    pytest.param(block, params, id=f"{block}-" + "-".join(map(str, params.values())))
-    for block, module in (("sps_stack", sps_stimulus), ("dual_path_stack", dual_stimulus))
+    pytest.param(params, id=f"{params.name}-{params.label()}")
+    for module in (sps_stimulus, dual_stimulus)
     for params in module.PARAM_SETS + module.EXTRA_PARAM_SETS
 ]
 
 
-@pytest.mark.parametrize(("block", "params"), RANDOM)
-def test_random_stream_keeps_the_stack_consistent(block, params) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("params", RANDOM)
+def test_random_stream_keeps_the_stack_consistent(params) -> None:  # type: ignore[no-untyped-def]
     """Invariants over a long random stream: the offered splits are disjoint live threads of
     the bottom entry, a dual-path entry has one or two paths, the depth stays in range."""
-    model = TWINS[block](**params)
-    scenario = random_stream(model, rng_for("invariants", block, params), 4000)
+    block = params.name
+    model = params.twin()
+    scenario = random_stream(model, rng_for("invariants", params), 4000)
     step = next(scenario)
     while True:
         if isinstance(step, dict):
@@ -206,9 +241,9 @@ def test_random_stream_keeps_the_stack_consistent(block, params) -> None:  # typ
             model.reset()
         unit = model.unit
         if unit is not None and unit.entries and not model.overflow:
-            assert len(unit.entries) <= model.depth
+            assert len(unit.entries) <= params.stack_depth
             splits = unit.splits()
-            assert len(splits) <= model.slots
+            assert len(splits) <= params.slots
             seen = 0
             for s in splits:
                 assert s.mask and not s.mask & seen and not s.mask & unit.waiting

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import pytest
 
-from reconverge.golden.blocks import TWINS
-from reconverge.hdl.arbiter import Arbiter
-from reconverge.hdl.registry import BLOCKS
-from reconverge.hdl.split_tables import SplitTables
+from reconverge.golden.blocks import ArbiterParams
+from reconverge.hdl.blocks.arbiter import Arbiter
+from reconverge.hdl.blocks.split_tables import SplitTables
+from reconverge.hdl.blocks.stackless import Stackless
+from reconverge.hdl.registry import lookup
 from reconverge.testbench.amaranth_sim import simulate
 from reconverge.testbench.lockstep import Mismatch
-from reconverge.testbench.scenarios import applicable, params_id, rng_for
+from reconverge.testbench.scenarios import applicable, rng_for
 from reconverge.testbench.scenarios import arbiter as arbiter_stimulus
 from reconverge.testbench.scenarios import dual_path_stack as dual_path_stimulus
 from reconverge.testbench.scenarios import scoreboard as scoreboard_stimulus
@@ -33,22 +34,25 @@ SETS = {
     "sps_stack": sps_stimulus.PARAM_SETS + sps_stimulus.EXTRA_PARAM_SETS,
     "dual_path_stack": dual_path_stimulus.PARAM_SETS + dual_path_stimulus.EXTRA_PARAM_SETS,
 }
-SETS["scoreboard"] = scoreboard_stimulus.PARAM_SETS + scoreboard_stimulus.EXTRA_PARAM_SETS
-SETS["masked_scoreboard"] = SETS["scoreboard"]
+for masked in (False, True):
+    SETS["masked_scoreboard" if masked else "scoreboard"] = scoreboard_stimulus.param_sets(
+        masked, scoreboard_stimulus.PARAM_SETS + scoreboard_stimulus.EXTRA_PARAM_SETS
+    )
 SETS["stackless"] = stackless_stimulus.PARAM_SETS + stackless_stimulus.EXTRA_PARAM_SETS
 CASES = [
-    pytest.param(block, params, spec, id=f"{block}-{params_id(params)}-{spec.name}")
+    pytest.param(params, spec, id=f"{block}-{params.label()}-{spec.name}")
     for block, sets in SETS.items()
     for params in sets
-    for spec in applicable(block, TWINS[block](**params))
+    for spec in applicable(params)
 ]
 
 
-@pytest.mark.parametrize(("block", "params", "spec"), CASES)
-def test_block_matches_golden_in_amaranth_sim(block, params, spec) -> None:
-    dut = BLOCKS[block].build(params)
-    rng = rng_for(block, params, spec.name)
-    cycles = simulate(dut, spec.make(dut.model, rng, CYCLES), f"{block} {params} {spec.name}")
+@pytest.mark.parametrize(("params", "spec"), CASES)
+def test_block_matches_golden_in_amaranth_sim(params, spec) -> None:
+    dut = lookup(params.name).build(params)
+    rng = rng_for(params, spec.name)
+    label = f"{params.name} {params.describe()} {spec.name}"
+    cycles = simulate(dut, spec.make(params.twin(), rng, CYCLES), label)
     assert cycles > 0
 
 
@@ -62,9 +66,9 @@ class _MaskDropsLastInput(Arbiter):
 
 
 def test_lockstep_catches_a_broken_block() -> None:
-    params = {"n": 4, "key_width": 8, "pipeline_every": 0}
-    dut = _MaskDropsLastInput(**params)
-    scenario = arbiter_stimulus.random_stream(dut.model, rng_for("broken"), 200)
+    params = ArbiterParams(4, 8, 0)
+    dut = _MaskDropsLastInput(params)
+    scenario = arbiter_stimulus.random_stream(params.twin(), rng_for("broken"), 200)
     with pytest.raises(Mismatch, match=r"out mask: HDL 0x[0-9a-f]+, golden 0x[0-9a-f]+"):
         simulate(dut, scenario)
 
@@ -82,7 +86,30 @@ class _LastFreeEntry(SplitTables):
 def test_lockstep_catches_broken_split_tables() -> None:
     """Seed 002 Sec 3.3 places new entries in the first unallocated ST entries (Fig 6)."""
     params = tables_stimulus.PARAM_SETS[0]
-    dut = _LastFreeEntry(**params)
-    scenario = tables_stimulus.fig6(dut.model, rng_for("broken"), 0)
-    with pytest.raises(Mismatch, match=r"out st_valid: HDL 0x[0-9a-f]+, golden 0x3"):
+    dut = _LastFreeEntry(params)
+    scenario = tables_stimulus.fig6(params.twin(), rng_for("broken"), 0)
+    with pytest.raises(Mismatch, match=r"out tables__st_valid: HDL 0x[0-9a-f]+, golden 0x3"):
+        simulate(dut, scenario)
+
+
+class _TreeAlwaysGranted(Stackless):
+    """A broken stack-less control: the LSU is granted the tree even in cycles in which the
+    control arbitrates its PC (seed 000 Sec 4.3: then the LSU must wait)."""
+
+    def elaborate(self, platform):  # type: ignore[no-untyped-def]
+        m = super().elaborate(platform)
+        tree = m.submodules.arbiter
+        m.d.comb += [
+            self.coalesce.granted.eq(self.coalesce.valid.any()),
+            self.coalesce.min_key.eq(tree.min_key),
+            self.coalesce.mask.eq(tree.mask),
+        ]
+        return m
+
+
+def test_lockstep_catches_a_tree_shared_wrongly() -> None:
+    params = stackless_stimulus.PARAM_SETS[0]
+    dut = _TreeAlwaysGranted(params)
+    scenario = stackless_stimulus.unified_tree(params.twin(), rng_for("broken"), 400)
+    with pytest.raises(Mismatch, match=r"out coalesce__granted: HDL 0x1, golden 0x0"):
         simulate(dut, scenario)

@@ -8,9 +8,11 @@ import json
 
 import pytest
 
+from reconverge.golden.blocks import DualPathStackParams
 from reconverge.golden.cli import main
-from reconverge.hdl.dual_path_stack import DualPathStack
-from reconverge.hdl.synth import synth_tools_available
+from reconverge.golden.sm.config import Policy
+from reconverge.hdl.blocks.dual_path_stack import DualPathStack
+from reconverge.hdl.tools.synth import synth_tools_available
 from reconverge.testbench.amaranth_sim import simulate
 from reconverge.testbench.lockstep import Mismatch
 from reconverge.testbench.scenarios import dual_path_stack, rng_for
@@ -20,20 +22,27 @@ from reconverge.testbench.scenarios import dual_path_stack, rng_for
 def test_sps_stack_registers(capsys) -> None:
     """Per entry PC, mask, RPC and call flag; the stack pointer, the waiting lanes and the
     overflow flag: 2 + 2 x (8 + 4 + 8 + 1) + 4 + 1 flip-flops for W = 4, depth 2, 8-bit PCs."""
-    argv = ["synth", "sps_stack", "--param", "warp_size=4", "--param", "depth=2"]
+    argv = ["synth", "sps_stack", "--param", "warp_size=4", "--param", "stack_depth=2"]
     assert main([*argv, "--param", "pc_width=8", "--no-pnr", "--json"]) == 0
     r = json.loads(capsys.readouterr().out)
-    assert r["generic"]["flip_flops"] == 2 + 2 * (8 + 4 + 8 + 1) + 4 + 1
+    # sp; per entry PC, mask, RPC, call flag; waiting and live lanes; overflow
+    assert r["generic"]["flip_flops"] == 2 + 2 * (8 + 4 + 8 + 1) + 4 + 4 + 1
 
 
 def test_stack_cli(capsys) -> None:
     assert main(["verilog", "dual_path_stack", "--param", "warp_size=4", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     ports = {p["name"]: p["bits"] for p in info["ports"]}
-    assert ports["split_pc"] == 64 and ports["split_mask"] == 8 and ports["depth"] == 5
-    assert info["latency"] == 1
-    assert main(["verilog", "dual_path_stack", "--param", "mode=3"]) == 2
-    assert "mode must be 0 (dps), 1 (ppc explicit) or 2 (ppc implicit)" in capsys.readouterr().err
+    assert ports["splits__pc"] == 64 and ports["splits__mask"] == 8
+    assert ports["status__stack"] == 5 and ports["splits__sid"] == 2 * 5
+    assert info["latency"] == 1 and info["params"]["policy"] == "ppc"
+    argv = ["verilog", "dual_path_stack", "--param", "policy=dps", "--param", "hints=0", "--json"]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["params"]["policy"] == "dps"
+    assert main(["verilog", "dual_path_stack", "--param", "policy=mp"]) == 2
+    assert "policy must be dps or ppc, not mp" in capsys.readouterr().err
+    assert main(["verilog", "dual_path_stack", "--param", "hints=2"]) == 2
+    assert "hints='2' is not 0 or 1" in capsys.readouterr().err
 
 
 class _NoPairedComparison(DualPathStack):
@@ -46,8 +55,8 @@ class _NoPairedComparison(DualPathStack):
 
 
 def test_fig4_catches_a_stack_without_paired_comparison() -> None:
-    params = {"warp_size": 4, "depth": 4, "pc_width": 16, "mode": 2}
-    dut = _NoPairedComparison(**params)
-    scenario = dual_path_stack.fig4_implicit(dut.model, rng_for("broken"), 0)
-    with pytest.raises(Mismatch, match="out depth: HDL 0x2, golden 0x1"):
+    params = DualPathStackParams(4, 4, 16, Policy.PPC, hints=False)
+    dut = _NoPairedComparison(params)
+    scenario = dual_path_stack.fig4_implicit(params.twin(), rng_for("broken"), 0)
+    with pytest.raises(Mismatch, match="out status__stack: HDL 0x2, golden 0x1"):
         simulate(dut, scenario)

@@ -1,4 +1,4 @@
-"""Generated Verilog: lint-clean under Verilator (waivers in reconverge.hdl.lint), ports
+"""Generated Verilog: lint-clean under Verilator (waivers in reconverge.hdl.tools.lint), ports
 matching the golden twin, processes lowered to continuous assignments; the ``verilog`` and
 ``synth`` commands; a real Yosys + nextpnr run."""
 
@@ -11,14 +11,13 @@ import shutil
 import pytest
 
 from reconverge.golden.cli import main
-from reconverge.hdl.lint import verilator_lint
-from reconverge.hdl.registry import BLOCKS
-from reconverge.hdl.synth import synth_tools_available
-from reconverge.hdl.verilog import to_verilog
+from reconverge.hdl.registry import lookup
+from reconverge.hdl.tools.lint import verilator_lint
+from reconverge.hdl.tools.synth import synth_tools_available
+from reconverge.hdl.tools.verilog import to_verilog
 from reconverge.testbench.scenarios import (
     arbiter,
     dual_path_stack,
-    params_id,
     scoreboard,
     split_tables,
     sps_stack,
@@ -26,25 +25,25 @@ from reconverge.testbench.scenarios import (
     stackless,
 )
 
-SETS = [("arbiter", p) for p in arbiter.PARAM_SETS + arbiter.EXTRA_PARAM_SETS[:3]]
-SETS += [("squeezer", p) for p in squeezer.PARAM_SETS + squeezer.EXTRA_PARAM_SETS[1:]]
-SETS += [("split_tables", p) for p in split_tables.PARAM_SETS[:2] + split_tables.EXTRA_PARAM_SETS]
-SETS += [("sps_stack", p) for p in sps_stack.PARAM_SETS + sps_stack.EXTRA_PARAM_SETS[:2]]
+SETS = arbiter.PARAM_SETS + arbiter.EXTRA_PARAM_SETS[:3]
+SETS += squeezer.PARAM_SETS + squeezer.EXTRA_PARAM_SETS[1:]
+SETS += split_tables.PARAM_SETS[:2] + split_tables.EXTRA_PARAM_SETS
+SETS += sps_stack.PARAM_SETS + sps_stack.EXTRA_PARAM_SETS[:2]
+SETS += dual_path_stack.PARAM_SETS + dual_path_stack.EXTRA_PARAM_SETS[3:]
 SETS += [
-    ("dual_path_stack", p)
-    for p in dual_path_stack.PARAM_SETS + dual_path_stack.EXTRA_PARAM_SETS[3:]
+    p for masked in (False, True) for p in scoreboard.param_sets(masked, scoreboard.PARAM_SETS[:2])
 ]
-SETS += [(b, p) for b in ("scoreboard", "masked_scoreboard") for p in scoreboard.PARAM_SETS[:2]]
-SETS += [("stackless", p) for p in stackless.PARAM_SETS[:2]]
-IDS = [f"{b}-{params_id(p)}" for b, p in SETS]
+SETS += stackless.PARAM_SETS[:2]
+IDS = [f"{p.name}-{p.label()}" for p in SETS]
 
 
-@pytest.mark.parametrize(("block", "params"), SETS, ids=IDS)
-def test_verilog_ports_and_lint(block: str, params: dict[str, int]) -> None:
-    component = BLOCKS[block].build(params)
+@pytest.mark.parametrize("params", SETS, ids=IDS)
+def test_verilog_ports_and_lint(params) -> None:
+    block = params.name
+    component = lookup(block).build(params)
     text = to_verilog(component, block)
-    assert "always @*" not in text  # see reconverge.hdl.verilog
-    for port in component.model.ports:
+    assert "always @*" not in text  # see reconverge.hdl.tools.verilog
+    for port in params.flat_ports:
         width = "" if port.bits == 1 else rf"\[{port.bits - 1}:0\] "
         assert re.search(rf"\b{port.direction}put {width}{port.name};", text), port
     if shutil.which("verilator"):
@@ -90,7 +89,7 @@ def test_verilog_command(tmp_path, capsys) -> None:
     assert "module squeezer(" in capsys.readouterr().out
 
 
-TABLES = ["--param", "warp_size=4", "--param", "st_size=4", "--param", "rt_size=4",
+TABLES = ["--param", "warp_size=4", "--param", "split_table=4", "--param", "reconv_table=4",
           "--param", "pc_width=12", "--param", "orec=1"]  # fmt: skip
 
 
@@ -100,9 +99,10 @@ def test_verilog_command_split_tables(capsys) -> None:
     info = json.loads(capsys.readouterr().out)
     assert info["module"] == "split_tables" and info["latency"] == 1
     bits = {p["name"]: p["bits"] for p in info["ports"]}
-    assert bits["target_pc"] == 2 * 12 and bits["target_mask"] == 2 * 4
-    assert bits["st_pc"] == bits["st_block"] == bits["st_rpc"] == 4 * 12
-    assert bits["rt_pending"] == 4 * 4 and bits["st_valid"] == bits["rt_valid"] == 4
+    assert bits["outcome__target_pc"] == 2 * 12 and bits["outcome__target_mask"] == 2 * 4
+    assert bits["splits__pc"] == bits["tables__st_block"] == bits["tables__st_rpc"] == 4 * 12
+    assert bits["tables__rt_pending"] == 4 * 4 and bits["splits__valid"] == 4
+    assert bits["tables__st_valid"] == bits["tables__rt_valid"] == 4 and bits["splits__sid"] == 8
 
 
 @pytest.mark.parametrize(
@@ -113,8 +113,9 @@ def test_verilog_command_split_tables(capsys) -> None:
         (["verilog", "arbiter", "--param", "n=two"], "n='two' is not an integer"),
         (["verilog", "arbiter", "--param", "n=0"], "1..1024 inputs"),
         (["synth", "squeezer", "--param", "simd_width=64"], "no larger than W=32"),
-        (["verilog", "split_tables", "--param", "orec=2"], "orec must be 0 or 1"),
+        (["verilog", "split_tables", "--param", "orec=2"], "orec='2' is not 0 or 1"),
         (["verilog", "split_tables", "--param", "pc_width=40"], "pc_width must be in 6..32"),
+        (["verilog", "split_tables", "--param", "st_size=4"], "bad parameter 'st_size=4'"),
         (["verilog", "arbiter", "-o", "/nonexistent/dir/a.v"], "No such file"),
     ],
 )
@@ -193,7 +194,7 @@ def test_synth_scoreboard_storage_and_submodules(capsys) -> None:
         assert main(argv) == 0
         return json.loads(capsys.readouterr().out)
 
-    shape = {"warp_size": 4, "registers": 8, "warps": 2, "entries": 2, "lookups": 1}
+    shape = {"warp_size": 4, "regs": 8, "warps": 2, "entries": 2, "lookups": 1}
     plain, masked = synth("scoreboard", **shape), synth("masked_scoreboard", **shape)
     assert plain["generic"]["flip_flops"] == plain["ecp5"]["flip_flops"] == 2 * 2 * (1 + 3)
     assert masked["generic"]["flip_flops"] == masked["ecp5"]["flip_flops"] == 2 * 2 * (4 + 3)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import random
 
 from reconverge.golden.blocks.divergence import NEVER
-from reconverge.golden.blocks.stack_twins import DualPathStackTwin
+from reconverge.golden.blocks.stack_twins import DualPathStackParams, DualPathStackTwin
+from reconverge.golden.sm.config import Policy
 from reconverge.testbench.lockstep import Scenario
 from reconverge.testbench.scenarios import ScenarioSpec
 from reconverge.testbench.scenarios.stacks import (
@@ -22,19 +23,20 @@ from reconverge.testbench.scenarios.stacks import (
 #: Parameter sets of the cocotb suite, one per mode: Fig 4's warp of 4 threads in implicit
 #: PPC, W = 8 (the W = L = 8 geometry: the stack only sees W) in explicit PPC, the default
 #: W = 32 as DPS.
+DPS, PPC = Policy.DPS, Policy.PPC
 PARAM_SETS = [
-    {"warp_size": 4, "depth": 4, "pc_width": 16, "mode": 2},
-    {"warp_size": 8, "depth": 8, "pc_width": 16, "mode": 1},
-    {"warp_size": 32, "depth": 8, "pc_width": 32, "mode": 0},
+    DualPathStackParams(4, 4, 16, PPC, hints=False),
+    DualPathStackParams(8, 8, 16, PPC, hints=True),
+    DualPathStackParams(32, 8, 32, DPS, hints=True),
 ]
 #: More shapes for the fast Amaranth-simulator tests: every mode on another size, a single
 #: thread, a one-entry stack.
 EXTRA_PARAM_SETS = [
-    {"warp_size": 4, "depth": 4, "pc_width": 16, "mode": 1},
-    {"warp_size": 8, "depth": 6, "pc_width": 12, "mode": 0},
-    {"warp_size": 16, "depth": 16, "pc_width": 24, "mode": 2},
-    {"warp_size": 1, "depth": 2, "pc_width": 8, "mode": 2},
-    {"warp_size": 4, "depth": 1, "pc_width": 12, "mode": 1},
+    DualPathStackParams(4, 4, 16, PPC, hints=True),
+    DualPathStackParams(8, 6, 12, DPS, hints=False),
+    DualPathStackParams(16, 16, 24, PPC, hints=False),
+    DualPathStackParams(1, 2, 8, PPC, hints=False),
+    DualPathStackParams(4, 1, 12, PPC, hints=True),
 ]
 
 # The unstructured loop with break of seed 002 Fig 10 (golden/tests/test_seed003_ppc.py):
@@ -53,7 +55,7 @@ def _state(model: DualPathStackTwin) -> list[list[tuple[int, int]]]:
 
 def _running(out: Values) -> int:
     """The one path PPC offers (its slot)."""
-    valid = int(out["split_valid"])  # type: ignore[call-overload]
+    valid = int(out["splits__valid"])  # type: ignore[call-overload]
     assert valid in (1, 2), f"PPC offers exactly one path, not {valid:02b}"
     return valid >> 1
 
@@ -81,14 +83,14 @@ def fig4_implicit(model: DualPathStackTwin, rng: random.Random, cycles: int) -> 
     out = yield from _ppc_straight(sh, out, 2)
     out = yield from _ppc_step(sh, out, {C: 0b0101, B: 0b1010}, None)  # Fig 5 line 4: push
     assert _state(sh.model) == [[(NEVER, 0b1111)], [(C, 0b0101), (B, 0b1010)]]
-    assert split_of(out, _running(out)) == (C, 0b0101) and out["depth"] == 2  # C < B
+    assert split_of(out, _running(out)) == (C, 0b0101) and out["status__stack"] == 2  # C < B
     out = yield from _ppc_straight(sh, out, 1)
     out = yield from _ppc_step(sh, out, {A: 0b0101}, None)  # loop back: A < B
     assert split_of(out, _running(out)) == (A, 0b0101)
     out = yield from _ppc_straight(sh, out, 2)
     out = yield from _ppc_step(sh, out, {B: 0b0101}, None)  # cond1 for 0, 2: PCs equal
     assert _state(sh.model) == [[(B, 0b1111)]]
-    assert split_of(out, _running(out)) == (B, 0b1111) and out["depth"] == 1
+    assert split_of(out, _running(out)) == (B, 0b1111) and out["status__stack"] == 1
 
 
 def fig4_explicit(model: DualPathStackTwin, rng: random.Random, cycles: int) -> Scenario:
@@ -107,12 +109,12 @@ def fig4_explicit(model: DualPathStackTwin, rng: random.Random, cycles: int) -> 
     out = yield from _ppc_straight(sh, out, 2)
     out = yield from _ppc_step(sh, out, {B: 0b0101}, D)  # same PC as the other path
     assert _state(sh.model) == [[(D, 0b1111)], [(B, 0b0101), (B, 0b1010)]]
-    assert split_of(out, _running(out)) == (B, 0b0101) and out["depth"] == 2
+    assert split_of(out, _running(out)) == (B, 0b0101) and out["status__stack"] == 2
     out = yield from _ppc_straight(sh, out, 3)  # reaches D: the other path runs B
     assert split_of(out, _running(out)) == (B, 0b1010)
     out = yield from _ppc_straight(sh, out, 3)  # both at D: the entry is popped
     assert _state(sh.model) == [[(D, 0b1111)]]
-    assert split_of(out, _running(out)) == (D, 0b1111) and out["depth"] == 1
+    assert split_of(out, _running(out)) == (D, 0b1111) and out["status__stack"] == 1
 
 
 def dps_both_paths(model: DualPathStackTwin, rng: random.Random, cycles: int) -> Scenario:
@@ -124,15 +126,15 @@ def dps_both_paths(model: DualPathStackTwin, rng: random.Random, cycles: int) ->
     out = yield from sh.drive(idle(model))
     out = yield from straight(sh, out, 2)
     out = yield from issue(sh, out, {C: 0b0101, B: 0b1010}, control=True, rpc=D)
-    assert out["split_valid"] == 0b11 and out["depth"] == 2
+    assert out["splits__valid"] == 0b11 and out["status__stack"] == 2
     assert (split_of(out, 0), split_of(out, 1)) == ((C, 0b0101), (B, 0b1010))
     for _ in range(2):  # interleaved: B, then C
         out = yield from straight(sh, out, 1, path=1)
         out = yield from straight(sh, out, 1, path=0)
     out = yield from issue(sh, out, {D: 0b0101}, path=0, control=True)  # C jumps to D
-    assert out["split_valid"] == 0b10  # C waits at D
+    assert out["splits__valid"] == 0b10  # C waits at D
     out = yield from straight(sh, out, 1, path=1)  # B falls through to D
-    assert out["split_valid"] == 0b01 and out["depth"] == 1
+    assert out["splits__valid"] == 0b01 and out["status__stack"] == 1
     assert split_of(out, 0) == (D, 0b1111)
 
 
@@ -145,7 +147,7 @@ def k_way(model: DualPathStackTwin, rng: random.Random, cycles: int) -> Scenario
     join = 0x600
     yield from sh.drive(launch(model, A, 0b1111))
     out = yield from sh.drive(idle(model))
-    rpc = None if model.mode == 2 else join
+    rpc = None if model.params.implicit else join
     out = yield from issue(sh, out, targets, control=True, rpc=rpc)
     r = NEVER if rpc is None else rpc
     assert _state(sh.model) == [
@@ -154,21 +156,31 @@ def k_way(model: DualPathStackTwin, rng: random.Random, cycles: int) -> Scenario
         [(r, 0b0011), (0x400, 0b0100)],
         [(0x200, 0b0001), (0x300, 0b0010)],
     ]
-    assert out["depth"] == 4
-    while out["depth"] > 1:  # every offered path jumps to the join point
-        slot = 0 if int(out["split_valid"]) & 1 else 1  # type: ignore[call-overload]
+    assert out["status__stack"] == 4
+    while out["status__stack"] > 1:  # every offered path jumps to the join point
+        slot = 0 if int(out["splits__valid"]) & 1 else 1  # type: ignore[call-overload]
         out = yield from issue(sh, out, {join: split_of(out, slot)[1]}, slot, control=True)
-    assert split_of(out, 0 if int(out["split_valid"]) & 1 else 1) == (join, 0b1111)  # type: ignore[call-overload]
+    assert split_of(out, 0 if int(out["splits__valid"]) & 1 else 1) == (join, 0b1111)  # type: ignore[call-overload]
 
 
-def _mode(*modes: int, depth: int = 2, w: int = 4):  # type: ignore[no-untyped-def]
-    return lambda m: m.mode in modes and m.depth >= depth and m.warp_size >= w
+#: The three designs: DPS, PPC explicit (with hints), PPC implicit (without).
+MODES = ("dps", "ppc-explicit", "ppc-implicit")
+
+
+def mode(params: DualPathStackParams) -> str:
+    if not params.paired:
+        return "dps"
+    return "ppc-implicit" if params.implicit else "ppc-explicit"
+
+
+def _mode(*modes: str, depth: int = 2, w: int = 4):  # type: ignore[no-untyped-def]
+    return lambda p: mode(p) in modes and p.stack_depth >= depth and p.warp_size >= w
 
 
 SCENARIOS = [
-    ScenarioSpec("seed003_fig4_ppc_implicit", fig4_implicit, _mode(2)),
-    ScenarioSpec("seed003_fig4_ppc_explicit", fig4_explicit, _mode(1)),
-    ScenarioSpec("dps_both_paths", dps_both_paths, _mode(0)),
-    ScenarioSpec("k_way_indirect_chain", k_way, _mode(0, 1, 2, depth=4)),
+    ScenarioSpec("seed003_fig4_ppc_implicit", fig4_implicit, _mode("ppc-implicit")),
+    ScenarioSpec("seed003_fig4_ppc_explicit", fig4_explicit, _mode("ppc-explicit")),
+    ScenarioSpec("dps_both_paths", dps_both_paths, _mode("dps")),
+    ScenarioSpec("k_way_indirect_chain", k_way, _mode(*MODES, depth=4)),
     ScenarioSpec("random", random_stream),
 ]

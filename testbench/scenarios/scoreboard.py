@@ -13,8 +13,10 @@ from collections.abc import Sequence
 from reconverge.golden.blocks.base import Values
 from reconverge.golden.blocks.scoreboard import (
     OPERANDS,
+    MaskedScoreboardParams,
     Scoreboard,
     ScoreboardBlock,
+    ScoreboardParams,
     make_scoreboard,
 )
 from reconverge.testbench.lockstep import RESET, Scenario
@@ -24,17 +26,24 @@ from reconverge.testbench.scenarios import ScenarioSpec
 #: ports and one write-back port; W = 8 (the W = L = 8 geometry) with the seed's 8 entries,
 #: one lookup and two write-backs; W = 32 with 8 warps and the seed's ports.
 PARAM_SETS = [
-    {"warp_size": 4, "registers": 16, "warps": 2, "entries": 4, "lookups": 2, "writebacks": 1},
-    {"warp_size": 8, "registers": 32, "warps": 4, "entries": 8, "lookups": 1, "writebacks": 2},
-    {"warp_size": 32, "registers": 32, "warps": 8, "entries": 8, "lookups": 2, "writebacks": 2},
+    {"warp_size": 4, "regs": 16, "warps": 2, "entries": 4, "lookups": 2, "writebacks": 1},
+    {"warp_size": 8, "regs": 32, "warps": 4, "entries": 8, "lookups": 1, "writebacks": 2},
+    {"warp_size": 32, "regs": 32, "warps": 8, "entries": 8, "lookups": 2, "writebacks": 2},
 ]
 #: More shapes for the fast Amaranth-simulator tests: one warp of one thread with a single
 #: entry, an odd number of warps, three ports of each kind, a table that never fills.
 EXTRA_PARAM_SETS = [
-    {"warp_size": 1, "registers": 4, "warps": 1, "entries": 1, "lookups": 1, "writebacks": 1},
-    {"warp_size": 16, "registers": 8, "warps": 5, "entries": 3, "lookups": 3, "writebacks": 3},
-    {"warp_size": 4, "registers": 8, "warps": 3, "entries": 7, "lookups": 2, "writebacks": 1},
+    {"warp_size": 1, "regs": 4, "warps": 1, "entries": 1, "lookups": 1, "writebacks": 1},
+    {"warp_size": 16, "regs": 8, "warps": 5, "entries": 3, "lookups": 3, "writebacks": 3},
+    {"warp_size": 4, "regs": 8, "warps": 3, "entries": 7, "lookups": 2, "writebacks": 1},
 ]
+
+
+def param_sets(masked: bool, sets: list[dict[str, int]]) -> list[ScoreboardParams]:
+    """The parameter sets for the plain or the masked table."""
+    cls = MaskedScoreboardParams if masked else ScoreboardParams
+    return [cls(**values) for values in sets]
+
 
 # Fig 9: R0..R5 are x10..x15 (as in golden/tests/test_seed002_multipath.py); lanes 0..3.
 R = {f"R{i}": 10 + i for i in range(6)}
@@ -53,24 +62,41 @@ def idle(model: ScoreboardBlock) -> Values:
 
 def _lookups(model: ScoreboardBlock, inputs: Values, checks: Sequence[tuple[int, tuple, int]]):
     """Put up to ``lookups`` (warp, (rs1, rs2, rd), mask) on the lookup ports."""
-    warps, regs, masks = [0] * model.lookups, [0] * OPERANDS * model.lookups, [0] * model.lookups
+    warps, regs, masks = (
+        [0] * model.params.lookups,
+        [0] * OPERANDS * model.params.lookups,
+        [0] * model.params.lookups,
+    )
     for p, (warp, ops, mask) in enumerate(checks):
         warps[p], masks[p] = warp, mask
         regs[OPERANDS * p : OPERANDS * (p + 1)] = ops
-    inputs.update(lookup_warp=tuple(warps), lookup_regs=tuple(regs), lookup_mask=tuple(masks))
+    inputs.update(
+        {
+            "lookup__warp": tuple(warps),
+            "lookup__operands": tuple(regs),
+            "lookup__mask": tuple(masks),
+        }
+    )
     return inputs
 
 
 def _issue(inputs: Values, warp: int, rd: int, mask: int) -> Values:
-    inputs.update(issue_valid=1, issue_warp=warp, issue_rd=rd, issue_mask=mask)
+    inputs.update({"issue__valid": 1, "issue__warp": warp, "issue__rd": rd, "issue__mask": mask})
     return inputs
 
 
 def _writebacks(model: ScoreboardBlock, inputs: Values, wbs: Sequence[tuple[int, int, int]]):
     valid = sum(1 << k for k in range(len(wbs)))
-    pad = [(0, 0, 0)] * (model.writebacks - len(wbs))
+    pad = [(0, 0, 0)] * (model.params.writebacks - len(wbs))
     warps, rds, masks = zip(*(list(wbs) + pad), strict=True)
-    inputs.update(wb_valid=valid, wb_warp=warps, wb_rd=rds, wb_mask=masks)
+    inputs.update(
+        {
+            "writeback__valid": valid,
+            "writeback__warp": warps,
+            "writeback__rd": rds,
+            "writeback__mask": masks,
+        }
+    )
     return inputs
 
 
@@ -84,12 +110,12 @@ def _check(
     pending = list(names)
     base = inputs
     while pending:
-        now, pending = pending[: model.lookups], pending[model.lookups :]
+        now, pending = pending[: model.params.lookups], pending[model.params.lookups :]
         cycle_in = base if base is not None else idle(model)
         base = None
         out = yield _lookups(model, cycle_in, [(warp, *FIG9[n]) for n in now])
         for p, n in enumerate(now):
-            dep = out["dep_mask"][p] >> R["R0"]
+            dep = out["lookup__dep_mask"][p] >> R["R0"]
             found[n] = f"{dep >> 1 & 1}{dep & 1}"
     return found
 
@@ -99,11 +125,11 @@ def _rmasks(model: ScoreboardBlock, warp: int) -> Scenario:
     lookup per lane (lane i is reserved iff the lookup of lane i depends on the register)."""
     probes = [(name, lane) for name in ("R0", "R1") for lane in range(4)]
     bits: dict[str, int] = {"R0": 0, "R1": 0}
-    for start in range(0, len(probes), model.lookups):
-        now = probes[start : start + model.lookups]
+    for start in range(0, len(probes), model.params.lookups):
+        now = probes[start : start + model.params.lookups]
         out = yield _lookups(model, idle(model), [(warp, (R[n], 0, 0), 1 << i) for n, i in now])
         for p, (name, lane) in enumerate(now):
-            bits[name] |= (out["dep_mask"][p] >> R[name] & 1) << lane
+            bits[name] |= (out["lookup__dep_mask"][p] >> R[name] & 1) << lane
     return {name: f"{m:04b}" for name, m in bits.items() if m}
 
 
@@ -112,7 +138,7 @@ def fig9(model: ScoreboardBlock, rng: random.Random, cycles: int) -> Scenario:
     dependency masks, the write-backs seen by the lookups of the same cycle (states 4, 6);
     on the plain scoreboard (Fig 8a) I1 has the false dependency on I2's R1 and waits for
     its write-back. The registers are read back lane by lane after every state."""
-    warp = model.warps - 1  # not warp 0: the set is selected by the warp id
+    warp = model.params.warps - 1  # not warp 0: the set is selected by the warp id
     dep = yield from _check(model, warp, ["I0"])
     assert dep == {"I0": "00"}, "before 1"
     # 1: I0 issues (its lookup in the same cycle), R0 reserved for 1111
@@ -121,7 +147,7 @@ def fig9(model: ScoreboardBlock, rng: random.Random, cycles: int) -> Scenario:
     assert (yield from _check(model, warp, ["I1", "I2"])) == {"I1": "01", "I2": "00"}, "state 1"
     # 2: I2 issues, R1 reserved for 1010 (plain: for the whole warp)
     yield _issue(idle(model), warp, R["R1"], 0b1010)
-    masked = model.masked
+    masked = model.params.masked
     want = {"R0": "1111", "R1": "1010" if masked else "1111"}
     assert (yield from _rmasks(model, warp)) == want, "state 2"
     i1 = "01" if masked else "11"  # plain: the false dependency on I2's R1
@@ -145,7 +171,7 @@ def fig9(model: ScoreboardBlock, rng: random.Random, cycles: int) -> Scenario:
     else:
         # plain: I1 still waits; I2's write-back frees it (and I3), then I1 issues
         wb = _writebacks(model, idle(model), [(warp, R["R1"], 0b1010)])
-        dep = yield from _check(model, warp, ["I1", "I3"][: model.lookups], wb)
+        dep = yield from _check(model, warp, ["I1", "I3"][: model.params.lookups], wb)
         assert set(dep.values()) == {"00"}, "I2's write-back"
         yield _issue(idle(model), warp, R["R1"], 0b0101)
         assert (yield from _rmasks(model, warp)) == {"R1": "1111"}, "I1 issued"
@@ -157,28 +183,32 @@ def set_full(model: ScoreboardBlock, rng: random.Random, cycles: int) -> Scenari
     for a new destination (not for one already in the table, nor in another warp's set); a
     write-back frees an entry that the lookups and a reservation of the same cycle reuse."""
     lane0, others = 1, model.boards[0].full_mask & ~1
-    regs = list(range(1, model.entries + 1))
-    new, newer = model.entries + 1, model.entries + 2
+    regs = list(range(1, model.params.entries + 1))
+    new, newer = model.params.entries + 1, model.params.entries + 2
     for reg in regs:
         out = yield _lookups(model, idle(model), [(0, (0, 0, reg), lane0)])
-        assert out["full"] == 0, f"x{reg} fits"
+        assert out["lookup__full"] == 0, f"x{reg} fits"
         yield _issue(idle(model), 0, reg, lane0)
     out = yield _lookups(model, idle(model), [(0, (0, 0, new), lane0)])
-    assert out["full"] == 1, "a new destination in a full set"
+    assert out["lookup__full"] == 1, "a new destination in a full set"
     again = yield _lookups(model, idle(model), [(0, (0, 0, regs[0]), others or lane0)])
-    if model.masked and others:
-        assert again["full"] == 0 and again["dep_mask"][0] == 0, "merges into its entry"
+    if model.params.masked and others:
+        assert again["lookup__full"] == 0 and again["lookup__dep_mask"][0] == 0, (
+            "merges into its entry"
+        )
     else:
-        assert again["dep_mask"][0] == 1 << regs[0], "reserved: a dependency, not a new entry"
-    if model.warps > 1:
+        assert again["lookup__dep_mask"][0] == 1 << regs[0], (
+            "reserved: a dependency, not a new entry"
+        )
+    if model.params.warps > 1:
         out = yield _lookups(model, idle(model), [(1, (0, 0, new), lane0)])
-        assert out["full"] == 0, "another warp's set is empty"
+        assert out["lookup__full"] == 0, "another warp's set is empty"
     # the write-back of x1 frees an entry in the same cycle; the reservation takes it
     cycle_in = _writebacks(model, idle(model), [(0, regs[0], lane0)])
     out = yield _issue(_lookups(model, cycle_in, [(0, (0, 0, new), lane0)]), 0, new, lane0)
-    assert out["full"] == 0, "the write-back of this cycle frees an entry"
+    assert out["lookup__full"] == 0, "the write-back of this cycle frees an entry"
     out = yield _lookups(model, idle(model), [(0, (0, 0, newer), lane0)])
-    assert out["full"] == 1, "full again"
+    assert out["lookup__full"] == 1, "full again"
 
 
 def _partition(rng: random.Random, width: int) -> list[int]:
@@ -197,12 +227,15 @@ def random_stream(model: ScoreboardBlock, rng: random.Random, cycles: int) -> Sc
     reserves its destination, and write-backs come back 1..40 cycles later through the
     write-back ports (delayed when more are due than there are ports). A private copy of the
     functional scoreboards decides what may issue; a reset now and then."""
-    w, warps = model.warp_size, model.warps
-    pool = rng.sample(range(1, model.registers), min(model.registers - 1, 2 * model.entries + 2))
+    w, warps = model.params.warp_size, model.params.warps
+    pool = rng.sample(
+        range(1, model.params.regs), min(model.params.regs - 1, 2 * model.params.entries + 2)
+    )
 
     def fresh() -> tuple[list[Scoreboard], list[list[int]], list[tuple[int, int, int, int]]]:
         shadow = [
-            make_scoreboard(model.masked, w, model.registers, model.entries) for _ in range(warps)
+            make_scoreboard(model.params.masked, w, model.params.regs, model.params.entries)
+            for _ in range(warps)
         ]
         return shadow, [_partition(rng, w) for _ in range(warps)], []
 
@@ -213,12 +246,16 @@ def random_stream(model: ScoreboardBlock, rng: random.Random, cycles: int) -> Sc
             shadow, splits, inflight = fresh()
             continue
         inflight.sort()
-        due = [i for i in inflight if i[0] <= cycle][: model.writebacks]
+        due = [i for i in inflight if i[0] <= cycle][: model.params.writebacks]
         for item in due:
             inflight.remove(item)
         wbs = [(warp, rd, mask) for _, warp, rd, mask in due]
         warp, reg = rng.randrange(warps), rng.choice(pool)
-        if len(wbs) < model.writebacks and not shadow[warp].rmask[reg] and rng.random() < 0.03:
+        if (
+            len(wbs) < model.params.writebacks
+            and not shadow[warp].rmask[reg]
+            and rng.random() < 0.03
+        ):
             wbs.append((warp, reg, rng.getrandbits(w)))  # nothing in flight: changes nothing
         for warp, rd, mask in wbs:
             shadow[warp].release(rd, mask)
@@ -227,7 +264,7 @@ def random_stream(model: ScoreboardBlock, rng: random.Random, cycles: int) -> Sc
             if not any(i[1] == warp for i in inflight):
                 splits[warp] = _partition(rng, w)  # reconverged / diverged differently
         checks = []
-        for _ in range(model.lookups):
+        for _ in range(model.params.lookups):
             warp = 0 if rng.random() < 0.5 else rng.randrange(warps)  # a busy warp fills its set
             mask = rng.choice(splits[warp]) if rng.random() < 0.9 else rng.getrandbits(w)
             ops = [rng.choice(pool) if rng.random() < 0.8 else 0 for _ in range(OPERANDS)]
@@ -255,8 +292,8 @@ SCENARIOS = [
     ScenarioSpec(
         "seed002_fig9_scoreboard_states",
         fig9,
-        lambda m: m.warp_size >= 4 and m.registers >= 16 and m.entries >= 2,
+        lambda p: p.warp_size >= 4 and p.regs >= 16 and p.entries >= 2,
     ),
-    ScenarioSpec("seed002_fig8_set_full", set_full, lambda m: m.entries + 2 < m.registers),
+    ScenarioSpec("seed002_fig8_set_full", set_full, lambda p: p.entries + 2 < p.regs),
     ScenarioSpec("random", random_stream),
 ]

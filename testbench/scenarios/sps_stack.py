@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from reconverge.golden.blocks.divergence import NEVER, RETURN
-from reconverge.golden.blocks.stack_twins import SpsStackTwin
+from reconverge.golden.blocks.stack_twins import SpsStackParams, SpsStackTwin
 from reconverge.testbench.lockstep import Scenario
 from reconverge.testbench.scenarios import ScenarioSpec
 from reconverge.testbench.scenarios.stacks import (
@@ -20,18 +20,10 @@ from reconverge.testbench.scenarios.stacks import (
 
 #: Parameter sets of the cocotb suite: Fig 3's warp of 4 threads, W = 8 (the W = L = 8
 #: geometry: the stack only sees W), the default W = 32 with 16 entries.
-PARAM_SETS = [
-    {"warp_size": 4, "depth": 4, "pc_width": 16},
-    {"warp_size": 8, "depth": 8, "pc_width": 16},
-    {"warp_size": 32, "depth": 16, "pc_width": 32},
-]
+PARAM_SETS = [SpsStackParams(4, 4, 16), SpsStackParams(8, 8, 16), SpsStackParams(32, 16, 32)]
 #: More shapes for the fast Amaranth-simulator tests: a single thread, a one-entry stack
 #: (every divergence overflows), a deep one.
-EXTRA_PARAM_SETS = [
-    {"warp_size": 1, "depth": 2, "pc_width": 8},
-    {"warp_size": 4, "depth": 1, "pc_width": 12},
-    {"warp_size": 16, "depth": 32, "pc_width": 24},
-]
+EXTRA_PARAM_SETS = [SpsStackParams(1, 2, 8), SpsStackParams(4, 1, 12), SpsStackParams(16, 32, 24)]
 
 # Fig 2: A (two instructions, the second is BR_{B-C}), B (two, the second jumps to D), C
 # (two, falling through to D), D.
@@ -51,18 +43,18 @@ def fig3(model: SpsStackTwin, rng: random.Random, cycles: int) -> Scenario:
     sh = Shadow(model)
     yield from sh.drive(launch(model, A, 0b1111))
     out = yield from sh.drive(idle(model))
-    assert split_of(out) == (A, 0b1111) and out["depth"] == 1  # (1)
+    assert split_of(out) == (A, 0b1111) and out["status__stack"] == 1  # (1)
     out = yield from straight(sh, out, 1)
     out = yield from issue(sh, out, {B: 0b0101, C: 0b1010}, control=True, rpc=D)
     assert _entries(sh.model) == [(D, 0b1111, NEVER), (C, 0b1010, D), (B, 0b0101, D)]  # (2)
-    assert split_of(out) == (B, 0b0101) and out["depth"] == 3
+    assert split_of(out) == (B, 0b0101) and out["status__stack"] == 3
     out = yield from straight(sh, out, 1)
     out = yield from issue(sh, out, {D: 0b0101}, control=True)  # B's jump to D
     assert _entries(sh.model) == [(D, 0b1111, NEVER), (C, 0b1010, D)]  # (3)
-    assert split_of(out) == (C, 0b1010) and out["depth"] == 2
+    assert split_of(out) == (C, 0b1010) and out["status__stack"] == 2
     out = yield from straight(sh, out, 2)  # C falls through to D
     assert _entries(sh.model) == [(D, 0b1111, NEVER)]  # (4)
-    assert split_of(out) == (D, 0b1111) and out["depth"] == 1
+    assert split_of(out) == (D, 0b1111) and out["status__stack"] == 1
 
 
 def nested_calls(model: SpsStackTwin, rng: random.Random, cycles: int) -> Scenario:
@@ -75,16 +67,22 @@ def nested_calls(model: SpsStackTwin, rng: random.Random, cycles: int) -> Scenar
     yield from sh.drive(launch(model, A, 0b1111))
     out = yield from sh.drive(idle(model))
     out = yield from issue(sh, out, {f: 0b1111}, control=True, call=True)
-    assert split_of(out) == (f, 0b1111) and out["depth"] == 2 and out["in_call"] == 1
+    assert (
+        split_of(out) == (f, 0b1111) and out["status__stack"] == 2 and out["status__in_call"] == 1
+    )
     out = yield from issue(sh, out, {f + 4: 0b0011, f + 0x40: 0b1100}, control=True, rpc=RETURN)
-    assert out["depth"] == 4 and split_of(out) == (f + 4, 0b0011)
+    assert out["status__stack"] == 4 and split_of(out) == (f + 4, 0b0011)
     out = yield from issue(sh, out, {ret_addr: 0b0011}, control=True, ret=True)
-    assert out["depth"] == 3 and split_of(out) == (f + 0x40, 0b1100)
+    assert out["status__stack"] == 3 and split_of(out) == (f + 0x40, 0b1100)
     out = yield from issue(sh, out, {ret_addr: 0b1100}, control=True, ret=True)
-    assert out["depth"] == 1 and split_of(out) == (ret_addr, 0b1111) and out["in_call"] == 0
+    assert (
+        out["status__stack"] == 1
+        and split_of(out) == (ret_addr, 0b1111)
+        and out["status__in_call"] == 0
+    )
     out = yield from issue(sh, out, {}, barrier=0b1111)
-    assert out["split_valid"] == 0
-    yield from sh.drive(idle(model) | {"bar_release": 0b1111})
+    assert out["splits__valid"] == 0
+    yield from sh.drive(idle(model) | {"release__lanes": 0b1111})
     out = yield from sh.drive(idle(model))
     assert split_of(out) == (ret_addr + 4, 0b1111)
 
@@ -93,27 +91,29 @@ def overflow(model: SpsStackTwin, rng: random.Random, cycles: int) -> Scenario:
     """Nested divergent branches until the stack is full: the one that does not fit raises
     ``overflow`` and changes nothing; the flag stays until the next launch."""
     sh = Shadow(model)
-    yield from sh.drive(launch(model, A, (1 << model.warp_size) - 1))
+    yield from sh.drive(launch(model, A, (1 << model.params.warp_size) - 1))
     out = yield from sh.drive(idle(model))
-    while not out["overflow"]:
-        assert out["depth"] <= model.depth
+    while not out["status__overflow"]:
+        assert out["status__stack"] <= model.params.stack_depth
         pc, mask = split_of(out)
         if mask.bit_count() < 2:
             return
         low = mask & -mask
-        before = out["depth"]
+        before = out["status__stack"]
         targets = {pc + 4: mask & ~low, pc + 0x100: low}  # the bigger group on top
         out = yield from issue(sh, out, targets, control=True, rpc=pc + 0x200)
-        if out["overflow"]:
-            assert out["depth"] == before  # unchanged
+        if out["status__overflow"]:
+            assert out["status__stack"] == before  # unchanged
     yield from sh.drive(launch(model, A, 1))
     out = yield from sh.drive(idle(model))
-    assert out["overflow"] == 0 and out["depth"] == 1
+    assert out["status__overflow"] == 0 and out["status__stack"] == 1
 
 
 SCENARIOS = [
-    ScenarioSpec("seed002_fig3_sps", fig3, lambda m: m.warp_size >= 4 and m.depth >= 3),
-    ScenarioSpec("calls_returns_barrier", nested_calls, lambda m: m.depth >= 4 <= m.warp_size),
-    ScenarioSpec("overflow", overflow, lambda m: m.warp_size >= 2),
+    ScenarioSpec("seed002_fig3_sps", fig3, lambda p: p.warp_size >= 4 and p.stack_depth >= 3),
+    ScenarioSpec(
+        "calls_returns_barrier", nested_calls, lambda p: p.stack_depth >= 4 <= p.warp_size
+    ),
+    ScenarioSpec("overflow", overflow, lambda p: p.warp_size >= 2),
     ScenarioSpec("random", random_stream),
 ]

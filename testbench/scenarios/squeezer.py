@@ -4,32 +4,33 @@ from __future__ import annotations
 
 import random
 
-from reconverge.golden.blocks.squeezer import Squeezer
+from reconverge.golden.blocks.squeezer import Squeezer, SqueezerParams
 from reconverge.testbench.lockstep import RESET, Scenario, hold
 from reconverge.testbench.scenarios import ScenarioSpec
 
 #: Parameter sets of the cocotb suite: the seed's W = 32 / L = 8 combinational, a pipelined
 #: W = 16 / L = 4, and W = L = 8 (one quarter: nothing to squeeze) registered once.
-PARAM_SETS = [
-    {"warp_size": 32, "simd_width": 8, "latency": 0},
-    {"warp_size": 16, "simd_width": 4, "latency": 2},
-    {"warp_size": 8, "simd_width": 8, "latency": 1},
-]
+PARAM_SETS = [SqueezerParams(32, 8, 0), SqueezerParams(16, 4, 2), SqueezerParams(8, 8, 1)]
 #: More shapes for the fast Amaranth-simulator tests.
 EXTRA_PARAM_SETS = [
-    {"warp_size": 64, "simd_width": 8, "latency": 3},
-    {"warp_size": 8, "simd_width": 2, "latency": 0},
-    {"warp_size": 4, "simd_width": 1, "latency": 1},
-    {"warp_size": 32, "simd_width": 32, "latency": 0},
+    SqueezerParams(64, 8, 3),
+    SqueezerParams(8, 2, 0),
+    SqueezerParams(4, 1, 1),
+    SqueezerParams(32, 32, 0),
 ]
 
 
-def _seed_geometry(model: Squeezer) -> bool:
-    return model.warp_size == 32 and model.simd_width == 8
+def _seed_geometry(params: SqueezerParams) -> bool:
+    return params.warp_size == 32 and params.simd_width == 8
 
 
 def _mask(threads: list[int]) -> int:
     return sum(1 << t for t in threads)
+
+
+def _warp(valid: int, mask: int) -> dict[str, int]:
+    """The inputs: a warp with this active mask."""
+    return {"warp__valid": valid, "warp__mask": mask}
 
 
 def _squeeze_and_check(
@@ -37,14 +38,15 @@ def _squeeze_and_check(
 ) -> Scenario:
     """Drive one warp and check the squeezed result against a hand-derived ``layout``
     (physical quarter -> its threads lane by lane, -1 for a hole) and sort ``order``."""
-    lsize = model.simd_width
-    out = yield from hold({"valid": 1, "mask": _mask(threads)}, model.latency)
-    assert out["out_valid"] == 1
+    lsize = model.params.simd_width
+    out = yield from hold(_warp(1, _mask(threads)), model.latency)
+    out = {name.removeprefix("squeezed__"): value for name, value in out.items()}
+    assert out["valid"] == 1
     assert out["order"] == order, f"sorted quarters {out['order']}, expected {order}"
-    for q in range(model.quarters):
+    for q in range(model.params.quarters):
         expected = layout.get(q, [-1] * lsize)
         got = [
-            out["src"][q * lsize + j] * lsize + j if out["out_mask"] >> (q * lsize + j) & 1 else -1
+            out["src"][q * lsize + j] * lsize + j if out["mask"] >> (q * lsize + j) & 1 else -1
             for j in range(lsize)
         ]
         assert got == expected, f"quarter {q}: threads {got}, expected {expected}"
@@ -104,7 +106,7 @@ def _some_bits(rng: random.Random, width: int, count: int) -> int:
 
 
 def _structured_mask(model: Squeezer, rng: random.Random) -> int:
-    w, lsize = model.warp_size, model.simd_width
+    w, lsize = model.params.warp_size, model.params.simd_width
     every = (1 << w) - 1
     style = rng.randrange(8)
     if style == 0:
@@ -131,18 +133,18 @@ def random_stream(model: Squeezer, rng: random.Random, cycles: int) -> Scenario:
     for cycle in range(cycles):
         if cycle % 997 == 500:
             yield RESET
-        yield {"valid": rng.getrandbits(1), "mask": _structured_mask(model, rng)}
+        yield _warp(rng.getrandbits(1), _structured_mask(model, rng))
 
 
 def exhaustive(model: Squeezer, rng: random.Random, cycles: int) -> Scenario:
     """Every active mask of a small warp (W <= 12), once each."""
-    for mask in range(1 << model.warp_size):
-        yield {"valid": 1, "mask": mask}
+    for mask in range(1 << model.params.warp_size):
+        yield _warp(1, mask)
 
 
 SCENARIOS = [
     ScenarioSpec("seed001_fig43_squeeze_steps", fig43, _seed_geometry),
     ScenarioSpec("seed001_fig41_warps_b_c", fig41, _seed_geometry),
     ScenarioSpec("random", random_stream),
-    ScenarioSpec("exhaustive", exhaustive, lambda m: m.warp_size <= 12),
+    ScenarioSpec("exhaustive", exhaustive, lambda p: p.warp_size <= 12),
 ]

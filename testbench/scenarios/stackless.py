@@ -16,9 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from reconverge.golden.blocks.arbiter import coalesce
 from reconverge.golden.blocks.base import Values
 from reconverge.golden.blocks.divergence import Executed, Split, lanes_of
-from reconverge.golden.blocks.stackless import StacklessBlock, StacklessControl
+from reconverge.golden.blocks.stackless import StacklessBlock, StacklessControl, StacklessParams
 from reconverge.golden.isa import ILEN_BYTES, MASK32, REG_SP
 from reconverge.testbench.lockstep import RESET, Scenario
 from reconverge.testbench.scenarios import ScenarioSpec
@@ -26,15 +27,15 @@ from reconverge.testbench.scenarios import ScenarioSpec
 #: Parameter sets of the cocotb suite: Table 2's 4 threads with small PCs and SPs, W = 8 (the
 #: W = L = 8 geometry), and the seed's W = 32 with 32-bit PCs and SPs.
 PARAM_SETS = [
-    {"warp_size": 4, "pc_width": 8, "sp_width": 4},
-    {"warp_size": 8, "pc_width": 16, "sp_width": 8},
-    {"warp_size": 32, "pc_width": 32, "sp_width": 32},
+    StacklessParams(4, 8, 4, coalesce_width=8),
+    StacklessParams(8, 16, 8, coalesce_width=26),  # line numbers wider than SP:PC
+    StacklessParams(32, 32, 32, coalesce_width=32),
 ]
 #: More shapes for the fast Amaranth-simulator tests.
 EXTRA_PARAM_SETS = [
-    {"warp_size": 1, "pc_width": 6, "sp_width": 1},
-    {"warp_size": 5, "pc_width": 7, "sp_width": 3},
-    {"warp_size": 16, "pc_width": 12, "sp_width": 16},
+    StacklessParams(1, 6, 1, coalesce_width=4),
+    StacklessParams(5, 7, 3, coalesce_width=12),
+    StacklessParams(16, 12, 16, coalesce_width=20),
 ]
 
 
@@ -54,8 +55,68 @@ def _idle(model: StacklessBlock) -> Values:
 
 def _start(model: StacklessBlock, mask: int, pc: int, sp: int) -> Values:
     inputs = _idle(model)
-    inputs.update(start=1, start_mask=mask, start_pc=pc, start_sp=sp)
+    inputs.update({"launch__valid": 1, "launch__mask": mask, "launch__pc": pc, "launch__sp": sp})
     return inputs
+
+
+def _registered(out: Values) -> Values:
+    """The outputs that come from registers (all but the ``coalesce`` group's)."""
+    return {k: v for k, v in out.items() if not k.startswith("coalesce__")}
+
+
+class Lsu:
+    """The load/store unit's side of the unified tree (seed 000 Sec 4.3, Fig 4a): memory
+    instructions whose requesting lanes' cache lines are coalesced through the control's
+    arbiter tree, one line per pass (the lanes not served replay, Sec 4.2). In a cycle in which
+    the control arbitrates its PC the tree is not granted and the request waits. Every
+    instruction's passes must be exactly :func:`~reconverge.golden.blocks.arbiter.coalesce`
+    of its lines and lanes; ``waited`` counts the cycles a request waited for the control."""
+
+    def __init__(self, params: StacklessParams, rng: random.Random, rate: float) -> None:
+        self.params, self.rng, self.rate = params, rng, rate
+        self.keys: tuple[int, ...] = (0,) * params.warp_size
+        self.requesting = self.pending = 0
+        self.passes: list[tuple[int, int]] = []
+        self.waited = self.instructions = 0
+
+    def _lines(self) -> tuple[int, ...]:
+        """Cache lines of the lanes: one line, a few hot lines, consecutive lines, scattered."""
+        w, rng, top = self.params.warp_size, self.rng, (1 << self.params.coalesce_width) - 1
+        base = rng.randint(0, top)
+        shape = rng.randrange(4)
+        if shape == 0:
+            return (base,) * w
+        if shape == 1:
+            hot = [rng.randint(0, top) for _ in range(rng.randint(1, 3))]
+            return tuple(rng.choice(hot) for _ in range(w))
+        if shape == 2:
+            return tuple(min(top, base + i // 4) for i in range(w))
+        return tuple(rng.randint(0, top) for _ in range(w))
+
+    def request(self, inputs: Values) -> None:
+        """This cycle's request (a new instruction when none is pending, now and then)."""
+        w = self.params.warp_size
+        if not self.pending and self.rng.random() < self.rate:
+            self.keys = self._lines()
+            self.requesting = self.pending = self.rng.getrandbits(w) or 1 << self.rng.randrange(w)
+            self.passes = []
+        inputs["coalesce__valid"] = self.pending
+        inputs["coalesce__key"] = self.keys
+
+    def observe(self, inputs: Values, out: Values) -> None:
+        """The tree's answer to this cycle's request."""
+        granted, mask = out["coalesce__granted"], out["coalesce__mask"]
+        if StacklessBlock.arbitrates(inputs) or not self.pending:
+            assert not granted and not mask, "the tree is the control's, or nothing requested"
+            self.waited += bool(self.pending)
+            return
+        assert granted and mask and not mask & ~self.pending, "a pass serves pending lanes"
+        self.passes.append((out["coalesce__min_key"], mask))
+        self.pending &= ~mask
+        if not self.pending:
+            expected = coalesce(list(self.keys), self.requesting)
+            assert self.passes == expected, f"passes {self.passes}, coalesce() {expected}"
+            self.instructions += 1
 
 
 class Runner:
@@ -64,8 +125,8 @@ class Runner:
 
     def __init__(self, model: StacklessBlock) -> None:
         self.model = model
-        self.shadow = StacklessBlock(model.warp_size, model.pc_width, model.sp_width)
-        self.sp = [0] * model.warp_size
+        self.shadow = StacklessBlock(model.params)
+        self.sp = [0] * model.params.warp_size
 
     def state(self) -> Values:
         return self.shadow.outputs(_idle(self.model))
@@ -73,11 +134,11 @@ class Runner:
     def step(self, inputs: Values) -> Scenario:
         """One cycle: drive ``inputs`` (and the private twin); return the block's outputs."""
         out = yield inputs
-        assert out == self.state(), "the scenario lost track of the block"
-        if inputs["start"]:
-            self.sp = [inputs["start_sp"]] * self.model.warp_size  # type: ignore[list-item]
-        for lane in lanes_of(inputs["sp_we"] if inputs["ex_valid"] else 0):  # type: ignore[arg-type]
-            self.sp[lane] = inputs["sp_wdata"][lane]  # type: ignore[index]
+        assert _registered(out) == _registered(self.state()), "the scenario lost track"
+        if inputs["launch__valid"]:
+            self.sp = [inputs["launch__sp"]] * self.model.params.warp_size  # type: ignore[list-item]
+        for lane in lanes_of(inputs["outcome__sp_we"] if inputs["outcome__valid"] else 0):  # type: ignore[arg-type]
+            self.sp[lane] = inputs["outcome__sp_wdata"][lane]  # type: ignore[index]
         self.shadow.clock(inputs)
         return out
 
@@ -85,20 +146,20 @@ class Runner:
         """The inputs for executing ``op`` at ``pc`` with ``active``."""
         model = self.model
         inputs = _idle(model) if inputs is None else inputs
-        inputs["ex_valid"] = 1
-        nxt, spd = list(inputs["ex_next_pc"]), list(inputs["sp_wdata"])  # type: ignore[arg-type]
+        inputs["outcome__valid"] = 1
+        nxt, spd = list(inputs["outcome__next_pc"]), list(inputs["outcome__sp_wdata"])  # type: ignore[arg-type]
         if op.kind in ("alu", "sp", "branch"):
-            inputs["ex_target"] = active
-            inputs["ex_control"] = int(op.kind == "branch")
+            inputs["outcome__next_mask"] = active
+            inputs["outcome__control"] = int(op.kind == "branch")
             for lane in lanes_of(active):
                 nxt[lane] = op.arg(lane) if op.kind == "branch" else pc + ILEN_BYTES  # type: ignore[misc]
             if op.kind == "sp":
-                inputs["sp_we"] = active
+                inputs["outcome__sp_we"] = active
                 for lane in lanes_of(active):
                     spd[lane] = op.arg(lane, self.sp[lane])  # type: ignore[misc]
         else:
-            inputs["ex_exited" if op.kind == "exit" else "ex_barrier"] = active
-        inputs["ex_next_pc"], inputs["sp_wdata"] = tuple(nxt), tuple(spd)
+            inputs["outcome__exited" if op.kind == "exit" else "outcome__barrier"] = active
+        inputs["outcome__next_pc"], inputs["outcome__sp_wdata"] = tuple(nxt), tuple(spd)
         return inputs
 
     def run(self, program: dict[int, Op], limit: int = 200) -> Scenario:
@@ -107,13 +168,20 @@ class Runner:
         trace = []
         for _ in range(limit):
             state = self.state()
-            if not state["valid"]:
-                if not state["waiting"] or state["waiting"] != state["live"]:
+            if not state["splits__valid"]:
+                if (
+                    not state["status__waiting"]
+                    or state["status__waiting"] != state["status__live"]
+                ):
                     return trace
                 inputs = _idle(self.model)
-                inputs["bar_release"] = state["waiting"]
+                inputs["release__lanes"] = state["status__waiting"]
             else:
-                inputs = self.outcome(program[state["pc"]], state["pc"], state["active"])
+                inputs = self.outcome(
+                    program[state["splits__pc"][0]],
+                    state["splits__pc"][0],
+                    state["splits__mask"][0],
+                )
             out = yield from self.step(inputs)
             trace.append((out, inputs))
         raise AssertionError(f"the program did not finish in {limit} cycles")
@@ -155,19 +223,23 @@ def table2(model: StacklessBlock, rng: random.Random, cycles: int) -> Scenario:
         _at(7): Op("exit"),
     }
     run = Runner(model)
-    yield from run.step(_start(model, 0b1111, _at(1), (1 << model.sp_width) - 1))
+    yield from run.step(_start(model, 0b1111, _at(1), (1 << model.params.sp_width) - 1))
     trace = yield from run.run(program)
     assert len(trace) == len(TABLE2) + 1, "six rows, then the exit at 7"
     rows = zip(TABLE2, trace, trace[1:], strict=False)
     for (pc, instruction, pc_i, npc_i), (out, _), (after, _) in rows:
         where = f"seed 000 Table 2 PC {pc} ({instruction})"
-        assert out["valid"] and out["pc"] == _at(pc), f"{where}: common PC {out['pc']:#x}"
-        assert _labels(out["thread_pc"], 4) == pc_i, f"{where}: PC_i {out['thread_pc']}"
+        assert out["splits__valid"] and out["splits__pc"][0] == _at(pc), (
+            f"{where}: common PC {out['pc']:#x}"
+        )
+        assert _labels(out["status__thread_pc"], 4) == pc_i, f"{where}: PC_i {out['thread_pc']}"
         underlined = sum(1 << t for t in range(4) if int(pc_i[t]) == pc)
-        assert out["active"] == underlined, f"{where}: active {out['active']:04b}"
-        assert _labels(after["thread_pc"], 4) == npc_i, f"{where}: NPC_i {after['thread_pc']}"
-    assert trace[-1][0]["pc"] == _at(7) and trace[-1][0]["active"] == 0b1111
-    assert run.state()["live"] == 0, "all threads exited"
+        assert out["splits__mask"][0] == underlined, f"{where}: active {out['active']:04b}"
+        assert _labels(after["status__thread_pc"], 4) == npc_i, (
+            f"{where}: NPC_i {after['thread_pc']}"
+        )
+    assert trace[-1][0]["splits__pc"][0] == _at(7) and trace[-1][0]["splits__mask"][0] == 0b1111
+    assert run.state()["status__live"] == 0, "all threads exited"
 
 
 def listing1(model: StacklessBlock, rng: random.Random, cycles: int) -> Scenario:
@@ -177,8 +249,8 @@ def listing1(model: StacklessBlock, rng: random.Random, cycles: int) -> Scenario
     restored and the re-comparison merges the threads that waited at ``skip``: the tail runs
     once with all four. With f lowering SP itself (after the call was arbitrated) the SPs are
     equal at the call, the lower PC wins, and the tail runs twice."""
-    top = (1 << model.sp_width) - 1
-    frame = max(1, 1 << max(0, model.sp_width - 2))
+    top = (1 << model.params.sp_width) - 1
+    frame = max(1, 1 << max(0, model.params.sp_width - 2))
     skip, f = 5, 9
 
     def program(caller_frame: bool) -> dict[int, Op]:
@@ -202,7 +274,11 @@ def listing1(model: StacklessBlock, rng: random.Random, cycles: int) -> Scenario
     for caller_frame in (True, False):
         yield from run.step(_start(model, 0b1111, _at(1), top))
         trace = yield from run.run(program(caller_frame))
-        tail = [(o["pc"] // ILEN_BYTES, o["active"]) for o, _ in trace if o["pc"] >= _at(skip)]
+        tail = [
+            (o["splits__pc"][0] // ILEN_BYTES, o["splits__mask"][0])
+            for o, _ in trace
+            if o["splits__pc"][0] >= _at(skip)
+        ]
         tail = [(pc, mask) for pc, mask in tail if pc < f]
         if caller_frame:
             assert tail == [(5, 0b1111), (6, 0b1111), (7, 0b1111)], f"callers first: {tail}"
@@ -211,18 +287,23 @@ def listing1(model: StacklessBlock, rng: random.Random, cycles: int) -> Scenario
             assert tail == want, f"SP lowered in f: the tail twice, {tail}"
 
 
-def random_stream(model: StacklessBlock, rng: random.Random, cycles: int) -> Scenario:
+def random_stream(
+    model: StacklessBlock, rng: random.Random, cycles: int, lsu: Lsu | None = None
+) -> Scenario:
     """Random programs, valid by construction: warps start with random masks, PCs and SPs;
     every cycle the split executes a random instruction: to PC + 4 (sometimes writing SP, the
     same or a per-lane value from a small pool, so keys tie and split), a branch whose lanes
     go to one of a few PCs (divergence, and reconvergence when PCs meet), an exit, a barrier,
     now and then a mixed outcome; barriers are released when every live thread waits (in the
     same cycle or later), sometimes partially; idle cycles carry garbage on the ignored
-    inputs; a reset now and then."""
-    w = model.warp_size
-    labels = min((1 << (model.pc_width - 2)) - 2, 24)  # PCs 4..4*labels, room for PC + 4
-    top = (1 << model.sp_width) - 1
-    frame = max(1, 1 << max(0, model.sp_width - 3))
+    inputs; a reset now and then. Memory instructions coalesce through the tree meanwhile
+    (:class:`Lsu`)."""
+    p = model.params
+    lsu = Lsu(p, rng, 0.2) if lsu is None else lsu
+    w = p.warp_size
+    labels = min((1 << (model.params.pc_width - 2)) - 2, 24)  # PCs 4..4*labels, room for PC + 4
+    top = (1 << model.params.sp_width) - 1
+    frame = max(1, 1 << max(0, model.params.sp_width - 3))
     sps = sorted({max(0, top - k * frame) for k in range(3)})
     run = Runner(model)
 
@@ -244,21 +325,25 @@ def random_stream(model: StacklessBlock, rng: random.Random, cycles: int) -> Sce
 
     def garbage(inputs: Values) -> Values:
         inputs.update(
-            ex_control=rng.getrandbits(1),
-            ex_target=rng.getrandbits(w),
-            ex_next_pc=tuple(rng.getrandbits(model.pc_width) for _ in range(w)),
-            sp_we=rng.getrandbits(w),
-            sp_wdata=tuple(rng.getrandbits(model.sp_width) for _ in range(w)),
+            {
+                "outcome__control": rng.getrandbits(1),
+                "outcome__next_mask": rng.getrandbits(w),
+                "outcome__next_pc": tuple(rng.getrandbits(p.pc_width) for _ in range(w)),
+                "outcome__sp_we": rng.getrandbits(w),
+                "outcome__sp_wdata": tuple(rng.getrandbits(p.sp_width) for _ in range(w)),
+            }
         )
         return inputs
 
     def mixed(state: Values) -> Values:
-        inputs = run.outcome(branch(state["pc"]), state["pc"], state["active"])
-        for lane in lanes_of(state["active"]):
+        inputs = run.outcome(
+            branch(state["splits__pc"][0]), state["splits__pc"][0], state["splits__mask"][0]
+        )
+        for lane in lanes_of(state["splits__mask"][0]):
             kind = rng.randrange(3)
             if kind:
-                inputs["ex_target"] &= ~(1 << lane)  # type: ignore[operator]
-                inputs["ex_exited" if kind == 1 else "ex_barrier"] |= 1 << lane  # type: ignore[operator]
+                inputs["outcome__next_mask"] &= ~(1 << lane)  # type: ignore[operator]
+                inputs["outcome__exited" if kind == 1 else "outcome__barrier"] |= 1 << lane  # type: ignore[operator]
         return inputs
 
     for cycle in range(cycles):
@@ -267,18 +352,18 @@ def random_stream(model: StacklessBlock, rng: random.Random, cycles: int) -> Sce
             run.shadow.reset()
             continue
         state = run.state()
-        waiting = state["waiting"]
-        if not state["live"] or (not state["valid"] and not waiting):
+        waiting = state["status__waiting"]
+        if not state["status__live"] or (not state["splits__valid"] and not waiting):
             mask = rng.getrandbits(w) | (1 << rng.randrange(w) if rng.random() < 0.95 else 0)
             inputs = _start(model, mask, _at(rng.randint(1, labels)), rng.choice(sps))
-        elif not state["valid"] or rng.random() < 0.1:
+        elif not state["splits__valid"] or rng.random() < 0.1:
             inputs = garbage(_idle(model))
-            if waiting and (waiting == state["live"] or rng.random() < 0.1):
-                inputs["bar_release"] = (
+            if waiting and (waiting == state["status__live"] or rng.random() < 0.1):
+                inputs["release__lanes"] = (
                     waiting if rng.random() < 0.8 else waiting & rng.getrandbits(w)
                 )
         else:
-            pc, active = state["pc"], state["active"]
+            pc, active = state["splits__pc"][0], state["splits__mask"][0]
             roll = rng.random()
             if roll < 0.05 and room(pc):
                 inputs = mixed(state)
@@ -291,12 +376,25 @@ def random_stream(model: StacklessBlock, rng: random.Random, cycles: int) -> Sce
                     else branch(pc)
                 )  # fmt: skip
                 inputs = run.outcome(op, pc, active)
-            live = state["live"] & ~inputs["ex_exited"]  # type: ignore[operator]
-            waiting = waiting | inputs["ex_barrier"]  # type: ignore[operator]
+            live = state["status__live"] & ~inputs["outcome__exited"]  # type: ignore[operator]
+            waiting = waiting | inputs["outcome__barrier"]  # type: ignore[operator]
             if waiting and waiting == live and rng.random() < 0.5:
-                inputs["bar_release"] = waiting  # the barrier completes in this cycle
+                inputs["release__lanes"] = waiting  # the barrier completes in this cycle
+        lsu.request(inputs)
         out = yield from run.step(inputs)
-        del out
+        lsu.observe(inputs, out)
+
+
+def unified_tree(model: StacklessBlock, rng: random.Random, cycles: int) -> Scenario:
+    """seed 000 Sec 4.3, Fig 4a: the control's arbiter tree also serves the load/store unit.
+    Random programs run (PC arbitration after control instructions, exits, barriers, releases
+    and SP writes; local increments otherwise) while memory instructions keep the LSU busy:
+    each is coalesced one cache line per pass in the cycles the control leaves the tree free,
+    waits in the others, and its passes are exactly ``golden.blocks.arbiter.coalesce`` of its
+    lines. Both uses must interleave."""
+    lsu = Lsu(model.params, rng, 0.8)
+    yield from random_stream(model, rng, cycles, lsu)
+    assert lsu.instructions and lsu.waited, "PC arbitration and coalescing did not interleave"
 
 
 #: A kernel for the replay: a conditional call with the caller's frame (Listing 1), a barrier
@@ -397,33 +495,34 @@ def _replayed(model: StacklessBlock, run: Recorded, pc0: int, sp0: int) -> list[
     """(inputs, split afterwards) per cycle; a release in the SM step of an outcome (the
     barrier's last arrival) goes into the same cycle."""
     cycles = []
-    sp = [run.sp] * model.warp_size
+    sp = [run.sp] * model.params.warp_size
     calls = iter(run.calls)
     pending = next(calls, None)
     while pending is not None:
         call, pending = pending, next(calls, None)
         inputs = _idle(model)
         if call.ex is not None:
-            target, nxt = 0, list(inputs["ex_next_pc"])  # type: ignore[arg-type]
+            target, nxt = 0, list(inputs["outcome__next_pc"])  # type: ignore[arg-type]
             for pc, lanes in call.ex.targets.items():
                 target |= lanes
                 for lane in lanes_of(lanes):
                     nxt[lane] = pc - pc0
-            inputs.update(
-                ex_valid=1,
-                ex_control=int(call.ex.control),
-                ex_target=target,
-                ex_next_pc=tuple(nxt),
-                ex_exited=call.ex.exited,
-                ex_barrier=call.ex.barrier,
-                sp_we=sum(1 << k for k, v in enumerate(call.sp) if v != sp[k]),
-                sp_wdata=tuple(v - sp0 for v in call.sp),
-            )
+            outcome = {
+                "valid": 1,
+                "control": int(call.ex.control),
+                "next_mask": target,
+                "next_pc": tuple(nxt),
+                "exited": call.ex.exited,
+                "barrier": call.ex.barrier,
+                "sp_we": sum(1 << k for k, v in enumerate(call.sp) if v != sp[k]),
+                "sp_wdata": tuple(v - sp0 for v in call.sp),
+            }
+            inputs.update({f"outcome__{name}": value for name, value in outcome.items()})
             sp = list(call.sp)
             if pending is not None and pending.ex is None and pending.time == call.time:
                 call, pending = pending, next(calls, None)
         if call.ex is None:
-            inputs["bar_release"] = call.release
+            inputs["release__lanes"] = call.release
         cycles.append((inputs, call.split))
     return cycles
 
@@ -433,22 +532,25 @@ def replay(model: StacklessBlock, source: str, threads: int) -> Scenario:
     warp's stack-less unit on the block's ports, shifting PCs and SPs by constants so they fit
     the widths (min SP:PC does not change); after every call the block's split must be the
     golden unit's."""
-    run = record_sm(source, model.warp_size, threads)
+    run = record_sm(source, model.params.warp_size, threads)
     pcs = [run.entry] + [pc for c in run.calls if c.ex for pc in c.ex.targets]
     sps = [run.sp] + [v for c in run.calls for v in c.sp]
     pc0, sp0 = max(0, min(pcs) - ILEN_BYTES), min(sps)
-    assert max(pcs) + 2 * ILEN_BYTES - pc0 < 1 << model.pc_width, "PCs do not fit"
-    assert max(sps) - sp0 < 1 << model.sp_width, "SPs do not fit"
+    assert max(pcs) + 2 * ILEN_BYTES - pc0 < 1 << model.params.pc_width, "PCs do not fit"
+    assert max(sps) - sp0 < 1 << model.params.sp_width, "SPs do not fit"
     expect: Split | None = Split(0, run.entry, run.valid)
     yield _start(model, run.valid, run.entry - pc0, run.sp - sp0)
     out: Values = {}
     for inputs, after in [*_replayed(model, run, pc0, sp0), (_idle(model), None)]:
         out = yield inputs
-        assert out["valid"] == (expect is not None), f"expected {expect}"
+        assert out["splits__valid"] == (expect is not None), f"expected {expect}"
         if expect is not None:
-            assert (out["pc"] + pc0, out["active"]) == (expect.pc, expect.mask), expect
+            assert (out["splits__pc"][0] + pc0, out["splits__mask"][0]) == (
+                expect.pc,
+                expect.mask,
+            ), expect
         expect = after
-    assert expect is None and out["live"] == 0, "every thread exited"
+    assert expect is None and out["status__live"] == 0, "every thread exited"
 
 
 def sm_replay(model: StacklessBlock, rng: random.Random, cycles: int) -> Scenario:
@@ -460,20 +562,21 @@ def sm_replay(model: StacklessBlock, rng: random.Random, cycles: int) -> Scenari
 
     demo = resources.files("reconverge.kernels").joinpath("divergent_demo.S").read_text()
     for source in (CALL_BARRIER, demo):
-        yield from replay(model, source, min(model.warp_size, 12))
+        yield from replay(model, source, min(model.params.warp_size, 12))
 
 
 SCENARIOS = [
     ScenarioSpec(
         "seed000_table2_if_then_else",
         table2,
-        lambda m: m.warp_size >= 4 and m.pc_width >= 5,
+        lambda p: p.warp_size >= 4 and p.pc_width >= 5,
     ),
     ScenarioSpec(
         "seed000_listing1_call_sp",
         listing1,
-        lambda m: m.warp_size >= 4 and m.pc_width >= 6 and m.sp_width >= 2,
+        lambda p: p.warp_size >= 4 and p.pc_width >= 6 and p.sp_width >= 2,
     ),
-    ScenarioSpec("golden_sm_replay", sm_replay, lambda m: m.pc_width >= 8 and m.sp_width >= 4),
-    ScenarioSpec("random", random_stream, lambda m: m.pc_width >= 5),
+    ScenarioSpec("golden_sm_replay", sm_replay, lambda p: p.pc_width >= 8 and p.sp_width >= 4),
+    ScenarioSpec("random", random_stream, lambda p: p.pc_width >= 5),
+    ScenarioSpec("seed000_sec43_unified_tree", unified_tree, lambda p: p.pc_width >= 5),
 ]

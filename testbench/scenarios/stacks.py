@@ -48,46 +48,46 @@ def idle(model: StackTwin) -> Values:
 
 def launch(model: StackTwin, pc: int, mask: int) -> Values:
     return idle(model) | {
-        "launch": 1,
-        "target_pc": (model.pc_out(pc), 0),
-        "target_mask": (mask, 0),
+        "launch__valid": 1,
+        "launch__pc": model.params.pc_out(pc),
+        "launch__mask": mask,
     }
 
 
 def release(model: StackTwin, lanes: int) -> Values:
-    return idle(model) | {"bar_release": lanes}
+    return idle(model) | {"release__lanes": lanes}
 
 
 def update(model: StackTwin, u: StackUpdate, swap: bool = False) -> Values:
     """The ports of one update; ``swap`` puts the groups in the other slots (the hardware
     orders them by PC itself)."""
-    pcs = [model.pc_out(pc) for pc, _ in u.targets] + [0] * (2 - len(u.targets))
+    pc_out = model.params.pc_out
+    pcs = [pc_out(pc) for pc, _ in u.targets] + [0] * (2 - len(u.targets))
     masks = [m for _, m in u.targets] + [0] * (2 - len(u.targets))
     if swap:
         pcs.reverse()
         masks.reverse()
-    ports = idle(model) | {
+    outcome = {
         "valid": 1,
+        "slot": u.path,
         "target_pc": tuple(pcs),
         "target_mask": tuple(masks),
         "exited": u.exited,
         "barrier": u.barrier,
-        "rpc": model.pc_out(u.rpc),
+        "rpc": pc_out(u.rpc),
         "call": int(u.call),
         "ret": int(u.ret),
         "more": int(u.more),
         "cont": int(u.cont),
     }
-    if model.slots == 2:
-        ports["path"] = u.path
-    return ports
+    return idle(model) | {f"outcome__{name}": value for name, value in outcome.items()}
 
 
 def execute(model: StackTwin, ex: Executed, rng: random.Random | None = None) -> Iterator[Values]:
     """The cycles that apply one instruction outcome (``stack_updates``)."""
     unit = model.unit
     assert unit is not None
-    for u in stack_updates(ex, ex.sid % 2, unit.in_call):
+    for u in stack_updates(ex, ex.sid % model.params.slots, unit.in_call):
         yield update(model, u, swap=rng is not None and rng.random() < 0.5)
 
 
@@ -106,7 +106,7 @@ class Program:
 
     def __init__(self, model: StackTwin, rng: random.Random) -> None:
         self.rng = rng
-        self.limit = min(1 << model.pc_width, 1 << 20) - 64
+        self.limit = min(1 << model.params.pc_width, 1 << 20) - 64
 
     def pc(self) -> int:
         return self.rng.randrange(0x40, self.limit) & ~3
@@ -145,7 +145,7 @@ def _may_return(model: StackTwin) -> bool:
     for e in reversed(unit.entries):
         if e.call:
             return True
-        if model.slots == 1 and e.rpc != RETURN:
+        if model.params.slots == 1 and e.rpc != RETURN:
             return False
     return False
 
@@ -233,7 +233,7 @@ def random_stream(model: StackTwin, rng: random.Random, cycles: int) -> Scenario
     sh = Shadow(model)
     model = sh.model
     prog = Program(model, rng)
-    w = model.warp_size
+    w = model.params.warp_size
     cycle = 0
     pending: list[Values] = []
     while cycle < cycles:
@@ -272,12 +272,10 @@ def _next(model: StackTwin, unit, prog: Program, rng: random.Random, pending: li
 
 def current(model: StackTwin, out: Values, path: int = 0) -> tuple[int, int, int]:
     """(sid, pc, mask) of the split on the outputs (``path``: its slot in a dual-path stack)."""
-    if model.slots == 1:
-        assert out["split_valid"] == 1, "no split to issue"
-        return int(out["depth"]) - 1, int(out["split_pc"]), int(out["split_mask"])  # type: ignore[call-overload]
-    assert int(out["split_valid"]) >> path & 1, f"path {path} cannot issue"  # type: ignore[call-overload]
-    sid = 2 * (int(out["depth"]) - 1) + path  # type: ignore[call-overload]
-    return sid, out["split_pc"][path], out["split_mask"][path]  # type: ignore[index]
+    assert int(out["splits__valid"]) >> path & 1, f"slot {path} cannot issue"  # type: ignore[call-overload]
+    sid = out["splits__sid"][path]  # type: ignore[index]
+    assert sid == model.params.slots * (int(out["status__stack"]) - 1) + path  # type: ignore[call-overload]
+    return sid, out["splits__pc"][path], out["splits__mask"][path]  # type: ignore[index]
 
 
 def issue(
@@ -286,7 +284,7 @@ def issue(
     """Issue the split on the outputs with this outcome; return the outputs once applied."""
     model = sh.model
     sid, pc, mask = current(model, out, path)
-    ex = Executed(sid, model.pc_in(pc), mask, targets, **flags)  # type: ignore[arg-type]
+    ex = Executed(sid, model.params.pc_in(pc), mask, targets, **flags)  # type: ignore[arg-type]
     for inputs in execute(model, ex):
         yield from sh.drive(inputs)
     return (yield from sh.drive(idle(model)))
@@ -300,8 +298,6 @@ def straight(sh: Shadow, out: Values, n: int, path: int = 0) -> Scenario:
     return out
 
 
-def split_of(out: Values, slot: int | None = None) -> tuple[int, int]:
-    """(pc, mask) on the split outputs (a dual-path stack's ``slot``)."""
-    if slot is None:
-        return int(out["split_pc"]), int(out["split_mask"])  # type: ignore[call-overload]
-    return out["split_pc"][slot], out["split_mask"][slot]  # type: ignore[index]
+def split_of(out: Values, slot: int = 0) -> tuple[int, int]:
+    """(pc, mask) on the ``splits`` outputs of ``slot`` (a dual-path stack's path)."""
+    return out["splits__pc"][slot], out["splits__mask"][slot]  # type: ignore[index]

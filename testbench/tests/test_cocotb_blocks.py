@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import pytest
 
-from reconverge.golden.blocks import TWINS
-from reconverge.hdl.arbiter import Arbiter
+from reconverge.golden.blocks import ArbiterParams
+from reconverge.golden.blocks.base import BlockParams
+from reconverge.hdl.blocks.arbiter import Arbiter
 from reconverge.testbench import cocotb_run
-from reconverge.testbench.scenarios import applicable, params_id
+from reconverge.testbench.scenarios import applicable
 from reconverge.testbench.scenarios import arbiter as arbiter_stimulus
 from reconverge.testbench.scenarios import dual_path_stack as dual_path_stimulus
 from reconverge.testbench.scenarios import scoreboard as scoreboard_stimulus
@@ -41,65 +42,42 @@ from reconverge.testbench.scenarios import stackless as stackless_stimulus
 CYCLES = 3000
 
 
-def _cases(block: str, param_sets: list[dict[str, int]]) -> list[object]:
+def _cases(param_sets: list[BlockParams]) -> list[object]:
     return [
-        pytest.param(params, spec.name, id=f"{params_id(params)}-{spec.name}")
+        pytest.param(params, spec.name, id=f"{params.label()}-{spec.name}")
         for params in param_sets
-        for spec in applicable(block, TWINS[block](**params))
+        for spec in applicable(params)
     ]
 
 
-@pytest.mark.parametrize(("params", "scenario"), _cases("arbiter", arbiter_stimulus.PARAM_SETS))
-def test_arbiter_cocotb(params: dict[str, int], scenario: str) -> None:
-    """Arbiter (seed 000 Fig 4b) Verilog == golden ``Arbiter`` on the named scenario."""
-    cocotb_run.run("arbiter", params, scenario, CYCLES)
-
-
-@pytest.mark.parametrize(("params", "scenario"), _cases("squeezer", squeezer_stimulus.PARAM_SETS))
-def test_squeezer_cocotb(params: dict[str, int], scenario: str) -> None:
-    """Squeezer (seed 001 Sec 4.1-4.3) Verilog == golden ``Squeezer`` on the named scenario."""
-    cocotb_run.run("squeezer", params, scenario, CYCLES)
-
-
-@pytest.mark.parametrize(("params", "scenario"), _cases("split_tables", tables_stimulus.PARAM_SETS))
-def test_split_tables_cocotb(params: dict[str, int], scenario: str) -> None:
-    """Split/reconvergence tables (seed 002 Sec 3.3.1, Fig 7) Verilog == golden
-    ``SplitTablesBlock`` on the named scenario."""
-    cocotb_run.run("split_tables", params, scenario, CYCLES)
-
-
-@pytest.mark.parametrize(("params", "scenario"), _cases("sps_stack", sps_stimulus.PARAM_SETS))
-def test_sps_stack_cocotb(params: dict[str, int], scenario: str) -> None:
-    """SPS stack (seed 002 Fig 3) Verilog == golden ``SpsStackTwin`` on the named scenario."""
-    cocotb_run.run("sps_stack", params, scenario, CYCLES)
-
-
-@pytest.mark.parametrize(
-    ("params", "scenario"), _cases("dual_path_stack", dual_path_stimulus.PARAM_SETS)
-)
-def test_dual_path_stack_cocotb(params: dict[str, int], scenario: str) -> None:
-    """Dual-path stack / PPC (seed 003 Fig 4/5) Verilog == golden ``DualPathStackTwin``."""
-    cocotb_run.run("dual_path_stack", params, scenario, CYCLES)
-
-
-SCOREBOARDS = [
-    pytest.param(block, *case.values, id=f"{block}-{case.id}")
-    for block in ("scoreboard", "masked_scoreboard")
-    for case in _cases(block, scoreboard_stimulus.PARAM_SETS)
+SCOREBOARD_SETS = [
+    p
+    for masked in (False, True)
+    for p in scoreboard_stimulus.param_sets(masked, scoreboard_stimulus.PARAM_SETS)
+]
+#: Every block on its three parameter sets, each with every scenario that fits.
+CASES = [
+    pytest.param(*case.values, id=f"{case.values[0].name}-{case.id}")
+    for case in _cases(
+        arbiter_stimulus.PARAM_SETS
+        + squeezer_stimulus.PARAM_SETS
+        + tables_stimulus.PARAM_SETS
+        + sps_stimulus.PARAM_SETS
+        + dual_path_stimulus.PARAM_SETS
+        + SCOREBOARD_SETS
+        + stackless_stimulus.PARAM_SETS
+    )
 ]
 
 
-@pytest.mark.parametrize(("block", "params", "scenario"), SCOREBOARDS)
-def test_scoreboard_cocotb(block: str, params: dict[str, int], scenario: str) -> None:
-    """Plain (seed 002 Fig 8a) and masked (Fig 8b) scoreboard Verilog == golden
-    ``ScoreboardBlock`` / ``MaskedScoreboardBlock`` on the named scenario."""
-    cocotb_run.run(block, params, scenario, CYCLES)
-
-
-@pytest.mark.parametrize(("params", "scenario"), _cases("stackless", stackless_stimulus.PARAM_SETS))
-def test_stackless_cocotb(params: dict[str, int], scenario: str) -> None:
-    """Stack-less control (seed 000 Sec 4.1) Verilog == golden ``StacklessBlock``."""
-    cocotb_run.run("stackless", params, scenario, CYCLES)
+@pytest.mark.parametrize(("params", "scenario"), CASES)
+def test_block_cocotb(params: BlockParams, scenario: str) -> None:
+    """The block's generated Verilog == its golden twin on the named scenario, every output
+    every cycle: the arbiter (seed 000 Fig 4b), the squeezer (seed 001 Sec 4.1-4.3), the
+    split/reconvergence tables (seed 002 Fig 7), the SPS stack (seed 002 Fig 3), the
+    dual-path stack (seed 003 Fig 4/5), the plain and masked scoreboards (seed 002 Fig 8a/8b),
+    the stack-less control (seed 000 Sec 4.1, 4.3)."""
+    cocotb_run.run(params, scenario, CYCLES)
 
 
 class _TieToLowerInput(Arbiter):
@@ -113,44 +91,35 @@ class _TieToLowerInput(Arbiter):
 def test_cocotb_catches_a_broken_block() -> None:
     """The cocotb comparison really bites: a tie-breaking bug is reported with the cycle and
     the differing output."""
-    params = {"n": 4, "key_width": 8, "pipeline_every": 0}
+    params = ArbiterParams(4, 8, 0)
     with pytest.raises(AssertionError, match=r"cycle \d+: HDL and golden arbiter disagree"):
-        cocotb_run.run(
-            "arbiter",
-            params,
-            "random",
-            200,
-            component=_TieToLowerInput(**params),
-            variant="-broken",
-        )
+        cocotb_run.run(params, "random", 200, component=_TieToLowerInput(params), variant="-broken")
 
 
 LONG = [
-    pytest.param(block, params, id=f"{block}-{params_id(params)}")
-    for block, module in (
-        ("arbiter", arbiter_stimulus),
-        ("squeezer", squeezer_stimulus),
-        ("split_tables", tables_stimulus),
-        ("sps_stack", sps_stimulus),
-        ("dual_path_stack", dual_path_stimulus),
+    pytest.param(params, id=f"{params.name}-{params.label()}")
+    for module in (
+        arbiter_stimulus,
+        squeezer_stimulus,
+        tables_stimulus,
+        sps_stimulus,
+        dual_path_stimulus,
+        stackless_stimulus,
     )
     for params in module.PARAM_SETS + module.EXTRA_PARAM_SETS
 ]
-
 LONG += [
-    pytest.param(block, params, id=f"{block}-{params_id(params)}")
-    for block, module in (
-        ("scoreboard", scoreboard_stimulus),
-        ("masked_scoreboard", scoreboard_stimulus),
-        ("stackless", stackless_stimulus),
+    pytest.param(params, id=f"{params.name}-{params.label()}")
+    for masked in (False, True)
+    for params in scoreboard_stimulus.param_sets(
+        masked, scoreboard_stimulus.PARAM_SETS + scoreboard_stimulus.EXTRA_PARAM_SETS
     )
-    for params in module.PARAM_SETS + module.EXTRA_PARAM_SETS
-    if "random" in {s.name for s in applicable(block, TWINS[block](**params))}
 ]
+LONG = [case for case in LONG if "random" in {s.name for s in applicable(case.values[0])}]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("block", "params"), LONG)
-def test_cocotb_long_random(block: str, params: dict[str, int]) -> None:
+@pytest.mark.parametrize("params", LONG)
+def test_cocotb_long_random(params: BlockParams) -> None:
     """20 000 random cycles on every parameter set, the extra shapes included."""
-    cocotb_run.run(block, params, "random", 20_000)
+    cocotb_run.run(params, "random", 20_000)

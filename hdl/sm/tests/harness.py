@@ -1,5 +1,5 @@
 """Two runners with one interface for the SM stage tests: a component in Amaranth's simulator
-(:func:`simulate_amaranth`) and its generated Verilog (``reconverge.hdl.verilog.to_verilog``)
+(:func:`simulate_amaranth`) and its generated Verilog (``reconverge.hdl.tools.verilog.to_verilog``)
 under Icarus Verilog (:func:`simulate_icarus`). Both take a list of per-cycle inputs and
 return the outputs of every cycle, so a test holds both to the same oracle.
 
@@ -20,8 +20,8 @@ from amaranth.hdl import ClockDomain, Module, Value
 from amaranth.lib import data, wiring
 from amaranth.sim import Simulator
 
-from reconverge.hdl.lint import verilator_lint
-from reconverge.hdl.verilog import to_verilog
+from reconverge.hdl.tools.lint import verilator_lint
+from reconverge.hdl.tools.verilog import to_verilog
 
 Ports = dict[str, int]
 

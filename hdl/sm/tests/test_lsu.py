@@ -35,6 +35,7 @@ from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from reconverge.golden.blocks.arbiter import ArbiterParams
 from reconverge.golden.blocks.squeezer import squeeze
 from reconverge.golden.faults import FaultCode, MemoryFault
 from reconverge.golden.memmap import GLOBAL_BASE, SHARED_BASE, Region
@@ -49,10 +50,10 @@ from reconverge.golden.sm.lsu import (
     lsu_cycles,
 )
 from reconverge.golden.sm.params import COSIM, SMParams
-from reconverge.hdl.arbiter import Arbiter
-from reconverge.hdl.lint import verilator_lint
+from reconverge.hdl.blocks.arbiter import Arbiter
 from reconverge.hdl.sm.lsu import LSU
-from reconverge.hdl.verilog import to_verilog
+from reconverge.hdl.tools.lint import verilator_lint
+from reconverge.hdl.tools.verilog import to_verilog
 
 KINDS = {MemOp.LOAD: "load", MemOp.STORE: "store", MemOp.AMO: "amo"}
 FAULT_BY_KIND = {code.kind: code for code in FaultCode}
@@ -90,7 +91,7 @@ class LsuWithTree(wiring.Component):
     def elaborate(self, platform: object) -> Module:
         m = Module()
         m.submodules.lsu = lsu = self.lsu
-        m.submodules.tree = tree = Arbiter(lsu.warp_size, lsu.key_width)
+        m.submodules.tree = tree = Arbiter(ArbiterParams(lsu.warp_size, lsu.key_width))
         for name, member in self.signature.members.items():
             if name == "granted":
                 continue

@@ -1,7 +1,7 @@
-"""SPS reconvergence stack (seed 002 Sec 2.2, Fig 3): ``depth`` entries of (PC, active mask,
-RPC, call flag) in flip-flops, a stack pointer ``sp`` (= ``depth`` output), the top entry's
-split on the outputs. Golden twin and the meaning of every port:
-``golden.blocks.stack_twins.SpsStackTwin``; behaviour: ``ReconvergenceStack.update``.
+"""SPS reconvergence stack (seed 002 Sec 2.2, Fig 3): ``stack_depth`` entries of (PC, active
+mask, RPC, call flag) in flip-flops, a stack pointer ``sp`` (= ``status.stack``), the top
+entry's split on ``splits``. Parameters and the meaning of every port:
+``golden.blocks.stack_twins.SpsStackParams``; behaviour: ``ReconvergenceStack.update``.
 
 One update per clock, all in one combinational step from the registers:
 
@@ -25,28 +25,35 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, Module, Mux, Signal
 
-from reconverge.golden.blocks import stack_twins as golden
-from reconverge.hdl.ports import BlockComponent
-from reconverge.hdl.stack_common import decode_update, highest_kept, nested, one_hot
+from reconverge.golden.blocks.stack_twins import SpsStackParams
+from reconverge.hdl.blocks.common import highest_kept, one_hot
+from reconverge.hdl.blocks.ports import BlockComponent
+from reconverge.hdl.blocks.stack_common import (
+    decode_update,
+    nested,
+    split_outputs,
+    status_outputs,
+)
 
 
 class SpsStack(BlockComponent):
-    """Ports and parameters: see :class:`reconverge.golden.blocks.stack_twins.SpsStackTwin`."""
+    """Ports and parameters: :class:`reconverge.golden.blocks.stack_twins.SpsStackParams`."""
 
-    def __init__(self, warp_size: int, depth: int, pc_width: int = 32) -> None:
-        super().__init__(lambda: golden.SpsStackTwin(warp_size, depth, pc_width))
+    params: SpsStackParams
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        model = self.model
-        w, d, pcw = model.warp_size, model.depth, model.pc_width
-        never, ret_code = model.never, model.ret_code
+        params = self.params
+        w, d, pcw = params.warp_size, params.stack_depth, params.pc_width
+        never, ret_code = params.never, params.return_code
+        outcome, lanes = self.outcome, self.release.lanes
         sp = Signal(range(d + 1), name="sp")
         pc = [Signal(pcw, name=f"e{i}_pc") for i in range(d)]
         mask = [Signal(w, name=f"e{i}_mask") for i in range(d)]
         rpc = [Signal(pcw, name=f"e{i}_rpc") for i in range(d)]
         call = [Signal(name=f"e{i}_call") for i in range(d)]
         waiting = Signal(w, name="waiting")
+        live_threads = Signal(w, name="live_threads")
         overflow = Signal(name="overflow_flag")
 
         # the top entry
@@ -68,22 +75,16 @@ class SpsStack(BlockComponent):
         # outputs (from the registers)
         split_valid = Signal(name="tos_valid")
         m.d.comb += split_valid.eq((sp != 0) & ~(top_mask & waiting).any())
-        m.d.comb += [
-            self.split_valid.eq(split_valid),
-            self.split_pc.eq(Mux(split_valid, top_pc, 0)),
-            self.split_mask.eq(Mux(split_valid, top_mask, 0)),
-            self.depth.eq(sp),
-            self.in_call.eq(in_call),
-            self.overflow.eq(overflow),
-        ]
+        m.d.comb += split_outputs(self, 0, split_valid, top_pc, top_mask, sp - 1)
+        m.d.comb += status_outputs(self, live_threads, waiting, sp, in_call, overflow)
 
         # 1. decode; pushes: the groups other than the RPC, the higher PC first
         u = decode_update(m, self, in_call)
         push_hi = Signal(name="push_hi")
         push_lo = Signal(name="push_lo")
         m.d.comb += [
-            push_hi.eq(u.hi.present & (u.hi.pc != self.rpc)),
-            push_lo.eq(u.lo.present & (u.lo.pc != self.rpc)),
+            push_hi.eq(u.hi.present & (u.hi.pc != outcome.rpc)),
+            push_lo.eq(u.lo.present & (u.lo.pc != outcome.rpc)),
         ]
         pushes = Signal(range(3), name="pushes")
         pushing = Signal(name="pushing")
@@ -92,7 +93,7 @@ class SpsStack(BlockComponent):
         m.d.comb += [
             pushes.eq(push_hi + push_lo),
             pushing.eq(u.cont | u.call | u.branch),
-            replace.eq(u.branch & (self.rpc == top_rpc) & ~top_call & nested(sp, d)),
+            replace.eq(u.branch & (outcome.rpc == top_rpc) & ~top_call & nested(sp, d)),
             base.eq(sp - replace),
         ]
         live = Signal(name="live")
@@ -105,15 +106,15 @@ class SpsStack(BlockComponent):
         releasing = Signal(name="apply_release")
         top_released = Signal(name="top_released")
         m.d.comb += [
-            apply.eq(self.valid & live & ~too_deep),
-            releasing.eq(~self.valid & live & self.bar_release.any()),
-            top_released.eq((top_mask & self.bar_release).any()),
+            apply.eq(outcome.valid & live & ~too_deep),
+            releasing.eq(~outcome.valid & live & lanes.any()),
+            top_released.eq((top_mask & lanes).any()),
         ]
 
         # 2-3. the entries after the update (or the release), before popping
         first_pc = Mux(push_hi, u.hi.pc, u.lo.pc)
         first_mask = Mux(push_hi, u.hi.mask, u.lo.mask)
-        new_top_pc = Mux(u.jump, u.lo.pc, Mux((u.call | u.branch) & ~replace, self.rpc, top_pc))
+        new_top_pc = Mux(u.jump, u.lo.pc, Mux((u.call | u.branch) & ~replace, outcome.rpc, top_pc))
         new_pc = [Signal(pcw, name=f"e{i}_pc_next") for i in range(d)]
         new_mask = [Signal(w, name=f"e{i}_mask_next") for i in range(d)]
         new_rpc = [Signal(pcw, name=f"e{i}_rpc_next") for i in range(d)]
@@ -135,11 +136,11 @@ class SpsStack(BlockComponent):
             with m.Else():
                 m.d.comb += [
                     new_pc[i].eq(Mux(is_top[i], new_top_pc, pc[i])),
-                    new_mask[i].eq(mask[i] & ~self.exited),
+                    new_mask[i].eq(mask[i] & ~outcome.exited),
                 ]
             m.d.comb += [
-                new_rpc[i].eq(Mux(pushed & ~releasing, self.rpc, rpc[i])),
-                new_call[i].eq(Mux(pushed & ~releasing, self.call, call[i])),
+                new_rpc[i].eq(Mux(pushed & ~releasing, outcome.rpc, rpc[i])),
+                new_call[i].eq(Mux(pushed & ~releasing, outcome.call, call[i])),
             ]
         sp_mod = Signal(range(d + 3), name="sp_modified")
         m.d.comb += sp_mod.eq(Mux(apply & pushing, base + pushes, sp))
@@ -158,14 +159,16 @@ class SpsStack(BlockComponent):
             keep.append(k)
         popped_sp = highest_kept(m, keep, len(sp))
 
-        with m.If(self.launch):
+        launch = self.launch.valid
+        with m.If(launch):
             m.d.sync += [
                 sp.eq(1),
-                pc[0].eq(self.target_pc[0]),
-                mask[0].eq(self.target_mask[0]),
+                pc[0].eq(self.launch.pc),
+                mask[0].eq(self.launch.mask),
                 rpc[0].eq(never),
                 call[0].eq(0),
                 waiting.eq(0),
+                live_threads.eq(self.launch.mask),
                 overflow.eq(0),
             ]
         with m.Elif(apply | (releasing & top_released)):
@@ -177,10 +180,13 @@ class SpsStack(BlockComponent):
                     rpc[i].eq(new_rpc[i]),
                     call[i].eq(new_call[i]),
                 ]
-        with m.If(~self.launch & apply):
-            m.d.sync += waiting.eq(waiting | self.barrier)
-        with m.If(~self.launch & releasing):
-            m.d.sync += waiting.eq(waiting & ~self.bar_release)
-        with m.If(~self.launch & self.valid & live & too_deep):
+        with m.If(~launch & apply):
+            m.d.sync += [
+                waiting.eq(waiting | outcome.barrier),
+                live_threads.eq(live_threads & ~outcome.exited),
+            ]
+        with m.If(~launch & releasing):
+            m.d.sync += waiting.eq(waiting & ~lanes)
+        with m.If(~launch & outcome.valid & live & too_deep):
             m.d.sync += overflow.eq(1)
         return m

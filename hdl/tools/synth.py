@@ -4,7 +4,7 @@
    D flip-flops (reset and enable become logic), ``stat`` for the cell counts and
    ``stat -tech cmos`` for a transistor estimate. ``check -assert`` first rejects loops,
    multiple or missing drivers.
-2. **ECP5** (the block inside :class:`reconverge.hdl.harness.SynthHarness`): ``synth_ecp5
+2. **ECP5** (the block inside :class:`reconverge.hdl.tools.harness.SynthHarness`): ``synth_ecp5
    -noflatten`` (classic ABC LUT mapping, :data:`ECP5_SCRIPT`) so the block's LUTs and
    flip-flops (its submodules' included) are counted apart from the harness, then
    nextpnr-ecp5 place and route for utilisation and the maximum clock frequency.
@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from reconverge.golden.blocks.base import BlockParams
 from reconverge.golden.errors import UserError
 from reconverge.hdl.registry import lookup
 
@@ -101,7 +102,7 @@ def _cells(stat_json: Path, module: str, submodules: bool = True) -> dict[str, i
 
 def generic(block: Any, name: str, work: Path) -> dict[str, Any]:
     """Generic gate-level cells and the CMOS transistor estimate of the bare block."""
-    from reconverge.hdl.verilog import rtlil_text
+    from reconverge.hdl.tools.verilog import rtlil_text
 
     (work / "block.il").write_text(rtlil_text(block, name))
     _yosys(
@@ -129,8 +130,8 @@ def generic(block: Any, name: str, work: Path) -> dict[str, Any]:
 def ecp5(block: Any, work: Path, place_and_route: bool = True, seed: int = 1) -> dict[str, Any]:
     """ECP5 LUTs/flip-flops of the block (in the harness) and, with place and route, the
     device utilisation and maximum frequency of the harnessed block."""
-    from reconverge.hdl.harness import SynthHarness
-    from reconverge.hdl.verilog import rtlil_text
+    from reconverge.hdl.tools.harness import SynthHarness
+    from reconverge.hdl.tools.verilog import rtlil_text
 
     (work / "harness.il").write_text(rtlil_text(SynthHarness(block), "harness"))
     _yosys(ECP5_SCRIPT, work, "ecp5")
@@ -164,20 +165,20 @@ def ecp5(block: Any, work: Path, place_and_route: bool = True, seed: int = 1) ->
 
 
 def synth(
-    block_name: str,
-    params: dict[str, int],
+    params: BlockParams,
     *,
     place_and_route: bool = True,
     workdir: str | Path | None = None,
 ) -> dict[str, Any]:
-    """Both flows for one parameter set; ``workdir`` keeps the intermediate files."""
+    """Both flows for one block's parameters; ``workdir`` keeps the intermediate files."""
+    block_name = params.name
     spec = lookup(block_name)
     block = spec.build(params)
     with tempfile.TemporaryDirectory(prefix=f"reconverge-synth-{block_name}-") as tmp:
         work = Path(workdir) if workdir else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
-        result: dict[str, Any] = {"block": block_name, "params": params}
+        result: dict[str, Any] = {"block": block_name, "params": params.values()}
         result["generic"] = generic(block, block_name, work)
         block = spec.build(params)  # a fresh elaboratable for the second flow
         result["ecp5"] = ecp5(block, work, place_and_route)

@@ -8,9 +8,12 @@ what one clock cycle does; this is that cycle as registers and combinational log
   the cached RPC (the PC of its RT entry, all ones for none or a call entry: the I-buffer's
   RPC of Fig 7); per RT entry valid, PC, reconvergence and pending masks, R-index, call
   context, call-entry flag; the waiting queue (a shift register, head at 0) when ST < W; the
-  live and barrier-waiting masks, the sticky overflow flag, and what a ``MORE`` cycle needs of
-  the divergence it continues. An R-index or call context of ``rt_size`` means none.
-* **phase A, the operation**: EXECUTE reads the issuing split's entry (a mux by ``sid``),
+  live and barrier-waiting masks, the sticky overflow flag, and what a continuation (``MORE``)
+  cycle needs of the divergence it continues. An R-index or call context of ``reconv_table``
+  means none.
+* **phase A, the operation** (from the shared divergence ports: a launch, an outcome, an
+  outcome with ``cont`` = MORE, or a release): EXECUTE reads the issuing split's entry (a mux
+  by ``outcome.slot``),
   removes exited threads from every entry, and — by kind — allocates the first free RT entry
   (or raises the overflow flag and changes nothing), clears pending masks (arrival, a target at
   the RPC, a return: every RT entry of the split's call context in parallel), updates the
@@ -35,11 +38,9 @@ from typing import Any
 
 from amaranth.hdl import Array, Cat, Module, Mux, Signal, Value
 
-from reconverge.golden.blocks import split_tables as golden
-from reconverge.golden.blocks.base import bits_for
-from reconverge.hdl.ports import BlockComponent
-
-Op = golden.Op
+from reconverge.golden.blocks.split_tables import MAX_ADMITS, SplitTablesParams
+from reconverge.hdl.blocks.common import encode, first_set_named, named, named_all, one_hot
+from reconverge.hdl.blocks.ports import BlockComponent
 
 
 class _State:
@@ -71,49 +72,16 @@ class _Item:
     move: list[Value] | None = None
 
 
-def _select(onehot: list[Value], values: list[Value]) -> Value:
-    """The value whose one-hot select is set (zero when none)."""
-    result = Value.cast(0)
-    for sel, value in zip(onehot, values, strict=True):
-        result = result | Mux(sel, value, 0)
-    return result
-
-
 class SplitTables(BlockComponent):
-    """Ports and parameters: see :class:`reconverge.golden.blocks.split_tables.SplitTablesBlock`."""
+    """Ports and parameters: :class:`reconverge.golden.blocks.split_tables.SplitTablesParams`."""
 
-    def __init__(
-        self, warp_size: int, st_size: int, rt_size: int, pc_width: int = 32, orec: int = 0
-    ) -> None:
-        super().__init__(
-            lambda: golden.SplitTablesBlock(warp_size, st_size, rt_size, pc_width, orec)
-        )
+    params: SplitTablesParams
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def _wire(self, m: Module, name: str, width: int, value: Value | int) -> Signal:
-        """``value`` as a named signal. Amaranth lowers an expression again wherever it is
-        used, so every value used more than once is a signal."""
-        sig = Signal(width, name=name)
-        m.d.comb += sig.eq(value)
-        return sig
-
-    def _w(self, m: Module, name: str, value: Value | int) -> Signal:
-        return self._wire(m, name, len(Value.cast(value)), value)
-
-    def _ws(self, m: Module, name: str, values: list[Value]) -> list[Signal]:
-        return [self._w(m, f"{name}{i}", v) for i, v in enumerate(values)]
-
     def _first(self, m: Module, name: str, bits: list[Value]) -> tuple[list[Signal], Signal]:
         """One-hot of the first set bit (lowest index), and whether any is set."""
-        onehot, seen = [], Value.cast(0)
-        for i, bit in enumerate(bits):
-            onehot.append(self._w(m, f"{name}{i}", bit & ~seen))
-            seen = self._w(m, f"{name}_seen{i}", seen | bit)
-        return onehot, seen
-
-    def _select(self, m: Module, name: str, onehot: list[Value], values: list[Value]) -> Signal:
-        return self._w(m, name, _select(onehot, values))
+        return first_set_named(m, name, bits)
 
     def _name(self, m: Module, prefix: str, state: _State) -> _State:
         """Materialise every value of ``state`` as a named signal (waveforms, and a cut in the
@@ -121,7 +89,7 @@ class SplitTables(BlockComponent):
         out = state.copy()
 
         def wire(name: str, width: int, value: Value) -> Value:
-            return value if isinstance(value, Signal) else self._wire(m, name, width, value)
+            return value if isinstance(value, Signal) else named(m, name, value, width)
 
         for table in ("st", "rt", "q"):
             for field, values in getattr(out, table).items():
@@ -139,28 +107,25 @@ class SplitTables(BlockComponent):
     def _rt_rpc(self, m: Module, name: str, s: _State, rix: Value) -> Signal:
         """The RPC a split with R-index ``rix`` reconverges at: its RT entry's PC, all ones
         when it has none or it is a call entry (reached by returning)."""
-        g = self.model
-        hit = self._ws(m, f"{name}_hit", [rix == j for j in range(g.rt_size)])
-        is_call = _select(hit, s.rt["ret"])
+        g = self.params
+        hit = named_all(m, f"{name}_hit", [rix == j for j in range(g.reconv_table)])
+        is_call = one_hot(hit, s.rt["ret"])
         found = Cat(*hit).any()
-        return self._w(m, name, Mux(found & ~is_call, _select(hit, s.rt["pc"]), g.never))
-
-    def _encode(self, onehot: list[Value]) -> Value:
-        return _select(onehot, [Value.cast(j) for j in range(len(onehot))])
+        return named(m, name, Mux(found & ~is_call, one_hot(hit, s.rt["pc"]), g.never))
 
     # -- elaboration ---------------------------------------------------------------------------
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        g = self.model
-        w, p, rb = g.warp_size, g.pc_width, bits_for(g.rt_size + 1)
-        self.none = g.rt_size
+        g = self.params
+        w, p, rb = g.warp_size, g.pc_width, g.index_bits
+        self.none = g.reconv_table
         self.widths = {
             "st": {"v": 1, "bpc": p, "npc": p, "mask": w, "rix": rb, "call": rb, "rpc": p},
             "rt": {"v": 1, "pc": p, "rmask": w, "pend": w, "rix": rb, "call": rb, "ret": 1},
             "q": {"pc": p, "mask": w, "rix": rb, "call": rb, "rpc": p},
             "misc": {
-                "qn": max(1, g.core.queue_size.bit_length()),
+                "qn": max(1, g.queue_size.bit_length()),
                 "live": w,
                 "waiting": w,
                 "cont_v": 1,
@@ -170,7 +135,7 @@ class SplitTables(BlockComponent):
                 "cont_rpc": p,
             },
         }
-        sizes = {"st": g.st_size, "rt": g.rt_size, "q": g.core.queue_size}
+        sizes = {"st": g.split_table, "rt": g.reconv_table, "q": g.queue_size}
         regs = _State(
             **{
                 t: {
@@ -182,27 +147,27 @@ class SplitTables(BlockComponent):
             **{f: Signal(width, name=f) for f, width in self.widths["misc"].items()},
         )
         overflow = Signal(name="overflow_q")
-        busy = self._w(m, "busy_now", self._busy(regs))
-        m.d.comb += self.busy.eq(busy)
+        busy = named(m, "busy_now", self._busy(regs))
+        m.d.comb += self.status.busy.eq(busy)
 
         # phase A: the operation
         active = ~overflow
-        a, items, ovf_now = self._operation(m, regs, self._w(m, "accept", active & ~busy))
+        a, items, ovf_now = self._operation(m, regs, named(m, "accept", active & ~busy))
         a = self._name(m, "a", a)
         # phase B: insertions (the operation's splits, else RT entries moving back)
         b = self._name(m, "vanish", self._vanish(a))
         drains = self._drains(m, b)
-        use_ops = self._w(m, "insert_ops", items[0].valid | items[1].valid)
+        use_ops = named(m, "insert_ops", items[0].valid | items[1].valid)
         for k, (item, drain) in enumerate(zip(items, drains, strict=True)):
             picked = self._pick(m, f"i{k}", use_ops, item, drain)
             b = self._name(m, f"b{k}", self._insert(m, k, b, picked))
         # phase C: admissions
         c = b
-        for k in range(golden.MAX_ADMITS):
+        for k in range(MAX_ADMITS):
             c = self._name(m, f"c{k}", self._admit(m, k, c))
 
         # registers: launch, hold on overflow, else the new state
-        with m.If(self.op == Op.LAUNCH):
+        with m.If(self.launch.valid):
             m.d.sync += self._assign(regs, self._launched(regs))
             m.d.sync += overflow.eq(0)
         with m.Elif(ovf_now):
@@ -224,36 +189,36 @@ class SplitTables(BlockComponent):
     def _busy(self, s: _State) -> Value:
         moving = Cat(*(v & (pend == 0) for v, pend in zip(s.rt["v"], s.rt["pend"], strict=True)))
         waiting = Value.cast(0)
-        if self.model.core.queue_size:
+        if self.params.queue_size:
             waiting = (s.qn != 0) & ~Cat(*s.st["v"]).all()
         return moving.any() | waiting
 
     def _launched(self, s: _State) -> _State:
-        """LAUNCH: the warp's threads ``lanes`` at ``pc`` in ST entry 0, nothing else."""
-        g = self.model
+        """LAUNCH: the warp's threads ``mask`` at ``pc`` in ST entry 0, nothing else."""
+        g, launch = self.params, self.launch
         out = s.copy()
-        out.st["v"] = [self.lanes.any()] + [Value.cast(0)] * (g.st_size - 1)
-        out.rt["v"] = [Value.cast(0)] * g.rt_size
-        first = {"bpc": self.pc, "npc": self.pc, "mask": self.lanes, "rix": self.none,
+        out.st["v"] = [launch.mask.any()] + [Value.cast(0)] * (g.split_table - 1)
+        out.rt["v"] = [Value.cast(0)] * g.reconv_table
+        first = {"bpc": launch.pc, "npc": launch.pc, "mask": launch.mask, "rix": self.none,
                  "call": self.none, "rpc": g.never}  # fmt: skip
         for field, value in first.items():
             out.st[field][0] = Value.cast(value)
         out.qn = Value.cast(0)
-        out.live, out.waiting, out.cont_v = self.lanes, Value.cast(0), Value.cast(0)
+        out.live, out.waiting, out.cont_v = launch.mask, Value.cast(0), Value.cast(0)
         return out
 
     # -- phase A ---------------------------------------------------------------------------------
 
     def _groups(self, m: Module) -> list[tuple[Value, Value, Value]]:
         """The target groups (valid, pc, mask) in ascending PC order."""
-        (pc0, pc1), (mask0, mask1) = self.target_pc, self.target_mask
+        (pc0, pc1), (mask0, mask1) = self.outcome.target_pc, self.outcome.target_mask
         v0, v1 = mask0.any(), mask1.any()
-        swap = self._w(m, "targets_swap", v1 & (~v0 | (pc1 < pc0)))
+        swap = named(m, "targets_swap", v1 & (~v0 | (pc1 < pc0)))
         return [
             (
-                self._w(m, f"{name}_valid", Mux(swap, va, vb)),
-                self._w(m, f"{name}_pc", Mux(swap, pa, pb)),
-                self._w(m, f"{name}_mask", Mux(swap, ma, mb)),
+                named(m, f"{name}_valid", Mux(swap, va, vb)),
+                named(m, f"{name}_pc", Mux(swap, pa, pb)),
+                named(m, f"{name}_mask", Mux(swap, ma, mb)),
             )
             for name, (va, pa, ma), (vb, pb, mb) in (
                 ("target_lo", (v1, pc1, mask1), (v0, pc0, mask0)),
@@ -262,51 +227,50 @@ class SplitTables(BlockComponent):
         ]
 
     def _operation(self, m: Module, s: _State, accept: Value) -> tuple[_State, list[_Item], Value]:
-        g, w = self.model, self._w
+        g, u, w = self.params, self.outcome, named
+        lanes = self.release.lanes
         a = s.copy()
-        execute = w(m, "op_execute", accept & (self.op == Op.EXECUTE))
-        do_more = w(m, "op_more", accept & (self.op == Op.MORE) & s.cont_v)
-        do_release = w(m, "op_release", accept & (self.op == Op.RELEASE))
+        execute = w(m, "op_execute", accept & u.valid & ~u.cont)
+        do_more = w(m, "op_more", accept & u.valid & u.cont & s.cont_v)
+        do_release = w(m, "op_release", accept & ~u.valid & lanes.any())
         groups = self._groups(m)
         ntargets = w(m, "targets", groups[0][0] + groups[1][0])
 
         # the issuing split (its entry before this cycle)
-        sp = {f: w(m, f"split_{f}", self._index(s.st[f], self.sid))
+        sp = {f: w(m, f"split_{f}", self._index(s.st[f], u.slot))
               for f in ("mask", "rix", "call", "rpc")}  # fmt: skip
-        mask = w(m, "split_mask_left", sp["mask"] & ~self.exited)
-        call = w(m, "kind_call", self.call & (ntargets != 0))
-        ret = w(m, "kind_ret", ~call & self.ret & (sp["call"] != self.none))
+        mask = w(m, "split_mask_left", sp["mask"] & ~u.exited)
+        call = w(m, "kind_call", u.call & (ntargets != 0))
+        ret = w(m, "kind_ret", ~call & u.ret & (sp["call"] != self.none))
         divergent = w(m, "kind_divergent", call | (~ret & (ntargets == 2)))
-        returns_rpc = w(m, "rpc_is_return", ~call & (self.rpc == g.return_code))
-        new_entry = w(
-            m, "new_rt_entry", call | (divergent & ~returns_rpc & (self.rpc != sp["rpc"]))
-        )
+        returns_rpc = w(m, "rpc_is_return", ~call & (u.rpc == g.return_code))
+        new_entry = w(m, "new_rt_entry", call | (divergent & ~returns_rpc & (u.rpc != sp["rpc"])))
         rt_free, rt_any_free = self._first(m, "rt_free", [~v for v in s.rt["v"]])
         ovf_now = w(m, "overflow_now", execute & new_entry & ~rt_any_free)
         go = w(m, "execute_go", execute & ~ovf_now)
         alive = w(m, "split_alive", go & (mask != 0))
-        sid_hit = self._ws(m, "sid_hit", [self.sid == i for i in range(g.st_size)])
+        sid_hit = named_all(m, "sid_hit", [u.slot == i for i in range(g.split_table)])
 
         # retire: exited threads leave every entry, barrier threads wait
-        gone = w(m, "gone", Mux(go, self.exited, 0))
+        gone = w(m, "gone", Mux(go, u.exited, 0))
         a.live = s.live & ~gone
-        waiting = Mux(do_release, s.waiting & ~self.lanes, s.waiting)
-        a.waiting = Mux(go, s.waiting | self.barrier, waiting)
-        for i in range(g.st_size):
+        waiting = Mux(do_release, s.waiting & ~lanes, s.waiting)
+        a.waiting = Mux(go, s.waiting | u.barrier, waiting)
+        for i in range(g.split_table):
             left = w(m, f"st{i}_left", s.st["mask"][i] & ~gone)
             a.st["mask"][i] = left
             a.st["v"][i] = s.st["v"][i] & (left != 0)
-        for j in range(g.rt_size):
+        for j in range(g.reconv_table):
             a.rt["rmask"][j] = s.rt["rmask"][j] & ~gone
             a.rt["pend"][j] = s.rt["pend"][j] & ~gone
 
-        clear: list[Value] = [Value.cast(0)] * g.rt_size  # threads leaving a pending mask
-        leave: list[Value] = [Value.cast(0)] * g.rt_size  # ... and a reconvergence mask
-        invalidate: list[Value] = [Value.cast(0)] * g.st_size
+        clear: list[Value] = [Value.cast(0)] * g.reconv_table  # threads leaving a pending mask
+        leave: list[Value] = [Value.cast(0)] * g.reconv_table  # ... and a reconvergence mask
+        invalidate: list[Value] = [Value.cast(0)] * g.split_table
 
         # return: every RT entry of the call context, then the call entry itself
         do_ret = w(m, "do_return", alive & ret)
-        for j in range(g.rt_size):
+        for j in range(g.reconv_table):
             context = w(
                 m, f"ret_context{j}", do_ret & s.rt["v"][j] & (s.rt["call"][j] == sp["call"])
             )
@@ -315,10 +279,10 @@ class SplitTables(BlockComponent):
 
         # divergence (or call): a new RT entry (or the split's own / the call entry)
         do_div = w(m, "do_divergence", alive & divergent)
-        rindex = Mux(new_entry, self._encode(rt_free), Mux(returns_rpc, sp["call"], sp["rix"]))
+        rindex = Mux(new_entry, encode(rt_free), Mux(returns_rpc, sp["call"], sp["rix"]))
         rindex = w(m, "div_rindex", rindex)
-        compare = self._wire(m, "div_rpc", g.pc_width, Mux(call, self.pc + 4, self.rpc))
-        for j in range(g.rt_size):
+        compare = w(m, "div_rpc", u.rpc)  # a call's rpc is its return address
+        for j in range(g.reconv_table):
             alloc = w(m, f"div_alloc{j}", do_div & new_entry & rt_free[j])
             entry = {"v": 1, "pc": compare, "rmask": mask, "pend": mask, "rix": sp["rix"],
                      "call": sp["call"], "ret": call}  # fmt: skip
@@ -330,7 +294,7 @@ class SplitTables(BlockComponent):
         a.cont_call = w(
             m, "cont_call_next", Mux(do_div, Mux(call, rindex, sp["call"]), s.cont_call)
         )
-        rpc = Mux(call | returns_rpc, g.never, self.rpc)
+        rpc = Mux(call | returns_rpc, g.never, u.rpc)
         a.cont_rpc = w(m, "cont_rpc_next", Mux(do_div, rpc, s.cont_rpc))
 
         # the targets of a divergence or a MORE cycle: at the RPC they arrive, else insert
@@ -338,7 +302,7 @@ class SplitTables(BlockComponent):
         targets = w(m, "insert_targets", do_div | do_more)
         for k, (valid, pc, tmask) in enumerate(groups):
             at_rpc = w(m, f"target{k}_at_rpc", targets & valid & (pc == a.cont_cmp))
-            for j in range(g.rt_size):
+            for j in range(g.reconv_table):
                 clear[j] = clear[j] | Mux(at_rpc & (a.cont_rix == j), tmask, 0)
             valid = w(m, f"target{k}_insert", targets & valid & ~at_rpc)
             items.append(_Item(valid, pc, tmask, a.cont_rix, a.cont_call, a.cont_rpc))
@@ -347,13 +311,13 @@ class SplitTables(BlockComponent):
         do_cont = w(m, "do_continue", alive & ~divergent & ~ret & (ntargets == 1))
         target = groups[0][1]
         arrive = w(m, "cont_arrive", do_cont & (target == sp["rpc"]))
-        reinsert = w(m, "cont_reinsert", do_cont & ~arrive & self.control & g.orec)
+        reinsert = w(m, "cont_reinsert", do_cont & ~arrive & u.control & g.orec)
         stay = w(m, "cont_stay", do_cont & ~arrive & ~reinsert)
-        for j in range(g.rt_size):
+        for j in range(g.reconv_table):
             clear[j] = clear[j] | Mux(arrive & (sp["rix"] == j), mask, 0)
-        for i in range(g.st_size):
+        for i in range(g.split_table):
             a.st["npc"][i] = Mux(stay & sid_hit[i], target, s.st["npc"][i])
-            a.st["bpc"][i] = Mux(stay & sid_hit[i] & self.control, target, s.st["bpc"][i])
+            a.st["bpc"][i] = Mux(stay & sid_hit[i] & u.control, target, s.st["bpc"][i])
             invalidate[i] = sid_hit[i] & (do_ret | do_div | arrive | reinsert)
         if g.orec:
             item = items[0]
@@ -364,22 +328,22 @@ class SplitTables(BlockComponent):
                 w(m, "item0_rix", Mux(reinsert, sp["rix"], item.rix)),
                 w(m, "item0_call", Mux(reinsert, sp["call"], item.call)),
                 w(m, "item0_rpc", Mux(reinsert, sp["rpc"], item.rpc)),
-                prefer=self._ws(m, "item0_prefer", [reinsert & hit for hit in sid_hit]),
+                prefer=named_all(m, "item0_prefer", [reinsert & hit for hit in sid_hit]),
             )
 
         # barrier release: the released splits advance, those at their RPC arrive
-        for i in range(g.st_size):
-            advance = do_release & s.st["v"][i] & (s.st["mask"][i] & self.lanes).any()
-            after = self._wire(m, f"release{i}_pc", g.pc_width, s.st["npc"][i] + 4)
+        for i in range(g.split_table):
+            advance = do_release & s.st["v"][i] & (s.st["mask"][i] & lanes).any()
+            after = named(m, f"release{i}_pc", s.st["npc"][i] + 4, g.pc_width)
             at_rpc = w(m, f"release{i}_arrive", advance & (after == s.st["rpc"][i]))
             a.st["npc"][i] = Mux(advance, after, a.st["npc"][i])
             invalidate[i] = invalidate[i] | at_rpc
-            for j in range(g.rt_size):
+            for j in range(g.reconv_table):
                 clear[j] = clear[j] | Mux(at_rpc & (s.st["rix"][i] == j), s.st["mask"][i], 0)
 
-        for i in range(g.st_size):
+        for i in range(g.split_table):
             a.st["v"][i] = a.st["v"][i] & ~invalidate[i]
-        for j in range(g.rt_size):
+        for j in range(g.reconv_table):
             a.rt["pend"][j] = a.rt["pend"][j] & ~clear[j]
             a.rt["rmask"][j] = a.rt["rmask"][j] & ~leave[j]
         return a, items, ovf_now
@@ -397,25 +361,22 @@ class SplitTables(BlockComponent):
 
     def _drains(self, m: Module, s: _State) -> list[_Item]:
         """The first two RT entries whose pending mask is zero: they move back to the ST."""
-        zero = self._ws(
-            m,
-            "drain_zero",
-            [v & (pend == 0) for v, pend in zip(s.rt["v"], s.rt["pend"], strict=True)],
-        )
+        rt = zip(s.rt["v"], s.rt["pend"], strict=True)
+        zero = named_all(m, "drain_zero", [v & (pend == 0) for v, pend in rt])
         first, any_first = self._first(m, "drain0_sel", zero)
         second, any_second = self._first(
             m, "drain1_sel", [z & ~f for z, f in zip(zero, first, strict=True)]
         )
         items = []
         for k, (onehot, valid) in enumerate(((first, any_first), (second, any_second))):
-            rix = self._select(m, f"drain{k}_rix", onehot, s.rt["rix"])
+            rix = named(m, f"drain{k}_rix", one_hot(onehot, s.rt["rix"]))
             items.append(
                 _Item(
                     valid,
-                    self._select(m, f"drain{k}_pc", onehot, s.rt["pc"]),
-                    self._select(m, f"drain{k}_mask", onehot, s.rt["rmask"]),
+                    named(m, f"drain{k}_pc", one_hot(onehot, s.rt["pc"])),
+                    named(m, f"drain{k}_mask", one_hot(onehot, s.rt["rmask"])),
                     rix,
-                    self._select(m, f"drain{k}_call", onehot, s.rt["call"]),
+                    named(m, f"drain{k}_call", one_hot(onehot, s.rt["call"])),
                     self._rt_rpc(m, f"drain{k}_rpc", s, rix),
                     move=onehot,
                 )
@@ -424,29 +385,29 @@ class SplitTables(BlockComponent):
 
     def _pick(self, m: Module, name: str, use_ops: Value, op: _Item, drain: _Item) -> _Item:
         fields = [
-            self._w(m, f"{name}_{f}", Mux(use_ops, getattr(op, f), getattr(drain, f)))
+            named(m, f"{name}_{f}", Mux(use_ops, getattr(op, f), getattr(drain, f)))
             for f in ("valid", "pc", "mask", "rix", "call", "rpc")
         ]
         prefer = (
             None
             if op.prefer is None
-            else self._ws(m, f"{name}_prefer", [use_ops & x for x in op.prefer])
+            else named_all(m, f"{name}_prefer", [use_ops & x for x in op.prefer])
         )
         move = (
             None
             if drain.move is None
-            else self._ws(m, f"{name}_move", [~use_ops & x for x in drain.move])
+            else named_all(m, f"{name}_move", [~use_ops & x for x in drain.move])
         )
         return _Item(*fields, prefer=prefer, move=move)
 
     def _insert(self, m: Module, k: int, s: _State, item: _Item) -> _State:
         """One insertion stage: (a moved RT entry leaves the RT,) the associative search, then
         the preferred or first free ST entry, or the queue."""
-        g, w = self.model, self._w
+        g, w = self.params, named
         out = s.copy()
         valid = item.valid
         if item.move is not None:
-            out.rt["v"] = self._ws(
+            out.rt["v"] = named_all(
                 m,
                 f"i{k}_rt_v",
                 [v & ~(valid & mv) for v, mv in zip(s.rt["v"], item.move, strict=True)],
@@ -460,24 +421,24 @@ class SplitTables(BlockComponent):
                 )
             ]
             lead, found = self._first(m, f"i{k}_lead", match)
-            lead_npc = self._select(m, f"i{k}_lead_npc", lead, s.st["npc"])
-            lead_mask = _select(lead, s.st["mask"])
+            lead_npc = named(m, f"i{k}_lead_npc", one_hot(lead, s.st["npc"]))
+            lead_mask = one_hot(lead, s.st["mask"])
             merged = w(m, f"i{k}_merge", valid & found & (lead_npc == item.pc))
             rt_free, rt_any_free = self._first(m, f"i{k}_rt_free", [~v for v in out.rt["v"]])
             early = w(m, f"i{k}_early", valid & found & ~merged & rt_any_free)
             rmask = w(m, f"i{k}_early_rmask", lead_mask | item.mask)
             entry = {"v": 1, "pc": lead_npc, "rmask": rmask, "pend": item.mask,
                      "rix": item.rix, "call": item.call, "ret": 0}  # fmt: skip
-            for j in range(g.rt_size):
+            for j in range(g.reconv_table):
                 alloc = w(m, f"i{k}_early_alloc{j}", early & rt_free[j])
                 for field, value in entry.items():
                     out.rt[field][j] = Mux(alloc, value, out.rt[field][j])
-            for i in range(g.st_size):
+            for i in range(g.split_table):
                 out.st["mask"][i] = Mux(
                     merged & lead[i], s.st["mask"][i] | item.mask, s.st["mask"][i]
                 )
                 out.st["v"][i] = w(m, f"i{k}_st{i}_v", s.st["v"][i] & ~(early & lead[i]))
-            rix = w(m, f"i{k}_rix", Mux(early, self._encode(rt_free), rix))
+            rix = w(m, f"i{k}_rix", Mux(early, encode(rt_free), rix))
             rpc = w(m, f"i{k}_rpc", Mux(early, lead_npc, rpc))
         place = w(m, f"i{k}_place", valid & ~merged)
         free = [~v for v in out.st["v"]]
@@ -488,25 +449,25 @@ class SplitTables(BlockComponent):
                 f"i{k}_preferred",
                 Cat(*(p & f for p, f in zip(item.prefer, free, strict=True))).any(),
             )
-            first_free = self._ws(
+            first_free = named_all(
                 m,
                 f"i{k}_slot",
                 [Mux(preferred, p, f) for p, f in zip(item.prefer, first_free, strict=True)],
             )
         queued = Value.cast(0)
-        if g.core.queue_size:
+        if g.queue_size:
             queued = s.qn != 0
         to_st = w(m, f"i{k}_to_st", place & any_free & ~queued)
         fields = {"v": 1, "bpc": item.pc, "npc": item.pc, "mask": item.mask, "rix": rix,
                   "call": item.call, "rpc": rpc}  # fmt: skip
-        for i in range(g.st_size):
+        for i in range(g.split_table):
             write = w(m, f"i{k}_write{i}", to_st & first_free[i])
             for field, value in fields.items():
                 out.st[field][i] = Mux(write, value, out.st[field][i])
-        if g.core.queue_size:
+        if g.queue_size:
             push = w(m, f"i{k}_push", place & ~to_st)
             entry = {"pc": item.pc, "mask": item.mask, "rix": rix, "call": item.call, "rpc": rpc}
-            for q in range(g.core.queue_size):
+            for q in range(g.queue_size):
                 write = w(m, f"i{k}_push{q}", push & (s.qn == q))
                 for field, value in entry.items():
                     out.q[field][q] = Mux(write, value, out.q[field][q])
@@ -517,17 +478,17 @@ class SplitTables(BlockComponent):
 
     def _admit(self, m: Module, k: int, s: _State) -> _State:
         """The queue's head enters the first free ST entry."""
-        g = self.model
-        if not g.core.queue_size:
+        g = self.params
+        if not g.queue_size:
             return s
         out = s.copy()
         first_free, any_free = self._first(m, f"c{k}_st_free", [~v for v in s.st["v"]])
-        admit = self._w(m, f"c{k}_admit", (s.qn != 0) & any_free)
+        admit = named(m, f"c{k}_admit", (s.qn != 0) & any_free)
         head = {f: values[0] for f, values in s.q.items()}
         fields = {"v": 1, "bpc": head["pc"], "npc": head["pc"], "mask": head["mask"],
                   "rix": head["rix"], "call": head["call"], "rpc": head["rpc"]}  # fmt: skip
-        for i in range(g.st_size):
-            write = self._w(m, f"c{k}_write{i}", admit & first_free[i])
+        for i in range(g.split_table):
+            write = named(m, f"c{k}_write{i}", admit & first_free[i])
             for field, value in fields.items():
                 out.st[field][i] = Mux(write, value, s.st[field][i])
         for field, values in s.q.items():
@@ -539,25 +500,36 @@ class SplitTables(BlockComponent):
     # -- outputs ---------------------------------------------------------------------------------
 
     def _outputs(self, m: Module, s: _State, overflow: Signal) -> None:
-        g = self.model
+        g = self.params
         st, rt = s.st, s.rt
-        issue = [v & ~(mk & s.waiting).any() for v, mk in zip(st["v"], st["mask"], strict=True)]
+        issue = named_all(
+            m,
+            "st_issue",
+            [v & ~(mk & s.waiting).any() for v, mk in zip(st["v"], st["mask"], strict=True)],
+        )
+        queued = s.qn if g.queue_size else 0
         m.d.comb += [
-            self.overflow.eq(overflow),
-            self.live.eq(s.live),
-            self.waiting.eq(s.waiting),
-            self.st_valid.eq(Cat(*st["v"])),
-            self.st_issue.eq(Cat(*issue)),
-            self.rt_valid.eq(Cat(*rt["v"])),
-            self.rt_returns.eq(Cat(*(v & r for v, r in zip(rt["v"], rt["ret"], strict=True)))),
-            self.st_count.eq(sum(st["v"]) + (s.qn if g.core.queue_size else 0)),
-            self.rt_count.eq(sum(rt["v"])),
-            self.queued.eq(s.qn if g.core.queue_size else 0),
+            self.splits.valid.eq(Cat(*issue)),
+            self.status.overflow.eq(overflow),
+            self.status.live.eq(s.live),
+            self.status.waiting.eq(s.waiting),
+            self.status.st.eq(sum(st["v"]) + queued),
+            self.status.rt.eq(sum(rt["v"])),
+            self.status.queued.eq(queued),
+            self.tables.st_valid.eq(Cat(*st["v"])),
+            self.tables.rt_valid.eq(Cat(*rt["v"])),
+            self.tables.rt_returns.eq(
+                Cat(*(v & r for v, r in zip(rt["v"], rt["ret"], strict=True)))
+            ),
         ]
-        st_ports = (("st_pc", "npc"), ("st_block", "bpc"), ("st_mask", "mask"), ("st_rpc", "rpc"))
-        for port, field in st_ports:
-            for i in range(g.st_size):
-                m.d.comb += getattr(self, port)[i].eq(Mux(st["v"][i], st[field][i], 0))
+        for i in range(g.split_table):
+            m.d.comb += [
+                self.splits.pc[i].eq(Mux(issue[i], st["npc"][i], 0)),
+                self.splits.mask[i].eq(Mux(issue[i], st["mask"][i], 0)),
+                self.splits.sid[i].eq(Mux(issue[i], i, 0)),
+            ]
+            for port, field in (("st_block", "bpc"), ("st_mask", "mask"), ("st_rpc", "rpc")):
+                m.d.comb += getattr(self.tables, port)[i].eq(Mux(st["v"][i], st[field][i], 0))
         for port, field in (("rt_pc", "pc"), ("rt_rmask", "rmask"), ("rt_pending", "pend")):
-            for j in range(g.rt_size):
-                m.d.comb += getattr(self, port)[j].eq(Mux(rt["v"][j], rt[field][j], 0))
+            for j in range(g.reconv_table):
+                m.d.comb += getattr(self.tables, port)[j].eq(Mux(rt["v"][j], rt[field][j], 0))

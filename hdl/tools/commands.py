@@ -13,7 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from reconverge.golden.cli import EXIT_OK, Command
+from reconverge.golden.blocks.base import BlockParams
+from reconverge.golden.command import EXIT_OK, Command
 from reconverge.golden.errors import UserError
 from reconverge.hdl.registry import BLOCKS, BlockSpec, lookup
 
@@ -32,17 +33,17 @@ def _configure_block(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def _block(ns: argparse.Namespace) -> tuple[BlockSpec, dict[str, int]]:
+def _block(ns: argparse.Namespace) -> tuple[BlockSpec, BlockParams]:
     spec = lookup(ns.block)
     return spec, spec.parse(ns.param)
 
 
-def verilog(block: str, params: dict[str, int]) -> tuple[str, Any]:
-    """(Verilog text, component) of a block; a bad block or parameter is a UserError."""
-    from reconverge.hdl.verilog import to_verilog
+def verilog(params: BlockParams) -> tuple[str, Any]:
+    """(Verilog text, component) of a block with these parameters."""
+    from reconverge.hdl.tools.verilog import to_verilog
 
-    component = lookup(block).build(params)
-    return to_verilog(component, block), component
+    component = lookup(params.name).build(params)
+    return to_verilog(component, params.name), component
 
 
 def _configure_verilog(p: argparse.ArgumentParser) -> None:
@@ -52,7 +53,7 @@ def _configure_verilog(p: argparse.ArgumentParser) -> None:
 
 def _cmd_verilog(ns: argparse.Namespace) -> int:
     spec, params = _block(ns)
-    text, component = verilog(spec.name, params)
+    text, _ = verilog(params)
     if ns.output:
         try:
             Path(ns.output).write_text(text)
@@ -62,15 +63,14 @@ def _cmd_verilog(ns: argparse.Namespace) -> int:
         print(text, end="")
     if ns.json:
         ports = [
-            {"name": p.name, "direction": p.direction, "bits": p.bits}
-            for p in component.model.ports
+            {"name": p.name, "direction": p.direction, "bits": p.bits} for p in params.flat_ports
         ]
         info = {
             "block": spec.name,
-            "params": params,
+            "params": params.values(),
             "module": spec.name,
             "file": ns.output,
-            "latency": component.model.latency,
+            "latency": params.latency,
             "ports": ports,
             "lines": text.count("\n"),
         }
@@ -103,10 +103,10 @@ def format_synth(r: dict[str, Any]) -> str:
 
 
 def _cmd_synth(ns: argparse.Namespace) -> int:
-    from reconverge.hdl.synth import synth
+    from reconverge.hdl.tools.synth import synth
 
-    spec, params = _block(ns)
-    result = synth(spec.name, params, place_and_route=not ns.no_pnr, workdir=ns.keep)
+    _, params = _block(ns)
+    result = synth(params, place_and_route=not ns.no_pnr, workdir=ns.keep)
     print(json.dumps(result, indent=1) if ns.json else format_synth(result))
     return EXIT_OK
 

@@ -19,28 +19,27 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, Module, Mux, Signal, Value
 
-from reconverge.golden.blocks import arbiter as golden
-from reconverge.hdl.ports import BlockComponent
+from reconverge.golden.blocks.arbiter import ArbiterParams
+from reconverge.hdl.blocks.ports import BlockComponent
 
 Node = tuple[Value, Value, Value]  # valid, key, mask
 
 
 class Arbiter(BlockComponent):
-    """Ports and parameters: see :class:`reconverge.golden.blocks.arbiter.Arbiter`."""
+    """Ports and parameters: :class:`reconverge.golden.blocks.arbiter.ArbiterParams`."""
 
-    def __init__(self, n: int, key_width: int, pipeline_every: int = 0) -> None:
-        super().__init__(lambda: golden.Arbiter(n, key_width, pipeline_every))
+    params: ArbiterParams
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        model = self.model
-        nodes: list[Node] = [(self.valid[i], self.key[i], self.valid[i]) for i in range(model.n)]
-        if model.depth == 0:
+        params = self.params
+        nodes: list[Node] = [(self.valid[i], self.key[i], self.valid[i]) for i in range(params.n)]
+        if params.depth == 0:
             valid, key, mask = nodes[0]
             nodes = [(valid, Mux(valid, key, 0), mask)]
-        if 0 in model.levels:
+        if 0 in params.levels:
             nodes = self._register(m, 0, nodes)
-        for level in range(1, model.depth + 1):
+        for level in range(1, params.depth + 1):
             merged = [
                 self._merge(m, level, i, nodes[2 * i], nodes[2 * i + 1])
                 for i in range(len(nodes) // 2)
@@ -48,7 +47,7 @@ class Arbiter(BlockComponent):
             if len(nodes) % 2:
                 merged.append(nodes[-1])
             nodes = merged
-            if level in model.levels:
+            if level in params.levels:
                 nodes = self._register(m, level, nodes)
         (valid, key, mask) = nodes[0]
         m.d.comb += [self.out_valid.eq(valid), self.min_key.eq(key), self.mask.eq(mask)]
@@ -83,6 +82,6 @@ class Arbiter(BlockComponent):
     def _node_signals(self, level: int, i: int, mask_width: int, suffix: str) -> Node:
         return (
             Signal(name=f"l{level}_{i}_valid{suffix}"),
-            Signal(self.model.key_width, name=f"l{level}_{i}_key{suffix}"),
+            Signal(self.params.key_width, name=f"l{level}_{i}_key{suffix}"),
             Signal(mask_width, name=f"l{level}_{i}_mask{suffix}"),
         )

@@ -28,78 +28,56 @@ from __future__ import annotations
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value
 
-from reconverge.golden.blocks import scoreboard as golden
-from reconverge.golden.blocks.base import bits_for
-from reconverge.hdl.ports import BlockComponent
+from reconverge.golden.blocks.scoreboard import OPERANDS, ScoreboardParams
+from reconverge.hdl.blocks.common import any_of, first_set
+from reconverge.hdl.blocks.ports import BlockComponent
 
 #: One table entry as seen by the lookups: (valid, register id, R-mask or None).
 Entry = tuple[Value, Value, Value | None]
 
 
-def _any(bits: list[Value]) -> Value:
-    return Cat(*bits).any() if bits else Const(0)
-
-
-def _first_one(bits: list[Value]) -> list[Value]:
-    """One-hot of the lowest set bit (all zero when none)."""
-    out, below = [], Const(0)
-    for bit in bits:
-        out.append(bit & ~below)
-        below = below | bit
-    return out
-
-
 class Scoreboard(BlockComponent):
-    """Ports and parameters: see :class:`reconverge.golden.blocks.scoreboard.ScoreboardBlock`."""
+    """Ports and parameters: :class:`reconverge.golden.blocks.scoreboard.ScoreboardParams`;
+    with :class:`~reconverge.golden.blocks.scoreboard.MaskedScoreboardParams` the masked
+    table (:class:`MaskedScoreboard`)."""
 
-    twin_class: type[golden.ScoreboardBlock] = golden.ScoreboardBlock
-
-    def __init__(
-        self,
-        warp_size: int = 32,
-        registers: int = 32,
-        warps: int = 8,
-        entries: int = 8,
-        lookups: int = 2,
-        writebacks: int = 2,
-    ) -> None:
-        cls = self.twin_class
-        super().__init__(lambda: cls(warp_size, registers, warps, entries, lookups, writebacks))
+    params: ScoreboardParams
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        model = self.model
-        rbits = bits_for(model.registers)
+        params = self.params
+        issue = self.issue
+        rbits = params.reg_bits
         # the table: per warp, per entry, (register id, valid bit or R-mask)
         table = [
             [
                 (
                     Signal(rbits, name=f"w{w}_e{e}_reg"),
-                    Signal(model.warp_size, name=f"w{w}_e{e}_rmask")
-                    if model.masked
+                    Signal(params.warp_size, name=f"w{w}_e{e}_rmask")
+                    if params.masked
                     else Signal(name=f"w{w}_e{e}_valid"),
                 )
-                for e in range(model.entries)
+                for e in range(params.entries)
             ]
-            for w in range(model.warps)
+            for w in range(params.warps)
         ]
         rows = Array(Cat(*(Cat(reg, held) for reg, held in entries)) for entries in table)
-        chosen = self._read(m, rows, self.issue_warp, "issue")
+        chosen = self._read(m, rows, issue.warp, "issue")
         new, merge = self._reserve(m, chosen)
         for w, entries in enumerate(table):
             for e, (reg, held) in enumerate(entries):
                 valid, after = self._written_back(m, f"w{w}_e{e}", Const(w), reg, held)
-                here = self.issue_warp == w
+                here = issue.warp == w
                 alloc = Signal(name=f"w{w}_e{e}_alloc")
                 m.d.comb += alloc.eq(here & new[e])
-                m.d.sync += reg.eq(Mux(alloc, self.issue_rd, reg))
+                m.d.sync += reg.eq(Mux(alloc, issue.rd, reg))
                 if after is None:
                     m.d.sync += held.eq(valid | alloc)
                 else:
-                    mask = self.issue_mask
+                    mask = issue.mask
                     m.d.sync += held.eq(Mux(alloc, mask, after | Mux(here & merge[e], mask, 0)))
-        for p in range(model.lookups):
-            self._lookup(m, p, self._read(m, rows, self.lookup_warp[p], f"lookup{p}"))
+        for p in range(params.lookups):
+            self._lookup(m, p, self._read(m, rows, self.lookup.warp[p], f"lookup{p}"))
         return m
 
     def _written_back(
@@ -108,32 +86,31 @@ class Scoreboard(BlockComponent):
         """(valid, R-mask or None) of an entry of warp ``warp`` after this cycle's
         write-backs: those that name its warp and register clear it (plain) or clear their
         lanes from its R-mask (masked)."""
-        model = self.model
+        params, wb = self.params, self.writeback
         hits = [
-            self.wb_valid[k] & (self.wb_warp[k] == warp) & (reg == self.wb_rd[k])
-            for k in range(model.writebacks)
+            wb.valid[k] & (wb.warp[k] == warp) & (reg == wb.rd[k]) for k in range(params.writebacks)
         ]
         valid = Signal(name=f"{name}_valid_wb")
-        if not model.masked:
-            m.d.comb += valid.eq(held & ~_any(hits))
+        if not params.masked:
+            m.d.comb += valid.eq(held & ~any_of(hits))
             return valid, None
         cleared = Value.cast(0)
         for k, hit in enumerate(hits):
-            cleared = cleared | Mux(hit, self.wb_mask[k], 0)
-        after = Signal(model.warp_size, name=f"{name}_rmask_wb")
+            cleared = cleared | Mux(hit, wb.mask[k], 0)
+        after = Signal(params.warp_size, name=f"{name}_rmask_wb")
         m.d.comb += [after.eq(held & ~cleared), valid.eq(after.any())]
         return valid, after
 
     def _read(self, m: Module, rows: Array, warp: Value, name: str) -> list[Entry]:
         """A read port: the set of warp ``warp`` (a multiplexer over the warps, the table's
         read port), then this cycle's write-backs applied to it (the bypass)."""
-        model = self.model
-        rbits = bits_for(model.registers)
-        width = rbits + (model.warp_size if model.masked else 1)
-        row = Signal(width * model.entries, name=f"{name}_set")
+        params = self.params
+        rbits = params.reg_bits
+        width = rbits + (params.warp_size if params.masked else 1)
+        row = Signal(width * params.entries, name=f"{name}_set")
         m.d.comb += row.eq(rows[warp])
         out: list[Entry] = []
-        for e in range(model.entries):
+        for e in range(params.entries):
             field = row[e * width : (e + 1) * width]
             reg, held = field[:rbits], field[rbits:]
             valid, after = self._written_back(m, f"{name}_e{e}", warp, reg, held)
@@ -146,18 +123,18 @@ class Scoreboard(BlockComponent):
         """Per entry of the issuing warp's set: (takes the reservation as a new entry, ORs
         the mask in). Plain: the first free entry; masked: the entry already holding rd
         (Fig 9 state 5), else the first free one."""
-        model = self.model
+        params, issue = self.params, self.issue
         present: list[Value] = []
-        if model.masked:
+        if params.masked:
             for e, (valid, reg, _) in enumerate(chosen):
                 hit = Signal(name=f"issue_present{e}")
-                m.d.comb += hit.eq(self.issue_valid & valid & (reg == self.issue_rd))
+                m.d.comb += hit.eq(issue.valid & valid & (reg == issue.rd))
                 present.append(hit)
         alloc = Signal(name="issue_alloc")
-        m.d.comb += alloc.eq(self.issue_valid & (self.issue_rd != 0) & ~_any(present))
-        first = _first_one([~valid for valid, _, _ in chosen])
+        m.d.comb += alloc.eq(issue.valid & (issue.rd != 0) & ~any_of(present))
+        first = first_set([~valid for valid, _, _ in chosen])
         new = []
-        for e in range(model.entries):
+        for e in range(params.entries):
             sig = Signal(name=f"issue_new{e}")
             m.d.comb += sig.eq(alloc & first[e])
             new.append(sig)
@@ -167,10 +144,10 @@ class Scoreboard(BlockComponent):
 
     def _lookup(self, m: Module, p: int, chosen: list[Entry]) -> None:
         """Dependency mask and ``full`` of lookup port ``p`` from its warp's set."""
-        model = self.model
-        mask = self.lookup_mask[p]
+        params, lookup = self.params, self.lookup
+        mask = lookup.mask[p]
         any_lane = mask.any()
-        dep = Value.cast(Const(0, model.registers))
+        dep = Value.cast(Const(0, params.regs))
         present: Value = Const(0)
         shared = []  # per entry: its R-mask shares a lane with the instruction (masked)
         for e, (_, _, rmask) in enumerate(chosen):
@@ -178,27 +155,30 @@ class Scoreboard(BlockComponent):
                 lanes = Signal(name=f"lookup{p}_e{e}_lanes")
                 m.d.comb += lanes.eq((rmask & mask).any())
                 shared.append(lanes)
-        for k in range(golden.OPERANDS):
-            op = self.lookup_regs[golden.OPERANDS * p + k]
+        for k in range(OPERANDS):
+            op = lookup.operands[OPERANDS * p + k]
             match = [valid & (reg == op) for valid, reg, _ in chosen]
-            if model.masked:
-                hit = _any([mt & ln for mt, ln in zip(match, shared, strict=True)])
+            if params.masked:
+                hit = any_of([mt & ln for mt, ln in zip(match, shared, strict=True)])
             else:
-                hit = _any(match) & any_lane
+                hit = any_of(match) & any_lane
             hit_s = Signal(name=f"lookup{p}_op{k}_hit")
             m.d.comb += hit_s.eq(hit)
-            dep = dep | Cat(hit_s & (op == r) for r in range(model.registers))
-            if k == golden.OPERANDS - 1:
-                present = _any(match)  # the destination already has an entry
-        needs = (self.lookup_regs[golden.OPERANDS * p + golden.OPERANDS - 1] != 0) & ~present
-        if model.masked:
+            dep = dep | Cat(hit_s & (op == r) for r in range(params.regs))
+            if k == OPERANDS - 1:
+                present = any_of(match)  # the destination already has an entry
+        needs = (lookup.operands[OPERANDS * p + OPERANDS - 1] != 0) & ~present
+        if params.masked:
             needs = needs & any_lane
-        free = _any([~valid for valid, _, _ in chosen])
-        m.d.comb += [self.dep_mask[p].eq(dep), self.full[p].eq(needs & ~free)]
+        free = any_of([~valid for valid, _, _ in chosen])
+        m.d.comb += [lookup.dep_mask[p].eq(dep), lookup.full[p].eq(needs & ~free)]
 
 
 class MaskedScoreboard(Scoreboard):
-    """Ports and parameters: see
-    :class:`reconverge.golden.blocks.scoreboard.MaskedScoreboardBlock`."""
+    """The masked table (Fig 8b): the same component, built from a
+    :class:`~reconverge.golden.blocks.scoreboard.MaskedScoreboardParams`."""
 
-    twin_class = golden.MaskedScoreboardBlock
+    def __init__(self, params: ScoreboardParams) -> None:
+        if not params.masked:
+            raise ValueError("a masked scoreboard takes MaskedScoreboardParams")
+        super().__init__(params)

@@ -1,5 +1,6 @@
 """Stack-less SIMT control of one warp (seed 000 Sec 3, 4.1, Fig 2/4a). Golden:
-``golden.blocks.stackless`` (``StacklessBlock`` around the functional ``StacklessControl``).
+``golden.blocks.stackless`` (``StacklessBlock`` around the functional ``StacklessControl``;
+parameters and ports: ``StacklessParams``).
 
 Registers: every thread's PC and SP, the live and waiting masks, the active mask and the common
 key SP:PC of the running split. The outcome of an instruction (per-lane next PCs, exits,
@@ -7,7 +8,7 @@ barrier arrivals, SP writes) and barrier releases give every thread its next PC 
 (``pc'``, ``sp'``) and the runnable mask (live, not waiting). Then one of:
 
 - **arbitration** after a control instruction, an exit, a barrier arrival or a release: the
-  arbiter tree (``reconverge.hdl.arbiter``, the unified PC/memory tree of Fig 4b) takes the
+  arbiter tree (``reconverge.hdl.blocks.arbiter``, the unified PC/memory tree of Fig 4b) takes the
   minimum SP:PC over every runnable thread;
 - **local increment** after any other instruction (Sec 4.1): the common PC is incremented,
   no tree involved; if the instruction wrote SP (then the split's threads may now differ in
@@ -17,28 +18,36 @@ and every runnable thread whose SP':PC' equals the new common key joins the spli
 re-comparison that lets waiting threads reconverge when the running ones reach their PC
 (Table 2, cycle 6). The tree is combinational here; its result is registered with the state,
 so a split shows the cycle after the outcome that formed it.
+
+**The unified tree** (seed 000 Sec 4.3, Fig 4a): in every cycle in which the control does not
+use the tree (no arbitration, no SP write) the load/store unit does, through the ``coalesce``
+ports: the tree's valid bits and keys are the lanes' memory requests and cache lines, and its
+result is the lowest requested line and the lanes requesting it (served in this pass; the
+others replay). In a cycle in which the control arbitrates, ``coalesce.granted`` is 0 and the
+LSU waits. The tree's keys are as wide as the wider of SP:PC and a line number.
 """
 
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Module, Mux, Signal
 
-from reconverge.golden.blocks import stackless as golden
+from reconverge.golden.blocks.stackless import StacklessParams
 from reconverge.golden.isa import ILEN_BYTES
-from reconverge.hdl.arbiter import Arbiter
-from reconverge.hdl.ports import BlockComponent
+from reconverge.hdl.blocks.arbiter import Arbiter
+from reconverge.hdl.blocks.common import named
+from reconverge.hdl.blocks.ports import BlockComponent
 
 
 class Stackless(BlockComponent):
-    """Ports and parameters: see :class:`reconverge.golden.blocks.stackless.StacklessBlock`."""
+    """Ports and parameters: :class:`reconverge.golden.blocks.stackless.StacklessParams`."""
 
-    def __init__(self, warp_size: int = 32, pc_width: int = 32, sp_width: int = 32) -> None:
-        super().__init__(lambda: golden.StacklessBlock(warp_size, pc_width, sp_width))
+    params: StacklessParams
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        model = self.model
-        w, pcw, spw = model.warp_size, model.pc_width, model.sp_width
+        params = self.params
+        w, pcw, spw = params.warp_size, params.pc_width, params.sp_width
+        outcome = self.outcome
         pc = [Signal(pcw, name=f"pc{i}") for i in range(w)]
         sp = [Signal(spw, name=f"sp{i}") for i in range(w)]
         live, waiting = Signal(w, name="live_q"), Signal(w, name="waiting_q")
@@ -46,11 +55,11 @@ class Stackless(BlockComponent):
         common_pc, common_sp = Signal(pcw, name="common_pc"), Signal(spw, name="common_sp")
 
         # the outcome of this cycle
-        ex = self.ex_valid
+        ex = outcome.valid
         lanes = ex.replicate(w)
-        target, exited = self.ex_target & lanes, self.ex_exited & lanes
-        barrier, sp_we = self.ex_barrier & lanes, self.sp_we & lanes
-        release = self.bar_release  # "release" is a Verilog keyword
+        target, exited = outcome.next_mask & lanes, outcome.exited & lanes
+        barrier, sp_we = outcome.barrier & lanes, outcome.sp_we & lanes
+        release = self.release.lanes
         next_live, next_waiting = Signal(w, name="next_live"), Signal(w, name="next_waiting")
         runnable = Signal(w, name="runnable")
         arbitrate, sp_written = Signal(name="arbitrate"), Signal(name="sp_written")
@@ -58,7 +67,7 @@ class Stackless(BlockComponent):
             next_live.eq(live & ~exited),
             next_waiting.eq((waiting | barrier) & ~release),
             runnable.eq(next_live & ~next_waiting),
-            arbitrate.eq(release.any() | ex & (self.ex_control | exited.any() | barrier.any())),
+            arbitrate.eq(release.any() | ex & (outcome.control | exited.any() | barrier.any())),
             sp_written.eq(sp_we.any()),
         ]
         next_pc = [Signal(pcw, name=f"next_pc{i}") for i in range(w)]
@@ -66,28 +75,39 @@ class Stackless(BlockComponent):
         for i in range(w):
             bump = (pc[i] + ILEN_BYTES)[:pcw]  # a released thread continues after the barrier
             m.d.comb += [
-                next_pc[i].eq(Mux(target[i], self.ex_next_pc[i], Mux(release[i], bump, pc[i]))),
-                next_sp[i].eq(Mux(sp_we[i], self.sp_wdata[i], sp[i])),
+                next_pc[i].eq(Mux(target[i], outcome.next_pc[i], Mux(release[i], bump, pc[i]))),
+                next_sp[i].eq(Mux(sp_we[i], outcome.sp_wdata[i], sp[i])),
             ]
 
-        # the new common SP:PC: the tree, or the local increment
-        m.submodules.arbiter = tree = Arbiter(w, pcw + spw)
-        m.d.comb += tree.valid.eq(Mux(arbitrate, runnable, active & runnable))
+        # the new common SP:PC: the tree, or the local increment (then the tree is the LSU's)
+        m.submodules.arbiter = tree = Arbiter(params.tree)
+        pc_mode = Signal(name="tree_pc_mode")
+        m.d.comb += pc_mode.eq(arbitrate | sp_written)
+        pc_valid = Mux(arbitrate, runnable, active & runnable)
+        m.d.comb += tree.valid.eq(Mux(pc_mode, pc_valid, self.coalesce.valid))
         for i in range(w):
-            m.d.comb += tree.key[i].eq(Cat(next_pc[i], next_sp[i]))
+            pc_key = Cat(next_pc[i], next_sp[i])
+            m.d.comb += tree.key[i].eq(Mux(pc_mode, pc_key, self.coalesce.key[i]))
         common = Signal(pcw + spw, name="next_common")
         increment = Cat((common_pc + ILEN_BYTES)[:pcw], common_sp)
-        m.d.comb += common.eq(Mux(arbitrate | sp_written, tree.min_key, increment))
+        m.d.comb += common.eq(Mux(pc_mode, tree.min_key[: pcw + spw], increment))
+        granted = named(m, "coalesce_granted", ~pc_mode & tree.out_valid)
+        m.d.comb += [
+            self.coalesce.granted.eq(granted),
+            self.coalesce.min_key.eq(Mux(granted, tree.min_key[: params.coalesce_width], 0)),
+            self.coalesce.mask.eq(Mux(granted, tree.mask, 0)),
+        ]
         joins = Signal(w, name="joins")  # every runnable thread at the common SP:PC
         m.d.comb += joins.eq(
             Cat(runnable[i] & (Cat(next_pc[i], next_sp[i]) == common) for i in range(w))
         )
 
-        with m.If(self.start):
-            m.d.sync += [live.eq(self.start_mask), waiting.eq(0), active.eq(self.start_mask)]
-            m.d.sync += [common_pc.eq(self.start_pc), common_sp.eq(self.start_sp)]
-            m.d.sync += [r.eq(self.start_pc) for r in pc]
-            m.d.sync += [r.eq(self.start_sp) for r in sp]
+        start = self.launch
+        with m.If(start.valid):
+            m.d.sync += [live.eq(start.mask), waiting.eq(0), active.eq(start.mask)]
+            m.d.sync += [common_pc.eq(start.pc), common_sp.eq(start.sp)]
+            m.d.sync += [r.eq(start.pc) for r in pc]
+            m.d.sync += [r.eq(start.sp) for r in sp]
         with m.Else():
             m.d.sync += [live.eq(next_live), waiting.eq(next_waiting)]
             m.d.sync += [r.eq(v) for r, v in zip(pc + sp, next_pc + next_sp, strict=True)]
@@ -96,11 +116,11 @@ class Stackless(BlockComponent):
 
         valid = active.any()
         m.d.comb += [
-            self.valid.eq(valid),
-            self.pc.eq(Mux(valid, common_pc, 0)),
-            self.active.eq(active),
-            self.live.eq(live),
-            self.waiting.eq(waiting),
+            self.splits.valid.eq(valid),
+            self.splits.pc[0].eq(Mux(valid, common_pc, 0)),
+            self.splits.mask[0].eq(active),
+            self.status.live.eq(live),
+            self.status.waiting.eq(waiting),
         ]
-        m.d.comb += [self.thread_pc[i].eq(pc[i]) for i in range(w)]
+        m.d.comb += [self.status.thread_pc[i].eq(pc[i]) for i in range(w)]
         return m

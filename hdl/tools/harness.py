@@ -15,11 +15,11 @@ separately.
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Signal, Value
+from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from reconverge.hdl.ports import BlockComponent
+from reconverge.hdl.blocks.ports import BlockComponent
 
 
 class SynthHarness(wiring.Component):
@@ -30,8 +30,8 @@ class SynthHarness(wiring.Component):
     def elaborate(self, platform: object) -> Module:
         m = Module()
         m.submodules.block = block = self.block
-        inputs = [Value.cast(getattr(block, p.name)) for p in block.model.in_ports()]
-        outputs = [Value.cast(getattr(block, p.name)) for p in block.model.out_ports()]
+        inputs = [block.port(p.name) for p in block.params.in_ports()]
+        outputs = [block.port(p.name) for p in block.params.out_ports()]
         shift_in = Signal(sum(len(v) for v in inputs), name="shift_in")
         shift_out = Signal(sum(len(v) for v in outputs), name="shift_out")
         m.d.sync += shift_in.eq(Cat(self.sin, shift_in[:-1]))

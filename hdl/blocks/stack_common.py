@@ -1,34 +1,42 @@
-"""What the two stack components share: decoding the update port (the kind of update, the
-target groups in PC order), one-hot selection and the pop-priority encoder.
-Golden counterpart: ``golden.blocks.stack_update`` (``update_kind``)."""
+"""What the two stack components share: decoding the ``outcome`` group (the kind of update,
+the target groups in PC order; golden counterpart: ``golden.blocks.stack_update``,
+``update_kind``) and driving the ``splits`` and ``status`` outputs from the registers."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from amaranth.hdl import Module, Mux, Signal, Value
 
-from reconverge.hdl.ports import BlockComponent
+from reconverge.hdl.blocks.ports import BlockComponent
 
 
-def one_hot(selects: Sequence[Value], values: Sequence[Value | int]) -> Value:
-    """The value whose select bit is set (selects one-hot or all zero: then 0)."""
-    result = Value.cast(0)
-    for sel, value in zip(selects, values, strict=True):
-        result = result | Mux(sel, value, 0)
-    return result
+def split_outputs(
+    block: BlockComponent, slot: int, valid: Value, pc: Value, mask: Value, sid: Value
+) -> list[Any]:
+    """The ``splits`` outputs of one slot: its PC, mask and sid, 0 when not valid."""
+    splits = block.splits  # type: ignore[attr-defined]
+    return [
+        splits.valid[slot].eq(valid),
+        splits.pc[slot].eq(Mux(valid, pc, 0)),
+        splits.mask[slot].eq(Mux(valid, mask, 0)),
+        splits.sid[slot].eq(Mux(valid, sid, 0)),
+    ]
 
 
-def highest_kept(m: Module, keep: Sequence[Value], width: int) -> Signal:
-    """1 + the highest index whose ``keep`` bit is set, 0 when none: the depth left after
-    popping every entry above the highest one that stays."""
-    depth = Value.cast(0)
-    for i, k in enumerate(keep):
-        depth = Mux(k, i + 1, depth)
-    out = Signal(width, name="kept_depth")
-    m.d.comb += out.eq(depth)
-    return out
+def status_outputs(
+    block: BlockComponent, live: Value, waiting: Value, sp: Value, in_call: Value, overflow: Value
+) -> list[Any]:
+    """The ``status`` outputs of a stack (never busy: one update per clock)."""
+    status = block.status  # type: ignore[attr-defined]
+    return [
+        status.live.eq(live),
+        status.waiting.eq(waiting),
+        status.stack.eq(sp),
+        status.in_call.eq(in_call),
+        status.overflow.eq(overflow),
+    ]
 
 
 def nested(sp: Value, depth: int) -> Value:
@@ -65,8 +73,9 @@ class Decoded:
 
 
 def decode_update(m: Module, block: BlockComponent, in_call: Value) -> Decoded:
-    pc0, pc1 = block.target_pc[0], block.target_pc[1]
-    m0, m1 = block.target_mask[0], block.target_mask[1]
+    u = block.outcome  # type: ignore[attr-defined]
+    pc0, pc1 = u.target_pc[0], u.target_pc[1]
+    m0, m1 = u.target_mask[0], u.target_mask[1]
     p0, p1 = Signal(name="group0"), Signal(name="group1")
     swap = Signal(name="groups_swapped")  # group 1 alone, or below group 0
     m.d.comb += [p0.eq(m0.any()), p1.eq(m1.any()), swap.eq(~p0 | (p1 & (pc1 < pc0)))]
@@ -83,11 +92,11 @@ def decode_update(m: Module, block: BlockComponent, in_call: Value) -> Decoded:
     cont, call, ret = Signal(name="kind_cont"), Signal(name="kind_call"), Signal(name="kind_ret")
     branch, jump = Signal(name="kind_branch"), Signal(name="kind_jump")
     m.d.comb += [
-        cont.eq(block.cont),
-        call.eq(~block.cont & block.call & lo.present),
-        ret.eq(~block.cont & ~call & block.ret & in_call),
-        branch.eq(~cont & ~call & ~ret & (hi.present | block.more)),
-        jump.eq(~cont & ~call & ~ret & ~block.more & lo.present & ~hi.present),
+        cont.eq(u.cont),
+        call.eq(~u.cont & u.call & lo.present),
+        ret.eq(~u.cont & ~call & u.ret & in_call),
+        branch.eq(~cont & ~call & ~ret & (hi.present | u.more)),
+        jump.eq(~cont & ~call & ~ret & ~u.more & lo.present & ~hi.present),
     ]
     groups = Signal(range(3), name="groups")
     m.d.comb += groups.eq(p0 + p1)

@@ -20,26 +20,24 @@ from __future__ import annotations
 
 from amaranth.hdl import Array, Cat, Module, Mux, Signal, Value
 
-from reconverge.golden.blocks import squeezer as golden
-from reconverge.golden.blocks.base import bits_for
-from reconverge.hdl.ports import BlockComponent, drive_outputs
+from reconverge.golden.blocks.squeezer import SqueezerParams
+from reconverge.hdl.blocks.common import one_hot
+from reconverge.hdl.blocks.ports import BlockComponent, drive_outputs
 
 
 class Squeezer(BlockComponent):
-    """Ports and parameters: see :class:`reconverge.golden.blocks.squeezer.Squeezer`."""
+    """Ports and parameters: :class:`reconverge.golden.blocks.squeezer.SqueezerParams`."""
 
-    def __init__(self, warp_size: int, simd_width: int, latency: int = 0) -> None:
-        super().__init__(lambda: golden.Squeezer(warp_size, simd_width, latency))
+    params: SqueezerParams
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        model = self.model
-        lsize, nq = model.simd_width, model.quarters
-        qbits = bits_for(nq)
+        params = self.params
+        lsize, nq, qbits = params.simd_width, params.quarters, params.qbits
 
         # 1-2. counts and the exchange sort
         counts: list[Value] = [
-            sum(self.mask[q * lsize + j] for j in range(lsize)) for q in range(nq)
+            sum(self.warp.mask[q * lsize + j] for j in range(lsize)) for q in range(nq)
         ]
         cells = [
             (Signal(range(lsize + 1), name=f"count{q}"), Signal(qbits, name=f"id{q}"))
@@ -51,8 +49,8 @@ class Squeezer(BlockComponent):
             for j in range(i + 1, nq):
                 cells[i], cells[j] = self._compare_swap(m, i, j, cells[i], cells[j])
         order = [ident for _, ident in cells]
-        valid, mask = self.valid, self.mask
-        if model.latency >= 2:
+        valid, mask = self.warp.valid, self.warp.mask
+        if params.latency >= 2:
             valid, mask, order = self._register_sort(m, qbits, valid, mask, order)
 
         # 3. per lane: gather in sorted order, fill the holes
@@ -71,9 +69,7 @@ class Squeezer(BlockComponent):
         # 4. scatter to physical quarters through the inverse permutation
         position = [Signal(qbits, name=f"pos{q}") for q in range(nq)]
         for q in range(nq):
-            m.d.comb += position[q].eq(
-                _one_hot_select([order[i] == q for i in range(nq)], list(range(nq)))
-            )
+            m.d.comb += position[q].eq(one_hot([order[i] == q for i in range(nq)], list(range(nq))))
         out_mask, out_src, quarter_mask = [], [], []
         for q in range(nq):
             occ_q = Array(Cat(*slot_occ[i]) for i in range(nq))[position[q]]
@@ -84,14 +80,15 @@ class Squeezer(BlockComponent):
         qmask = Signal(nq, name="qmask")
         m.d.comb += qmask.eq(Cat(*quarter_mask))
         values = {
-            "out_valid": valid,
-            "out_mask": Cat(*out_mask),
-            "src": Cat(*(s[:qbits] for s in out_src)),
-            "quarter_mask": qmask,
-            "order": Cat(*order),
-            "passes": sum(qmask[q] for q in range(nq)),
+            "squeezed__valid": valid,
+            "squeezed__mask": Cat(*out_mask),
+            "squeezed__src": Cat(*(s[:qbits] for s in out_src)),
+            "squeezed__quarter_mask": qmask,
+            "squeezed__order": Cat(*order),
+            "squeezed__passes": sum(qmask[q] for q in range(nq)),
         }
-        drive_outputs(m, self, values, min(model.latency, 1) + max(model.latency - 2, 0))
+        stages = min(params.latency, 1) + max(params.latency - 2, 0)
+        drive_outputs(m, self, values, stages, params.outputs_of(0, 0))
         return m
 
     @staticmethod
@@ -137,7 +134,7 @@ class Squeezer(BlockComponent):
             m.d.comb += take[k].eq(~occ[i] & occ[k] & ~higher)
             higher = higher | occ[k]
         moved = [take[k] for k in range(i + 1, nq)]
-        new_src_i = Mux(occ[i], src[i], _one_hot_select(moved, [src[k] for k in range(i + 1, nq)]))
+        new_src_i = Mux(occ[i], src[i], one_hot(moved, [src[k] for k in range(i + 1, nq)]))
         occ_i = Signal(name=f"lane{lane}_r{i}_occ{i}")
         src_i = Signal.like(src[0], name=f"lane{lane}_r{i}_src{i}")
         m.d.comb += [occ_i.eq(occ[i] | higher), src_i.eq(new_src_i)]
@@ -147,11 +144,3 @@ class Squeezer(BlockComponent):
             m.d.comb += occ_k.eq(occ[k] & ~take[k])
             occ[k] = occ_k
         return occ, src
-
-
-def _one_hot_select(selects: list[Value], values: list[Value | int]) -> Value:
-    """OR of the values whose select bit is set (the selects are one-hot or all zero)."""
-    result = Value.cast(0)
-    for sel, value in zip(selects, values, strict=True):
-        result = result | Mux(sel, value, 0)
-    return result

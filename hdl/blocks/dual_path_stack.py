@@ -1,12 +1,12 @@
 """Dual-path stack, with or without paired-path comparison (seed 003 Fig 4/5; DPS as seed 002
-Sec 7 and seed 003 Sec III describe it). Golden twin and the meaning of every port:
-``golden.blocks.stack_twins.DualPathStackTwin``; behaviour: ``DualPathStack.update``,
+Sec 7 and seed 003 Sec III describe it). Parameters and the meaning of every port:
+``golden.blocks.stack_twins.DualPathStackParams``; behaviour: ``DualPathStack.update``,
 ``release`` and ``_settle``.
 
-``depth`` entries in flip-flops, each (RPC, call flag, current path, two paths?) and two path
-slots (PC, mask, done, suspended, returned); ``sp`` entries in use. ``mode``: 0 = DPS (both
-paths of the top entry issue), 1 = PPC explicit, 2 = PPC implicit (the current path only,
-chosen by the paired-path comparison; implicit mode has no RPCs and compares the two PCs
+``stack_depth`` entries in flip-flops, each (RPC, call flag, current path, two paths?) and two
+path slots (PC, mask, done, suspended, returned); ``sp`` entries in use. ``policy`` dps: both
+paths of the top entry issue; ppc: the current path only, chosen by the paired-path
+comparison, explicit with ``hints``, implicit without (no RPCs: the two PCs are compared
 after every instruction, Fig 5 line 31). One update per clock, in one combinational step:
 
 1. *modify*: exited lanes leave every mask; on the top entry the issuing path jumps (done
@@ -33,9 +33,16 @@ from dataclasses import dataclass, replace
 
 from amaranth.hdl import Cat, Module, Mux, Signal, Value
 
-from reconverge.golden.blocks import stack_twins as golden
-from reconverge.hdl.ports import BlockComponent
-from reconverge.hdl.stack_common import Decoded, decode_update, nested, one_hot
+from reconverge.golden.blocks.stack_twins import DualPathStackParams
+from reconverge.hdl.blocks.common import one_hot
+from reconverge.hdl.blocks.ports import BlockComponent
+from reconverge.hdl.blocks.stack_common import (
+    Decoded,
+    decode_update,
+    nested,
+    split_outputs,
+    status_outputs,
+)
 
 
 @dataclass
@@ -67,16 +74,14 @@ def fresh(pc: Value, mask: Value, done: Value | int = 0, susp: int = 0) -> PathB
 
 
 class DualPathStack(BlockComponent):
-    """Ports and parameters: see
-    :class:`reconverge.golden.blocks.stack_twins.DualPathStackTwin`."""
+    """Ports and parameters: :class:`reconverge.golden.blocks.stack_twins.DualPathStackParams`."""
 
-    def __init__(self, warp_size: int, depth: int, pc_width: int = 32, mode: int = 2) -> None:
-        super().__init__(lambda: golden.DualPathStackTwin(warp_size, depth, pc_width, mode))
+    params: DualPathStackParams
 
     # -- signal bundles ---------------------------------------------------------------------
 
     def _path(self, name: str) -> PathBits:
-        w, pcw = self.model.warp_size, self.model.pc_width
+        w, pcw = self.params.warp_size, self.params.pc_width
         return PathBits(
             Signal(pcw, name=f"{name}_pc"),
             Signal(w, name=f"{name}_mask"),
@@ -87,7 +92,7 @@ class DualPathStack(BlockComponent):
 
     def _entry(self, name: str) -> EntryBits:
         return EntryBits(
-            Signal(self.model.pc_width, name=f"{name}_rpc"),
+            Signal(self.params.pc_width, name=f"{name}_rpc"),
             Signal(name=f"{name}_call"),
             Signal(name=f"{name}_cur"),
             Signal(name=f"{name}_two"),
@@ -121,9 +126,9 @@ class DualPathStack(BlockComponent):
 
     def _at_rpc(self, rpc: Value, call: Value, pc: Value) -> Value:
         """``DualEntry.at_rpc``: a real RPC reached (never in implicit mode or a call entry)."""
-        if self.model.mode == 2:
+        if self.params.implicit:
             return Value.cast(0)
-        return ~call & (pc == rpc) & (rpc != self.model.never) & (rpc != self.model.ret_code)
+        return ~call & (pc == rpc) & (rpc != self.params.never) & (rpc != self.params.return_code)
 
     @staticmethod
     def _live(e: EntryBits, s: int) -> Value:
@@ -140,7 +145,7 @@ class DualPathStack(BlockComponent):
         live = [self._live(e, s) for s in range(2)]
         p = e.paths
         settled = (~live[0] | p[0].ret | p[0].done) & (~live[1] | p[1].ret | p[1].done)
-        if self.model.mode != 2:
+        if not self.params.implicit:
             return settled
         run = [live[s] & ~p[s].ret for s in range(2)]
         blocked = Value.cast(0)
@@ -165,7 +170,7 @@ class DualPathStack(BlockComponent):
             p = e.paths[s]
             hit = popped & parent
             pc = Mux(above.call, above.rpc, p.pc)
-            if self.model.mode == 2:
+            if self.params.implicit:
                 pc = Mux(above.call | all_ret | ~(live[0] | live[1]), pc, first_pc)
             pc = Mux(hit, pc, p.pc)
             ret = p.ret | (hit & ~above.call & all_ret)
@@ -175,11 +180,11 @@ class DualPathStack(BlockComponent):
 
     def _choose(self, m: Module, e: EntryBits, waiting: Value) -> Value:
         """``_choose``: the current path of the top entry after the update."""
-        if self.model.mode == 0:
+        if not self.params.paired:
             return Value.cast(0)
         run = [self._runnable(e, s, waiting) for s in range(2)]
         smaller = run[1] & (~run[0] | (e.paths[1].pc < e.paths[0].pc))
-        keep = Value.cast(0) if self.model.mode == 2 else Mux(e.cur, run[1], run[0])
+        keep = Value.cast(0) if self.params.implicit else Mux(e.cur, run[1], run[0])
         cur = Signal(name="chosen")
         m.d.comb += cur.eq(Mux((run[0] | run[1]) & ~keep, smaller, e.cur))
         return cur
@@ -188,11 +193,13 @@ class DualPathStack(BlockComponent):
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        model = self.model
-        d, w = model.depth, model.warp_size
+        params = self.params
+        d, w = params.stack_depth, params.warp_size
+        u_in, lanes = self.outcome, self.release.lanes
         sp = Signal(range(d + 1), name="sp")
         regs = [self._entry(f"e{i}") for i in range(d)]
         waiting = Signal(w, name="waiting")
+        live_threads = Signal(w, name="live_threads")
         overflow = Signal(name="overflow_flag")
 
         is_top = [Signal(name=f"e{i}_top") for i in range(d)]
@@ -205,20 +212,17 @@ class DualPathStack(BlockComponent):
         for s in range(2):
             valid = Signal(name=f"tos{s}_valid")
             offered = self._runnable(top, s, waiting) & (sp != 0)
-            if model.mode != 0:
+            if params.paired:
                 offered = offered & (top.cur == s)
-            m.d.comb += [
-                valid.eq(offered),
-                self.split_valid[s].eq(valid),
-                self.split_pc[s].eq(Mux(valid, top.paths[s].pc, 0)),
-                self.split_mask[s].eq(Mux(valid, top.paths[s].mask, 0)),
-            ]
-        m.d.comb += [self.depth.eq(sp), self.in_call.eq(in_call), self.overflow.eq(overflow)]
+            m.d.comb += valid.eq(offered)
+            path = top.paths[s]
+            m.d.comb += split_outputs(self, s, valid, path.pc, path.mask, 2 * (sp - 1) + s)
+        m.d.comb += status_outputs(self, live_threads, waiting, sp, in_call, overflow)
 
         # 1. modify
         u = decode_update(m, self, in_call)
-        rpc = Signal.like(self.rpc, name="rpc_used")
-        m.d.comb += rpc.eq(self.rpc if model.mode != 2 else Mux(self.call, self.rpc, model.never))
+        rpc = Signal.like(u_in.rpc, name="rpc_used")
+        m.d.comb += rpc.eq(Mux(u_in.call, u_in.rpc, params.never) if params.implicit else u_in.rpc)
         replaced = self._replacement(m, u, top, rpc, sp)
         pushing = Signal(name="pushing")
         m.d.comb += pushing.eq((u.cont | u.call | u.branch) & ~replaced)
@@ -227,19 +231,19 @@ class DualPathStack(BlockComponent):
         releasing = Signal(name="apply_release")
         m.d.comb += [
             live.eq((sp != 0) & ~overflow),
-            apply.eq(self.valid & live & ~(pushing & (sp == d))),
-            releasing.eq(~self.valid & live & self.bar_release.any()),
+            apply.eq(u_in.valid & live & ~(pushing & (sp == d))),
+            releasing.eq(~u_in.valid & live & lanes.any()),
         ]
         new_waiting = Signal(w, name="waiting_next")
         m.d.comb += new_waiting.eq(
-            Mux(apply, waiting | self.barrier, Mux(releasing, waiting & ~self.bar_release, waiting))
+            Mux(apply, waiting | u_in.barrier, Mux(releasing, waiting & ~lanes, waiting))
         )
         top_new = self._modify_top(m, u, top, rpc, replaced)
         pushed = self._pushed(m, u, top, rpc)
         modified = []
         for i, e in enumerate(regs):
             released = self._released(e, sp > i)
-            kept = self._named(m, f"e{i}_x", self._without(e, self.exited))
+            kept = self._named(m, f"e{i}_x", self._without(e, u_in.exited))
             out = self._entry(f"e{i}_mod")
             with m.If(releasing):
                 self._assign(m, out, released)
@@ -278,17 +282,24 @@ class DualPathStack(BlockComponent):
         chosen = self._choose(m, final_top, new_waiting)
 
         # 3. the registers
-        with m.If(self.launch):
-            m.d.sync += [sp.eq(1), waiting.eq(0), overflow.eq(0)]
+        with m.If(self.launch.valid):
+            m.d.sync += [
+                sp.eq(1),
+                waiting.eq(0),
+                live_threads.eq(self.launch.mask),
+                overflow.eq(0),
+            ]
             first = self._entry("launched")
             m.d.comb += [
-                first.rpc.eq(model.never),
-                first.paths[0].pc.eq(self.target_pc[0]),
-                first.paths[0].mask.eq(self.target_mask[0]),
+                first.rpc.eq(params.never),
+                first.paths[0].pc.eq(self.launch.pc),
+                first.paths[0].mask.eq(self.launch.mask),
             ]
             self._assign(m, regs[0], first, "sync")
         with m.Elif(apply | releasing):
             m.d.sync += [sp.eq(new_sp), waiting.eq(new_waiting)]
+            with m.If(apply):
+                m.d.sync += live_threads.eq(live_threads & ~u_in.exited)
             for i in range(d):
                 self._assign(
                     m,
@@ -296,7 +307,7 @@ class DualPathStack(BlockComponent):
                     replace(settled[i], cur=Mux(stop[i], chosen, settled[i].cur)),
                     "sync",
                 )
-        with m.Elif(self.valid & live):
+        with m.Elif(u_in.valid & live):
             m.d.sync += overflow.eq(1)
         return m
 
@@ -334,7 +345,7 @@ class DualPathStack(BlockComponent):
         """``release``: a running path whose threads waited moves past the ``bar``."""
         paths = []
         for p in e.paths:
-            go = used & (p.mask & self.bar_release).any() & ~(p.done | p.susp | p.ret)
+            go = used & (p.mask & self.release.lanes).any() & ~(p.done | p.susp | p.ret)
             pc = Mux(go, p.pc + 4, p.pc)
             paths.append(replace(p, pc=pc, done=Mux(go, self._at_rpc(e.rpc, e.call, pc), p.done)))
         return replace(e, paths=(paths[0], paths[1]))
@@ -342,17 +353,17 @@ class DualPathStack(BlockComponent):
     def _replacement(self, m: Module, u: Decoded, top: EntryBits, rpc: Value, sp: Value) -> Signal:
         """``_replacement``: a two-way branch with the entry's RPC whose groups fit."""
         replaced = Signal(name="replace_path")
-        if self.model.mode == 2:
+        if self.params.implicit:
             return replaced  # no RPCs: never
-        o_present = Mux(self.path, 1, top.two)
-        o = mux_path(self.path, top.paths[0], top.paths[1])
+        o_present = Mux(self.outcome.slot, 1, top.two)
+        o = mux_path(self.outcome.slot, top.paths[0], top.paths[1])
         kept = o_present & o.mask.any() & ~o.done
         groups = (u.lo.present & (u.lo.pc != rpc)) + (u.hi.present & (u.hi.pc != rpc))
         m.d.comb += replaced.eq(
             u.branch
-            & ~self.more
+            & ~self.outcome.more
             & self._at_rpc(top.rpc, top.call, rpc)
-            & nested(sp, self.model.depth)
+            & nested(sp, self.params.stack_depth)
             & (groups + kept <= 2)
         )
         return replaced
@@ -361,13 +372,13 @@ class DualPathStack(BlockComponent):
         self, m: Module, u: Decoded, top: EntryBits, rpc: Value, replaced: Value
     ) -> EntryBits:
         """The top entry after the update (exits applied)."""
-        e = self._without(top, self.exited)
+        e = self._without(top, self.outcome.exited)
         # the groups other than the RPC, ascending (for a replacement)
         lo_is_rpc = u.lo.pc == rpc
         g0_pc = Mux(lo_is_rpc, u.hi.pc, u.lo.pc)
         g0_mask = Mux(lo_is_rpc, u.hi.mask, u.lo.mask)
         g1 = u.hi.present & ~lo_is_rpc & (u.hi.pc != rpc)
-        path = self.path
+        path = self.outcome.slot
         other_kept = (
             Mux(path, 1, e.two)
             & Mux(path, e.paths[0].mask, e.paths[1].mask).any()
@@ -401,13 +412,14 @@ class DualPathStack(BlockComponent):
 
     def _pushed(self, m: Module, u: Decoded, top: EntryBits, rpc: Value) -> EntryBits:
         """The entry a call, divergent branch or continuation pushes."""
-        parent_mask = Mux(u.cont | ~self.path, top.paths[0].mask, top.paths[1].mask) & ~self.exited
-        at = self._at_rpc(rpc, self.call, u.lo.pc)
-        at_hi = self._at_rpc(rpc, self.call, u.hi.pc)
+        o = self.outcome
+        parent_mask = Mux(u.cont | ~o.slot, top.paths[0].mask, top.paths[1].mask) & ~o.exited
+        at = self._at_rpc(rpc, o.call, u.lo.pc)
+        at_hi = self._at_rpc(rpc, o.call, u.hi.pc)
         lo = fresh(u.lo.pc, u.lo.mask, at)
         hi = fresh(u.hi.pc, u.hi.mask, at_hi)
         rest = fresh(rpc, parent_mask & ~u.lo.mask, susp=1)  # a chain entry's suspended path
-        p0, p1 = mux_path(self.more, rest, lo), mux_path(self.more, lo, hi)
+        p0, p1 = mux_path(o.more, rest, lo), mux_path(o.more, lo, hi)
         return self._named(
-            m, "push", EntryBits(rpc, self.call, Value.cast(0), self.more | u.hi.present, (p0, p1))
+            m, "push", EntryBits(rpc, o.call, Value.cast(0), o.more | u.hi.present, (p0, p1))
         )
