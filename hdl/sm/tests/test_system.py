@@ -38,7 +38,7 @@ def test_board_top_runs_a_kernel(policy: Policy) -> None:
     state: dict[str, int] = {}
 
     async def bench(ctx) -> None:
-        for cycle in range(20 * golden.metrics.cycles + 200):
+        for _ in range(20 * golden.metrics.cycles + 200):
             if ctx.get(dut.done) or ctx.get(dut.fault):
                 break
             await ctx.tick()
