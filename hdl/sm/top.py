@@ -828,7 +828,8 @@ class _Core:
             bad = _named(m, f"b{b}_barrier_bad", complete & (_any(exited) | _any(pcs_differ)))
             faults.append(bad)
             for w in range(N):
-                with m.If(complete & ~bad & members[w]):
+                waiting = self.units[w].waiting != 0
+                with m.If(complete & ~bad & members[w] & waiting):
                     m.d.comb += self.release[w].eq(1)
         m.d.comb += self.barrier_fault.eq(_any(faults))
         for w in range(N):
