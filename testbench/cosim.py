@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from reconverge.golden.blocks.divergence import lanes_of
+from reconverge.golden.blocks.divergence import NEVER, lanes_of
 from reconverge.golden.errors import UserError
 from reconverge.golden.faults import FaultCode, SimtFault
 from reconverge.golden.functional import GLOBAL_POINTER_SYMBOL, LaunchConfig
@@ -231,6 +231,26 @@ def instruction_store(image: Image, params: SMParams) -> tuple[tuple[int, int], 
     return tuple(Program(image).store(params.imem_words))
 
 
+#: What an instruction-store entry the testbench does not load holds: Amaranth initialises the
+#: store's memories to zeros (``hdl/sm/fetch.py``, ``init=()``), and every co-simulation starts a
+#: fresh simulator.
+RESET_ENTRY = (0, 0)
+
+
+def loaded_entries(store: Sequence[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """The entries the testbench writes through the load port: ``store`` up to its last entry
+    other than (0, NEVER). Each entry left out would write word 0 over the word 0 of reset
+    (:data:`RESET_ENTRY`); only its RPC differs (NEVER, not 0), and the SM reads an RPC only
+    for a control instruction, which word 0 is not (it is illegal): fetching it faults the same
+    way loaded or not. So no instruction that can execute lies in the part not loaded, and
+    loading takes as many cycles as the program has words instead of ``imem_words``."""
+    never = (0, NEVER)
+    end = len(store)
+    while end and store[end - 1] == never:
+        end -= 1
+    return tuple(store[:end])
+
+
 def launch_args(launch: LaunchConfig) -> tuple[int, ...]:
     """a0..a7 of the launch (unused ones 0), each a 32-bit word."""
     return tuple(a & MASK32 for a in launch.args) + (0,) * (ARG_REGS - len(launch.args))
@@ -296,7 +316,7 @@ def run_rtl(
 ) -> RtlRun:
     """Run ``image`` on the design under cocotb. The run's directory (job, log, results) is
     removed afterwards unless ``keep`` or the simulation failed."""
-    store = instruction_store(image, params)  # a program that does not fit fails before the build
+    store = loaded_entries(instruction_store(image, params))  # fails before the build if too big
     runner, build_dir = build(design, sim, wave_format(sim, waves))
     runs = build_dir / "runs"
     runs.mkdir(parents=True, exist_ok=True)
@@ -919,6 +939,7 @@ __all__ = [
     "cosim",
     "cycles_per_second",
     "instruction_store",
+    "loaded_entries",
     "rtl_result",
     "sm_available",
     "sm_design",
