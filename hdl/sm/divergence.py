@@ -32,14 +32,14 @@ from amaranth.hdl import Module, Mux, Signal, Value
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from reconverge.golden.blocks.split_tables import Op
+from reconverge.golden.blocks.arbiter import ArbiterParams
 from reconverge.golden.sm.config import Policy
 from reconverge.golden.sm.params import PC_WIDTH, SP_WIDTH, SMParams
-from reconverge.hdl.arbiter import Arbiter
-from reconverge.hdl.dual_path_stack import DualPathStack
-from reconverge.hdl.split_tables import SplitTables
-from reconverge.hdl.sps_stack import SpsStack
-from reconverge.hdl.stackless import Stackless
+from reconverge.hdl.blocks.arbiter import Arbiter
+from reconverge.hdl.blocks.dual_path_stack import DualPathStack
+from reconverge.hdl.blocks.split_tables import SplitTables
+from reconverge.hdl.blocks.sps_stack import SpsStack
+from reconverge.hdl.blocks.stackless import Stackless
 
 
 def divergence_signature(params: SMParams) -> wiring.Signature:
@@ -109,7 +109,7 @@ class _Groups:
         w = len(pcs)
         self.trees = {}
         for which in ("low", "second", "high"):
-            tree = Arbiter(w, PC_WIDTH)
+            tree = Arbiter(ArbiterParams(w, PC_WIDTH))
             m.submodules[f"{name}_{which}"] = tree
             self.trees[which] = tree
         low, second, high = self.trees["low"], self.trees["second"], self.trees["high"]
@@ -180,134 +180,105 @@ class DivergenceUnit(wiring.Component):
             m.d.sync += [pc.eq(v) for pc, v in zip(pcs, next_pcs, strict=True)]
         return pend, active, _Groups(m, "groups", threads, current)
 
-    def _threads(self, m: Module) -> tuple[Signal, Signal]:
-        """Live and barrier-waiting threads, as golden's ``DivergenceUnit`` keeps them: a
-        launch sets the live ones, exits remove them, barrier arrivals wait until released."""
-        w, o = self.params.geometry.warp_size, self.outcome
-        live, waiting = Signal(w, name="live_threads"), Signal(w, name="waiting_threads")
-        with m.If(self.launch.valid):
-            m.d.sync += [live.eq(self.launch.mask), waiting.eq(0)]
-        with m.Elif(o.valid):
-            m.d.sync += [live.eq(live & ~o.exited), waiting.eq(waiting | o.barrier)]
-        with m.Else():
-            m.d.sync += waiting.eq(waiting & ~self.release.lanes)
-        return live, waiting
-
     # -- the stack-less control --------------------------------------------------------------
     def _stackless(self, m: Module) -> None:
         p, w = self.params, self.params.geometry.warp_size
-        m.submodules.block = block = Stackless(w, PC_WIDTH, SP_WIDTH)
+        block = Stackless(p.geometry.stackless(PC_WIDTH, SP_WIDTH, p.line_key_bits))
+        m.submodules.block = block
         o = self.outcome
         going, next_pcs = self._targets(m)
         m.d.comb += [
-            block.start.eq(self.launch.valid),
-            block.start_mask.eq(self.launch.mask),
-            block.start_pc.eq(self.launch.pc),
-            block.start_sp.eq(self.launch.sp),
-            block.ex_valid.eq(o.valid),
-            block.ex_control.eq(o.control),
-            block.ex_target.eq(going),
-            block.ex_exited.eq(o.exited),
-            block.ex_barrier.eq(o.barrier),
-            block.sp_we.eq(o.sp_we),
-            block.bar_release.eq(self.release.lanes),
+            block.launch.valid.eq(self.launch.valid),
+            block.launch.mask.eq(self.launch.mask),
+            block.launch.pc.eq(self.launch.pc),
+            block.launch.sp.eq(self.launch.sp),
+            block.outcome.valid.eq(o.valid),
+            block.outcome.control.eq(o.control),
+            block.outcome.next_mask.eq(going),
+            block.outcome.exited.eq(o.exited),
+            block.outcome.barrier.eq(o.barrier),
+            block.outcome.sp_we.eq(o.sp_we),
+            block.release.lanes.eq(self.release.lanes),
         ]
         for t in range(w):
-            m.d.comb += [block.ex_next_pc[t].eq(next_pcs[t]), block.sp_wdata[t].eq(o.sp_wdata[t])]
-        m.d.comb += [
-            self.splits.valid.eq(block.valid),
-            self.splits.sid[0].eq(0),
-            self.splits.pc[0].eq(block.pc),
-            self.splits.mask[0].eq(block.active),
-            self.busy.eq(0),
-            self.overflow.eq(0),
-            self.live.eq(block.live),
-            self.waiting.eq(block.waiting),
-        ]
-        del p
+            m.d.comb += [
+                block.outcome.next_pc[t].eq(next_pcs[t]),
+                block.outcome.sp_wdata[t].eq(o.sp_wdata[t]),
+            ]
+        wiring.connect(m, wiring.flipped(self.coalesce), block.coalesce)
+        self._splits(m, block, block.splits.valid)
+        self._status(m, block.status.busy, block.status.overflow, block.status.live,
+                     block.status.waiting)  # fmt: skip
+
+    def _splits(self, m: Module, block: wiring.Component, valid: Value) -> None:
+        """The block's splits, those of ``valid`` exposed."""
+        for s in range(self.params.slots):
+            m.d.comb += [
+                self.splits.valid[s].eq(valid[s]),
+                self.splits.sid[s].eq(block.splits.sid[s]),
+                self.splits.pc[s].eq(block.splits.pc[s]),
+                self.splits.mask[s].eq(block.splits.mask[s]),
+            ]
 
     # -- the SPS and dual-path stacks ----------------------------------------------------------
     def _stack(self, m: Module) -> None:
-        p, w = self.params, self.params.geometry.warp_size
-        g = p.geometry
-        dual = p.policy in (Policy.DPS, Policy.PPC)
-        if dual:
-            mode = 0 if p.policy is Policy.DPS else (1 if p.config.hints else 2)
-            block = DualPathStack(w, g.stack_depth, PC_WIDTH, mode)
+        p, g = self.params, self.params.geometry
+        if p.policy in (Policy.DPS, Policy.PPC):
+            block = DualPathStack(g.dual_path_stack(p.policy, p.config.hints, PC_WIDTH))
         else:
-            block = SpsStack(w, g.stack_depth, PC_WIDTH)
+            block = SpsStack(g.sps_stack(PC_WIDTH))
         m.submodules.block = block
-        o = self.outcome
+        o, bo = self.outcome, block.outcome
         pend, active, groups = self._sequence(m)
         first = o.valid
         # a return inside a call, or at most two groups: one update; else the highest group
         single = Signal(name="single_update")
-        m.d.comb += single.eq(groups.at_most_two | (first & o.ret & block.in_call))
+        m.d.comb += single.eq(groups.at_most_two | (first & o.ret & block.status.in_call))
         update = Signal(name="update")
         m.d.comb += update.eq(first | active)
-        info = {  # the outcome's fields for the later updates of the same instruction
+        later = {  # the outcome's fields for the later updates of the same instruction
             "rpc": Signal(PC_WIDTH, name="seq_rpc"),
             "call": Signal(name="seq_call"),
-            "path": Signal(name="seq_path"),
+            "slot": Signal.like(bo.slot, name="seq_slot"),
         }
         rpc = Mux(o.call, (o.pc + 4)[:PC_WIDTH], o.rpc)
+        slot = o.sid[: len(bo.slot)]  # dual-path: the path (sid = 2 x level + path)
         with m.If(first):
-            m.d.sync += [info["rpc"].eq(rpc), info["call"].eq(o.call), info["path"].eq(o.sid[0])]
-        now_rpc = Mux(first, rpc, info["rpc"])
-        now_call = Mux(first, o.call, info["call"])
+            m.d.sync += [later["rpc"].eq(rpc), later["call"].eq(o.call), later["slot"].eq(slot)]
         low_pc, low_mask = groups.low
         second_pc, second_mask = groups.second
         high_pc, high_mask = groups.high
         m.d.comb += [
-            block.launch.eq(self.launch.valid),
-            block.valid.eq(update),
-            block.exited.eq(Mux(first, o.exited, 0)),
-            block.barrier.eq(Mux(first, o.barrier, 0)),
-            block.rpc.eq(now_rpc),
-            block.call.eq(now_call),
-            block.ret.eq(first & o.ret),
-            block.more.eq(update & ~single),
-            block.cont.eq(active),
-            block.bar_release.eq(self.release.lanes),
+            block.launch.valid.eq(self.launch.valid),
+            block.launch.mask.eq(self.launch.mask),
+            block.launch.pc.eq(self.launch.pc),
+            bo.valid.eq(update),
+            bo.slot.eq(Mux(first, slot, later["slot"])),
+            bo.exited.eq(Mux(first, o.exited, 0)),
+            bo.barrier.eq(Mux(first, o.barrier, 0)),
+            bo.rpc.eq(Mux(first, rpc, later["rpc"])),
+            bo.call.eq(Mux(first, o.call, later["call"])),
+            bo.ret.eq(first & o.ret),
+            bo.control.eq(first & o.control),
+            bo.more.eq(update & ~single),
+            bo.cont.eq(active),
+            block.release.lanes.eq(self.release.lanes),
         ]
-        with m.If(self.launch.valid):
+        with m.If(single):
             m.d.comb += [
-                block.target_pc[0].eq(self.launch.pc),
-                block.target_mask[0].eq(self.launch.mask),
-            ]
-        with m.Elif(single):
-            m.d.comb += [
-                block.target_pc[0].eq(low_pc),
-                block.target_mask[0].eq(low_mask),
-                block.target_pc[1].eq(second_pc),
-                block.target_mask[1].eq(second_mask),
+                bo.target_pc[0].eq(low_pc),
+                bo.target_mask[0].eq(low_mask),
+                bo.target_pc[1].eq(second_pc),
+                bo.target_mask[1].eq(second_mask),
             ]
         with m.Else():
-            m.d.comb += [block.target_pc[0].eq(high_pc), block.target_mask[0].eq(high_mask)]
-        if dual:
-            m.d.comb += block.path.eq(Mux(first, o.sid[0], info["path"]))
+            m.d.comb += [bo.target_pc[0].eq(high_pc), bo.target_mask[0].eq(high_mask)]
         with m.If(update & ~single):
             m.d.sync += [pend.eq(groups.threads & ~high_mask), active.eq(1)]
-        with m.Elif(update):
+        with m.Elif(update | self.launch.valid):
             m.d.sync += active.eq(0)
-        with m.If(self.launch.valid):
-            m.d.sync += active.eq(0)
-        # outputs: the splits with their sids (SPS: depth - 1; dual: 2 x (depth - 1) + path)
-        level = Signal(p.sid_bits, name="level")
-        m.d.comb += level.eq(block.depth - 1)
-        for s in range(p.slots):
-            valid = block.split_valid[s] if dual else block.split_valid
-            pc = block.split_pc[s] if dual else block.split_pc
-            mask = block.split_mask[s] if dual else block.split_mask
-            sid = (level << 1) | s if dual else level
-            m.d.comb += [
-                self.splits.valid[s].eq(valid & ~active),
-                self.splits.sid[s].eq(sid),
-                self.splits.pc[s].eq(pc),
-                self.splits.mask[s].eq(mask),
-            ]
-        live, waiting = self._threads(m)
-        self._status(m, active, block.overflow, live, waiting)
+        self._splits(m, block, Mux(active, 0, block.splits.valid))
+        self._status(m, active, block.status.overflow, block.status.live, block.status.waiting)
 
     def _status(self, m: Module, busy: Value, overflow: Value, live: Value, waiting: Value) -> None:
         m.d.comb += [
@@ -319,55 +290,42 @@ class DivergenceUnit(wiring.Component):
 
     # -- the split and reconvergence tables ----------------------------------------------------
     def _tables(self, m: Module) -> None:
-        p, w = self.params, self.params.geometry.warp_size
-        g = p.geometry
-        block = SplitTables(
-            w, g.split_table, g.reconv_table, PC_WIDTH, int(p.policy is Policy.MP_OREC)
-        )
+        p, g = self.params, self.params.geometry
+        block = SplitTables(g.split_tables(p.policy is Policy.MP_OREC, PC_WIDTH))
         m.submodules.block = block
-        o = self.outcome
+        o, bo, busy = self.outcome, block.outcome, block.status.busy
         pend, more, groups = self._sequence(m)
         first = o.valid
         low_pc, low_mask = groups.low
         second_pc, second_mask = groups.second
-        op = Signal(Op, name="op")
-        with m.If(self.launch.valid):
-            m.d.comb += op.eq(Op.LAUNCH)
-        with m.Elif(first):
-            m.d.comb += op.eq(Op.EXECUTE)
-        with m.Elif(self.release.lanes != 0):
-            m.d.comb += op.eq(Op.RELEASE)
-        with m.Elif(more & ~block.busy):
-            m.d.comb += op.eq(Op.MORE)
+        # further targets follow in MORE cycles (outcome with cont) once the tables settled,
+        # when the update was a divergence (a call, or not a return)
+        step = Signal(name="more_step")
+        m.d.comb += step.eq(~first & more & ~busy)
         m.d.comb += [
-            block.op.eq(op),
-            block.sid.eq(o.sid),
-            block.pc.eq(Mux(self.launch.valid, self.launch.pc, o.pc)),
-            block.lanes.eq(Mux(self.launch.valid, self.launch.mask, self.release.lanes)),
-            block.target_pc[0].eq(low_pc),
-            block.target_mask[0].eq(low_mask),
-            block.target_pc[1].eq(second_pc),
-            block.target_mask[1].eq(second_mask),
-            block.exited.eq(Mux(first, o.exited, 0)),
-            block.barrier.eq(Mux(first, o.barrier, 0)),
-            block.control.eq(o.control),
-            block.call.eq(o.call),
-            block.ret.eq(o.ret),
-            block.rpc.eq(o.rpc),
+            block.launch.valid.eq(self.launch.valid),
+            block.launch.mask.eq(self.launch.mask),
+            block.launch.pc.eq(self.launch.pc),
+            bo.valid.eq(first | step),
+            bo.cont.eq(step),
+            bo.slot.eq(o.sid),
+            bo.target_pc[0].eq(low_pc),
+            bo.target_mask[0].eq(low_mask),
+            bo.target_pc[1].eq(second_pc),
+            bo.target_mask[1].eq(second_mask),
+            bo.exited.eq(Mux(first, o.exited, 0)),
+            bo.barrier.eq(Mux(first, o.barrier, 0)),
+            bo.control.eq(o.control),
+            bo.call.eq(first & o.call),
+            bo.ret.eq(first & o.ret),
+            bo.rpc.eq(Mux(o.call, (o.pc + 4)[:PC_WIDTH], o.rpc)),
+            block.release.lanes.eq(self.release.lanes),
         ]
-        # further targets follow in MORE cycles when the update was a divergence (a call, or
-        # not a return), once the tables settled
-        stepped = (op == Op.EXECUTE) | (op == Op.MORE)
         continues = Mux(first, o.call | ~o.ret, 1)
         with m.If(self.launch.valid):
             m.d.sync += more.eq(0)
-        with m.Elif(stepped):
+        with m.Elif(first | step):
             m.d.sync += [pend.eq(groups.rest), more.eq(continues & (groups.rest != 0))]
-        for s in range(p.slots):
-            m.d.comb += [
-                self.splits.valid[s].eq(block.st_issue[s] & ~block.busy & ~more),
-                self.splits.sid[s].eq(s),
-                self.splits.pc[s].eq(block.st_pc[s]),
-                self.splits.mask[s].eq(block.st_mask[s]),
-            ]
-        self._status(m, block.busy | more, block.overflow, block.live, block.waiting)
+        self._splits(m, block, Mux(busy | more, 0, block.splits.valid))
+        self._status(m, busy | more, block.status.overflow, block.status.live,
+                     block.status.waiting)  # fmt: skip

@@ -25,10 +25,11 @@ from amaranth.hdl import Cat, Const, Module, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
+from reconverge.golden.blocks.arbiter import ArbiterParams
 from reconverge.golden.blocks.base import bits_for
 from reconverge.golden.sm.config import Scheduler as SchedulerKind
 from reconverge.golden.sm.params import SMParams
-from reconverge.hdl.arbiter import Arbiter
+from reconverge.hdl.blocks.arbiter import Arbiter
 
 #: Bits of a warp's age (its dispatch number).
 AGE_BITS = 32
@@ -69,7 +70,8 @@ class Scheduler(wiring.Component):
         slot_bits = bits_for(self.slots)
         gto = p.config.scheduler is SchedulerKind.GTO
         order_bits = AGE_BITS if gto else p.warp_bits
-        m.submodules.tree = tree = Arbiter(self.warps * self.slots, 1 + order_bits + 1 + slot_bits)
+        key_width = 1 + order_bits + 1 + slot_bits
+        m.submodules.tree = tree = Arbiter(ArbiterParams(self.warps * self.slots, key_width))
         for w in range(self.warps):
             warp_class = Signal(name=f"w{w}_class")
             if gto:

@@ -39,10 +39,12 @@ from reconverge.golden.blocks.base import bits_for
 from reconverge.golden.blocks.divergence import NEVER
 from reconverge.golden.faults import FaultCode
 from reconverge.golden.isa import REG_SP, SYSCALL_EXIT, Csr
-from reconverge.golden.sm.config import Policy
+from reconverge.golden.sm.config import Policy, ScoreboardKind
 from reconverge.golden.sm.lsu import MemOp
 from reconverge.golden.sm.params import PC_WIDTH, SMParams
-from reconverge.hdl.arbiter import Arbiter
+from reconverge.hdl.blocks.arbiter import Arbiter
+from reconverge.hdl.blocks.scoreboard import MaskedScoreboard, Scoreboard
+from reconverge.hdl.blocks.squeezer import Squeezer
 from reconverge.hdl.sm.decode import DECODED, Decoder, Unit
 from reconverge.hdl.sm.divergence import DivergenceUnit
 from reconverge.hdl.sm.fetch import Fetch, load_signature
@@ -59,7 +61,6 @@ from reconverge.hdl.sm.ports import (
 from reconverge.hdl.sm.regfile import RegisterFile
 from reconverge.hdl.sm.scheduler import AGE_BITS, Scheduler
 from reconverge.hdl.sm.writeback import LatencyClass, WritebackLines
-from reconverge.hdl.squeezer import Squeezer
 
 #: Bits of a split's ready timer and of a warp's count of pending write-backs.
 TIMER_BITS = 8
@@ -221,23 +222,16 @@ class _Core:
             self.dividers.append(divider)
         self.outer.submodules.lsu = self.lsu = LSU(p)
         m.submodules.writeback = self.wb = WritebackLines(p)
-        board = p.config.scoreboard_kind.value
-        from reconverge.hdl.scoreboard import MaskedScoreboard, Scoreboard
-
-        cls = MaskedScoreboard if board == "masked" else Scoreboard
-        self.scoreboard = cls(
-            warp_size=self.W,
-            registers=32,
-            warps=N,
-            entries=self.g.scoreboard_entries,
-            lookups=N * S,
-            writebacks=len(LatencyClass),
-        )
+        lookups, writebacks = N * S, len(LatencyClass)
+        if p.config.scoreboard_kind is ScoreboardKind.MASKED:
+            self.scoreboard = MaskedScoreboard(self.g.masked_scoreboard(lookups, writebacks))
+        else:
+            self.scoreboard = Scoreboard(self.g.scoreboard(lookups, writebacks))
         m.submodules.scoreboard = self.scoreboard
         if p.config.hws:
-            m.submodules.squeezer = self.squeezer = Squeezer(self.W, self.L)
+            m.submodules.squeezer = self.squeezer = Squeezer(self.g.squeezer())
         if p.policy is not Policy.STACKLESS:
-            m.submodules.lsu_tree = self.lsu_tree = Arbiter(self.W, p.line_key_bits)
+            m.submodules.lsu_tree = self.lsu_tree = Arbiter(self.g.arbiter(p.line_key_bits))
 
     def _unit_status(self) -> None:
         """Per warp: its unit settled from an update this cycle (V); it is quiet (settled, not
@@ -290,13 +284,13 @@ class _Core:
                 )
                 self.faulty[w][s] = faulty
                 m.d.comb += [
-                    sb.lookup_warp[i].eq(w),
-                    sb.lookup_regs[3 * i].eq(dec.sb_rs1),
-                    sb.lookup_regs[3 * i + 1].eq(dec.sb_rs2),
-                    sb.lookup_regs[3 * i + 2].eq(dec.sb_rd),
-                    sb.lookup_mask[i].eq(unit.splits.mask[s]),
+                    sb.lookup.warp[i].eq(w),
+                    sb.lookup.operands[3 * i].eq(dec.sb_rs1),
+                    sb.lookup.operands[3 * i + 1].eq(dec.sb_rs2),
+                    sb.lookup.operands[3 * i + 2].eq(dec.sb_rd),
+                    sb.lookup.mask[i].eq(unit.splits.mask[s]),
                 ]
-                hazard = (sb.dep_mask[i] != 0) | sb.full[i]
+                hazard = (sb.lookup.dep_mask[i] != 0) | sb.lookup.full[i]
                 memory = dec.is_load | dec.is_store | dec.is_amo
                 clear = ~hazard & (~memory | ~self.lsu.busy)
                 timed = self._timer_now(w, s) == 0
@@ -396,14 +390,14 @@ class _Core:
         passes = Signal(range(Q + 1), name="sel_passes")
         if p.config.hws:
             sq = self.squeezer
-            m.d.comb += [sq.valid.eq(1), sq.mask.eq(mask), passes.eq(sq.passes)]
-            m.d.comb += [self.sel_lanes.eq(sq.out_mask), self.sel_src.eq(sq.src)]
+            m.d.comb += [sq.warp.valid.eq(1), sq.warp.mask.eq(mask), passes.eq(sq.squeezed.passes)]
+            m.d.comb += [self.sel_lanes.eq(sq.squeezed.mask), self.sel_src.eq(sq.squeezed.src)]
             # the k-th non-empty quarter in sorted order
             for k in range(Q):
                 count = Const(0, range(Q + 1))
                 for i in range(Q):
-                    quarter = sq.order[i]
-                    here = sq.quarter_mask.bit_select(quarter, 1)
+                    quarter = sq.squeezed.order[i]
+                    here = sq.squeezed.quarter_mask.bit_select(quarter, 1)
                     with m.If(here & (count == k)):
                         m.d.comb += self.pass_quarter[k].eq(quarter)
                     count = count + here
@@ -472,10 +466,10 @@ class _Core:
         good_issue = _named(m, "good_issue", self.issue & ~self.sel["faulty"])
         sb = self.scoreboard
         m.d.comb += [
-            sb.issue_valid.eq(good_issue & (dest != 0)),
-            sb.issue_warp.eq(sel_w),
-            sb.issue_rd.eq(dest),
-            sb.issue_mask.eq(mask),
+            sb.issue.valid.eq(good_issue & (dest != 0)),
+            sb.issue.warp.eq(sel_w),
+            sb.issue.rd.eq(dest),
+            sb.issue.mask.eq(mask),
         ]
         self.issue_dest = dest
         with m.If(good_issue):
@@ -834,7 +828,8 @@ class _Core:
             bad = _named(m, f"b{b}_barrier_bad", complete & (_any(exited) | _any(pcs_differ)))
             faults.append(bad)
             for w in range(N):
-                with m.If(complete & ~bad & members[w]):
+                waiting = self.units[w].waiting != 0
+                with m.If(complete & ~bad & members[w] & waiting):
                     m.d.comb += self.release[w].eq(1)
         m.d.comb += self.barrier_fault.eq(_any(faults))
         for w in range(N):
@@ -958,10 +953,10 @@ class _Core:
         ]
         for k, r in enumerate(wb.release):
             m.d.comb += [
-                sb.wb_valid[k].eq(r.valid & (r.rd != 0)),
-                sb.wb_warp[k].eq(r.warp),
-                sb.wb_rd[k].eq(r.rd),
-                sb.wb_mask[k].eq(r.mask),
+                sb.writeback.valid[k].eq(r.valid & (r.rd != 0)),
+                sb.writeback.warp[k].eq(r.warp),
+                sb.writeback.rd[k].eq(r.rd),
+                sb.writeback.mask[k].eq(r.mask),
             ]
         releases = self._releases_by_warp()
         for w in range(N):

@@ -37,8 +37,8 @@ def test_board_top_runs_a_kernel(policy: Policy) -> None:
     memory: list[int] = []
     state: dict[str, int] = {}
 
-    async def bench(ctx) -> None:  # noqa: ANN001 (Amaranth's testbench context)
-        for cycle in range(20 * golden.metrics.cycles + 200):
+    async def bench(ctx) -> None:
+        for _ in range(20 * golden.metrics.cycles + 200):
             if ctx.get(dut.done) or ctx.get(dut.fault):
                 break
             await ctx.tick()
