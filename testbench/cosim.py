@@ -57,6 +57,7 @@ from reconverge.testbench.cocotb_run import (
 )
 from reconverge.testbench.cocotb_sm import ENV_JOB, Job
 from reconverge.testbench.memory_model import Backpressure, local_span
+from reconverge.testbench.verilator import DEFAULT_VERILATOR_OPT, VERILATOR_OPTS
 
 #: The cocotb test module and the Verilog top module of the SM.
 TEST_MODULE = "reconverge.testbench.cocotb_sm"
@@ -164,23 +165,65 @@ def wave_format(sim: str, waves: str | Path | None) -> str:
     return "vcd" if sim == "verilator" and str(waves).endswith(".vcd") else "fst"
 
 
-def build(design: Design, sim: str, waves: str = "") -> tuple[Any, Path]:
-    """Write the design's Verilog and compile it for the simulator, once per design and wave
-    format (:func:`wave_format`; the Verilog is regenerated only when its digest changed);
-    returns (runner, build directory)."""
+def verilog_text(design: Design) -> str:
+    """The design's Verilog, made once per digest for every simulator and process (elaborating
+    the SM takes seconds): kept in ``build/cosim/verilog/<key>/`` with the digest it was made
+    from."""
+    directory = build_root() / "cosim" / "verilog" / design.key
+    with _locked(directory):
+        source, stamp = directory / f"{design.top}.v", directory / "digest"
+        if source.exists() and stamp.exists() and stamp.read_text() == design.digest:
+            return source.read_text()
+        text = design.verilog()
+        write_if_changed(source, text)
+        stamp.write_text(design.digest)
+        return text
+
+
+@contextmanager
+def _make_variables(*assignments: str) -> Iterator[None]:
+    """Variables for the ``make`` that cocotb's Verilator runner starts (through
+    ``MAKEFLAGS``, as :func:`reconverge.testbench.verilator.prepare` does)."""
+    old = os.environ.get("MAKEFLAGS")
+    os.environ["MAKEFLAGS"] = " ".join([*([old] if old else []), *assignments])
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("MAKEFLAGS", None)
+        else:
+            os.environ["MAKEFLAGS"] = old
+
+
+def build_dir_of(
+    design: Design, sim: str, waves: str = "", opt: str = DEFAULT_VERILATOR_OPT
+) -> Path:
+    """Where :func:`build` puts a design: ``build/cosim/<sim>/<key>[-<waves>][-<opt>]`` (the
+    Verilator optimisation in the name, so builds at two levels coexist)."""
+    name = design.key + (f"-{waves}" if waves else "") + (f"-{opt}" if sim == "verilator" else "")
+    return build_root() / "cosim" / sim / name
+
+
+def build(
+    design: Design, sim: str, waves: str = "", opt: str = DEFAULT_VERILATOR_OPT
+) -> tuple[Any, Path]:
+    """Write the design's Verilog (:func:`verilog_text`) and compile it for the simulator,
+    once per design, wave format (:func:`wave_format`) and Verilator optimisation ``opt`` (one
+    of :data:`VERILATOR_OPTS`): it is recompiled only when its text changed. Returns (runner,
+    build directory)."""
     if sim not in SIMULATORS:
         raise CosimError(f"unknown simulator {sim!r} (known: {', '.join(SIMULATORS)})")
-    build_dir = build_root() / "cosim" / sim / (design.key + (f"-{waves}" if waves else ""))
+    if opt not in VERILATOR_OPTS:
+        raise CosimError(f"Verilator optimisation {opt!r} is not one of {VERILATOR_OPTS}")
+    build_dir = build_dir_of(design, sim, waves, opt)
     try:
         runner = _runner(sim)
     except RuntimeError as exc:  # no usable Verilator
         raise CosimError(str(exc)) from None
     runner.log.setLevel(logging.ERROR)  # not "Skipping compilation" on every reuse
     with _locked(build_dir):
-        source, stamp = build_dir / f"{design.top}.v", build_dir / "digest"
-        if not source.exists() or not stamp.exists() or stamp.read_text() != design.digest:
-            write_if_changed(source, design.verilog())
-            stamp.write_text(design.digest)
+        source = build_dir / f"{design.top}.v"
+        write_if_changed(source, verilog_text(design))
         binary = build_dir / design.top
         built = binary.exists() and binary.stat().st_mtime > source.stat().st_mtime
         if sim == "verilator" and built:
@@ -190,15 +233,16 @@ def build(design: Design, sim: str, waves: str = "") -> tuple[Any, Path]:
             build_args.append("--trace-fst")
         log = build_dir / "build.log"
         try:
-            runner.build(
-                sources=[source],
-                hdl_toplevel=design.top,
-                build_dir=build_dir,
-                timescale=("1ns", "1ps"),
-                build_args=build_args,
-                waves=bool(waves),
-                log_file=log,
-            )
+            with _make_variables(f"OPT_FAST=-{opt}"):
+                runner.build(
+                    sources=[source],
+                    hdl_toplevel=design.top,
+                    build_dir=build_dir,
+                    timescale=("1ns", "1ps"),
+                    build_args=build_args,
+                    waves=bool(waves),
+                    log_file=log,
+                )
         except (RuntimeError, SystemExit):
             hint = ""
             if "lz4.h" in (log.read_text(errors="replace") if log.exists() else ""):
@@ -313,11 +357,13 @@ def run_rtl(
     max_cycles: int = 1_000_000,
     max_seconds: float = 600.0,
     keep: bool = False,
+    opt: str = DEFAULT_VERILATOR_OPT,
 ) -> RtlRun:
-    """Run ``image`` on the design under cocotb. The run's directory (job, log, results) is
-    removed afterwards unless ``keep`` or the simulation failed."""
+    """Run ``image`` on the design under cocotb (Verilator: built at optimisation ``opt``). The
+    run's directory (job, log, results) is removed afterwards unless ``keep`` or the
+    simulation failed."""
     store = loaded_entries(instruction_store(image, params))  # fails before the build if too big
-    runner, build_dir = build(design, sim, wave_format(sim, waves))
+    runner, build_dir = build(design, sim, wave_format(sim, waves), opt)
     runs = build_dir / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     test_dir = Path(tempfile.mkdtemp(prefix="run-", dir=runs))
@@ -867,11 +913,13 @@ def cosim(
     design: Design | None = None,
     source: str | None = None,
     keep: bool = False,
+    opt: str = DEFAULT_VERILATOR_OPT,
 ) -> CosimReport:
     """Run ``image`` on golden and on the SM's Verilog with the launch's grid, block and
     arguments (its geometry and memory map are replaced by ``params``') and compare them.
     ``level`` is the agreement level required for :attr:`CosimReport.ok`; ``design`` replaces
-    the SM (tests); ``waves`` names an FST file to record."""
+    the SM (tests); ``waves`` names an FST file to record; ``opt`` is the optimisation of a
+    Verilator build (:data:`VERILATOR_OPTS`)."""
     if level not in LEVELS:
         raise CosimError(f"level {level} is not one of {', '.join(map(str, LEVELS))}")
     if sim not in SIMULATORS:
@@ -894,6 +942,7 @@ def cosim(
         max_cycles=max_cycles or default_max_cycles(golden.metrics.cycles, backpressure),
         max_seconds=max_seconds,
         keep=keep,
+        opt=opt,
     )
     rtl, problems = rtl_result(run, launch, image, params)
     per_block = -(-launch.block // params.geometry.warp_size)
@@ -920,14 +969,21 @@ def cosim(
 
 
 def cycles_per_second(
-    image: Image, launch: LaunchConfig, params: SMParams, *, sim: str = "icarus"
+    image: Image,
+    launch: LaunchConfig,
+    params: SMParams,
+    *,
+    sim: str = "icarus",
+    opt: str = DEFAULT_VERILATOR_OPT,
 ) -> float:
     """Co-simulation speed (``make bench``): SM clock cycles per wall-clock second of one run
     of ``image`` on the SM's Verilog (the build and the instruction-store load excluded)."""
-    return cosim(image, launch, params, sim=sim, level=1).cycles_per_second
+    return cosim(image, launch, params, sim=sim, level=1, opt=opt).cycles_per_second
 
 
 __all__ = [
+    "DEFAULT_VERILATOR_OPT",
+    "VERILATOR_OPTS",
     "Backpressure",
     "CosimError",
     "CosimReport",
