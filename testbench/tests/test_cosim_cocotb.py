@@ -1,13 +1,12 @@
-"""The co-simulation's cocotb plumbing on Icarus Verilog, and the end-to-end runs on the SM.
+"""The co-simulation's cocotb plumbing on Icarus Verilog, and a tiny program on the SM.
 
-Until ``hdl/sm/top.py`` exists, the plumbing (job file, reset, instruction-store load, launch,
-memory port, trace and exit events, status counters, watchdog, results, comparison) is tested
-with a test-only Verilog module written here: it has the SM's port list (docs/sm-hardware.md,
-"Ports of SM"), checks what the testbench loads and launches, and plays a fixed little script
-(trace events, one store and one load through the data port, an exit event, done). The script
-is golden's run of a tiny program, so a faithful transport reaches agreement level 4, and every
-deliberate deviation is reported at its level. The end-to-end tests (suite kernels under every
-policy at the cosim configuration, level >= 3) run as soon as the SM exists.
+The plumbing (job file, reset, instruction-store load, launch, memory port, trace and exit
+events, status counters, watchdog, results, comparison) is tested with a test-only Verilog
+module written here: it has the SM's port list (docs/sm-hardware.md, "Ports of SM"), checks
+what the testbench loads and launches, and plays a fixed little script (trace events, one store
+and one load through the data port, an exit event, done). The script is golden's run of a tiny
+program, so a faithful transport reaches agreement level 4, and every deliberate deviation is
+reported at its level. The suite on the SM: test_cosim_sm.py.
 """
 
 from __future__ import annotations
@@ -29,10 +28,9 @@ from reconverge.golden.functional import LaunchConfig
 from reconverge.golden.image import Image
 from reconverge.golden.isa import IllegalInstruction, decode
 from reconverge.golden.memmap import GLOBAL_BASE
-from reconverge.golden.sm.config import POLICY_NAMES, Policy
+from reconverge.golden.sm.config import Policy
 from reconverge.golden.sm.core import IssueRecord, SMResult, run_sm
 from reconverge.golden.sm.params import COSIM, SMParams
-from reconverge.kernels import suite
 from reconverge.testbench.cosim import (
     METRICS,
     CosimReport,
@@ -44,6 +42,7 @@ from reconverge.testbench.cosim import (
     metrics_json,
     sm_available,
 )
+from reconverge.testbench.cosim_plan import COSIM_GEOMETRY, Variant, build_group
 from reconverge.testbench.memory_model import Backpressure
 from reconverge.testbench.verilator import MINIMUM as VERILATOR_MINIMUM
 from reconverge.testbench.verilator import _version as verilator_version
@@ -466,44 +465,10 @@ def test_verilator_runs_the_same_plumbing(tmp_path: Path) -> None:
 needs_sm = pytest.mark.skipif(
     not sm_available(), reason="the HDL SM (hdl/sm/top.py) does not exist yet"
 )
-VARIANTS = [(p, True) for p in POLICY_NAMES] + [("ppc", False)]
-
-
-def _params(policy: str, hints: bool, hws: bool) -> SMParams:
-    config = replace(COSIM.config, policy=Policy(policy), hints=hints, hws=hws)
-    return replace(COSIM, config=config)
-
-
-def kernel_report(name: str, policy: str, hints: bool, hws: bool) -> CosimReport:
-    params = _params(policy, hints, hws)
-    explicit = params.config.explicit
-    launch, case = suite()[name].launch(hints=explicit)
-    config = launch.config(case.grid, case.block, geometry=params.geometry, memmap=params.memmap)
-    return cosim(launch.image, config, params, level=3, source=name)
 
 
 @needs_sm
-@pytest.mark.parametrize("hws", [False, True], ids=["", "hws"])
-@pytest.mark.parametrize(("policy", "hints"), VARIANTS)
-def test_nested_on_the_sm(policy: str, hints: bool, hws: bool) -> None:
-    """Seed 002 Fig 6's nested branches on the SM's Verilog agree with golden at level 3 or
-    better under every policy, with and without hws, at the cosim configuration."""
-    report = kernel_report("nested", policy, hints, hws)
-    assert report.ok, report.format()
-
-
-@needs_sm
-@pytest.mark.slow
-@pytest.mark.parametrize("hws", [False, True], ids=["", "hws"])
-@pytest.mark.parametrize(("policy", "hints"), VARIANTS)
-@pytest.mark.parametrize("kernel", sorted(suite()))
-def test_suite_on_the_sm(kernel: str, policy: str, hints: bool, hws: bool) -> None:
-    """Every suite kernel under every policy, hws off and on: level 3 or better."""
-    report = kernel_report(kernel, policy, hints, hws)
-    assert report.ok, report.format()
-
-
-@needs_sm
+@pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, Variant(Policy.SPS), False))
 def test_tiny_program_on_the_sm_with_backpressure() -> None:
     """The tiny program (a store, a load, a branch, exit codes) on the SM, once with block-RAM
     timing and once with a stalling memory: both reach level 3 or better, and with the stalls
