@@ -52,6 +52,7 @@ RESULT_KEYS = (
     "counters",  # status counters by name (cycles, idle_cycles, ...)
     "clocks",  # clock cycles from launch to the stop
     "seconds",  # wall time of those cycles
+    "load_seconds",  # wall time of the instruction-store load (one entry per clock)
 )
 #: The status counters of the SM, by the name after ``status__``.
 COUNTERS = ("cycles", "idle_cycles", "transactions", "shared_cycles", "bank_conflicts", "stalls")
@@ -299,9 +300,11 @@ async def run_program(dut: Any) -> None:
     job = Job.read(Path(os.environ[ENV_JOB]))
     bench = SMBench(dut, job)
     await bench.start()
+    start = time.monotonic()
     await bench.load()
+    load_seconds = time.monotonic() - start
     await bench.launch()
-    results = await bench.run()
+    results = {**await bench.run(), "load_seconds": load_seconds}
     bench.write(results)
     dut._log.info(
         "%s after %d clocks (%.1f s): %d issues, %d exits %s",

@@ -317,6 +317,7 @@ class RtlRun:
     clocks: int
     seconds: float
     memory: GlobalMemory
+    load_seconds: float = 0.0  # the instruction-store load before the launch
 
     @property
     def finished(self) -> bool:
@@ -437,6 +438,7 @@ def _parse_results(raw: dict[str, Any], memory_file: Path, params: SMParams) -> 
         clocks=raw["clocks"],
         seconds=raw["seconds"],
         memory=memory,
+        load_seconds=raw["load_seconds"],
     )
 
 
@@ -858,6 +860,7 @@ class CosimReport:
                 "clocks": run.clocks,
                 "seconds": run.seconds,
                 "cycles_per_second": run.cycles_per_second,
+                "load_seconds": run.load_seconds,
             },
         }
 
@@ -883,7 +886,8 @@ class CosimReport:
             )
         lines.append(
             f"  rtl: {self.run.clocks} clocks ({self.run.counters.get('stalls', 0)} stalled) in "
-            f"{self.run.seconds:.1f} s, {self.run.cycles_per_second:,.0f} cycles/s"
+            f"{self.run.seconds:.1f} s, {self.run.cycles_per_second:,.0f} cycles/s (instruction "
+            f"store loaded in {self.run.load_seconds:.1f} s)"
         )
         if self.difference is not None:
             lines.append("first difference at " + str(self.difference))
