@@ -31,7 +31,6 @@ from reconverge.golden.sm.commands import (
 )
 from reconverge.golden.sm.config import POLICY_NAMES, Policy, Scheduler, ScoreboardKind
 from reconverge.golden.sm.params import CONFIGS, SMParams
-from reconverge.testbench.verilator import DEFAULT_VERILATOR_OPT, VERILATOR_OPTS
 
 #: Geometry fields a command-line option of the same name overrides.
 GEOMETRY_OPTIONS = tuple(f.name for f in fields(Geometry) if f.name != "regs")
@@ -84,9 +83,6 @@ def _configure(p: argparse.ArgumentParser) -> None:
         help="ppc: explicit (with reconvergence PCs) or implicit",
     )  # fmt: skip
     p.add_argument("--sim", choices=("icarus", "verilator"), default="icarus")
-    p.add_argument("--verilator-opt", choices=VERILATOR_OPTS, default=DEFAULT_VERILATOR_OPT,
-                   help="GCC optimisation of a Verilator build (default %(default)s: the "
-                        "quickest build; Os simulates about 5 times faster)")  # fmt: skip
     p.add_argument("--level", type=int, choices=(1, 2, 3, 4), default=3,
                    help="agreement level required for exit status 0 (default 3)")  # fmt: skip
     p.add_argument("--waves", metavar="FILE.fst", help="record the RTL's waveforms here")
@@ -133,7 +129,6 @@ def _cmd_cosim(ns: argparse.Namespace) -> int:
             max_seconds=ns.timeout,
             source=work.source,
             keep=ns.keep,
-            opt=ns.verilator_opt,
         )
     except SimulationError as exc:
         print(f"reconverge cosim: the simulation failed: {exc}", file=sys.stderr)

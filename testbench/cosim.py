@@ -58,7 +58,6 @@ from reconverge.testbench.cocotb_run import (
 )
 from reconverge.testbench.cocotb_sm import ENV_JOB, Job
 from reconverge.testbench.memory_model import Backpressure, local_span
-from reconverge.testbench.verilator import DEFAULT_VERILATOR_OPT, VERILATOR_OPTS
 
 #: The cocotb test module and the Verilog top module of the SM.
 TEST_MODULE = "reconverge.testbench.cocotb_sm"
@@ -181,13 +180,13 @@ def verilog_text(design: Design) -> str:
         return text
 
 
-def _build_verilator(source: Path, top: str, waves: str, opt: str, log: Path) -> None:
+def _build_verilator(source: Path, top: str, waves: str, log: Path) -> None:
     """Verilate and compile ``source`` in its directory as cocotb's Verilator runner does
     (its ``verilator.cpp``, VPI library and binary name, so the runner's ``test`` runs it), but
     with only the top module's signals public (``--public-depth 1``: the testbench reads and
     drives the ports alone) instead of ``--public-flat-rw``, which keeps every signal of the SM
-    writable through VPI: that makes the C++ 2.6 times larger and the simulation 3 times
-    slower. ``opt`` is GCC's optimisation of the model's hot code (``OPT_FAST``)."""
+    writable through VPI: at the cosim configuration that makes 30 MB of C++ instead of 12
+    and simulates 5 times slower."""
     from cocotb_tools import config as cocotb_config
 
     from reconverge.testbench.verilator import prepare
@@ -206,33 +205,19 @@ def _build_verilator(source: Path, top: str, waves: str, opt: str, log: Path) ->
     ]  # fmt: skip
     jobs = str(min(os.cpu_count() or 1, 8))
     make = ["make", "-j", jobs, "-C", str(directory), "-f", "Vtop.mk",
-            f"VM_TRACE={int(bool(waves))}", f"OPT_FAST=-{opt}"]  # fmt: skip
+            f"VM_TRACE={int(bool(waves))}"]  # fmt: skip
     with open(log, "w") as out:
         for command in (verilate, make):
             subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=True)
 
 
-def build_dir_of(
-    design: Design, sim: str, waves: str = "", opt: str = DEFAULT_VERILATOR_OPT
-) -> Path:
-    """Where :func:`build` puts a design: ``build/cosim/<sim>/<key>[-<waves>][-<opt>]`` (the
-    Verilator optimisation in the name, so builds at two levels coexist)."""
-    name = design.key + (f"-{waves}" if waves else "") + (f"-{opt}" if sim == "verilator" else "")
-    return build_root() / "cosim" / sim / name
-
-
-def build(
-    design: Design, sim: str, waves: str = "", opt: str = DEFAULT_VERILATOR_OPT
-) -> tuple[Any, Path]:
+def build(design: Design, sim: str, waves: str = "") -> tuple[Any, Path]:
     """Write the design's Verilog (:func:`verilog_text`) and compile it for the simulator,
-    once per design, wave format (:func:`wave_format`) and Verilator optimisation ``opt`` (one
-    of :data:`VERILATOR_OPTS`): it is recompiled only when its text changed. Returns (runner,
-    build directory)."""
+    once per design and wave format (:func:`wave_format`) in ``build/cosim/<sim>/<key>``: it
+    is recompiled only when its text changed. Returns (runner, build directory)."""
     if sim not in SIMULATORS:
         raise CosimError(f"unknown simulator {sim!r} (known: {', '.join(SIMULATORS)})")
-    if opt not in VERILATOR_OPTS:
-        raise CosimError(f"Verilator optimisation {opt!r} is not one of {VERILATOR_OPTS}")
-    build_dir = build_dir_of(design, sim, waves, opt)
+    build_dir = build_root() / "cosim" / sim / (design.key + (f"-{waves}" if waves else ""))
     try:
         runner = _runner(sim)
     except RuntimeError as exc:  # no usable Verilator
@@ -247,7 +232,7 @@ def build(
         try:
             if sim == "verilator":
                 if not built:  # cocotb's Verilator runner would rebuild every time
-                    _build_verilator(source, design.top, waves, opt, log)
+                    _build_verilator(source, design.top, waves, log)
             else:
                 runner.build(
                     sources=[source],
@@ -372,13 +357,11 @@ def run_rtl(
     max_cycles: int = 1_000_000,
     max_seconds: float = 600.0,
     keep: bool = False,
-    opt: str = DEFAULT_VERILATOR_OPT,
 ) -> RtlRun:
-    """Run ``image`` on the design under cocotb (Verilator: built at optimisation ``opt``). The
-    run's directory (job, log, results) is removed afterwards unless ``keep`` or the
-    simulation failed."""
+    """Run ``image`` on the design under cocotb. The run's directory (job, log, results) is
+    removed afterwards unless ``keep`` or the simulation failed."""
     store = loaded_entries(instruction_store(image, params))  # fails before the build if too big
-    runner, build_dir = build(design, sim, wave_format(sim, waves), opt)
+    runner, build_dir = build(design, sim, wave_format(sim, waves))
     runs = build_dir / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     test_dir = Path(tempfile.mkdtemp(prefix="run-", dir=runs))
@@ -931,13 +914,11 @@ def cosim(
     design: Design | None = None,
     source: str | None = None,
     keep: bool = False,
-    opt: str = DEFAULT_VERILATOR_OPT,
 ) -> CosimReport:
     """Run ``image`` on golden and on the SM's Verilog with the launch's grid, block and
     arguments (its geometry and memory map are replaced by ``params``') and compare them.
     ``level`` is the agreement level required for :attr:`CosimReport.ok`; ``design`` replaces
-    the SM (tests); ``waves`` names an FST file to record; ``opt`` is the optimisation of a
-    Verilator build (:data:`VERILATOR_OPTS`)."""
+    the SM (tests); ``waves`` names an FST file to record."""
     if level not in LEVELS:
         raise CosimError(f"level {level} is not one of {', '.join(map(str, LEVELS))}")
     if sim not in SIMULATORS:
@@ -960,7 +941,6 @@ def cosim(
         max_cycles=max_cycles or default_max_cycles(golden.metrics.cycles, backpressure),
         max_seconds=max_seconds,
         keep=keep,
-        opt=opt,
     )
     rtl, problems = rtl_result(run, launch, image, params)
     per_block = -(-launch.block // params.geometry.warp_size)
@@ -987,21 +967,14 @@ def cosim(
 
 
 def cycles_per_second(
-    image: Image,
-    launch: LaunchConfig,
-    params: SMParams,
-    *,
-    sim: str = "icarus",
-    opt: str = DEFAULT_VERILATOR_OPT,
+    image: Image, launch: LaunchConfig, params: SMParams, *, sim: str = "icarus"
 ) -> float:
     """Co-simulation speed (``make bench``): SM clock cycles per wall-clock second of one run
     of ``image`` on the SM's Verilog (the build and the instruction-store load excluded)."""
-    return cosim(image, launch, params, sim=sim, level=1, opt=opt).cycles_per_second
+    return cosim(image, launch, params, sim=sim, level=1).cycles_per_second
 
 
 __all__ = [
-    "DEFAULT_VERILATOR_OPT",
-    "VERILATOR_OPTS",
     "Backpressure",
     "CosimError",
     "CosimReport",

@@ -19,7 +19,6 @@ from reconverge.golden.sm.params import COSIM, SMParams
 from reconverge.golden.sm.workload import Workload, load_workload
 from reconverge.kernels import suite
 from reconverge.testbench.cosim import CosimReport, cosim, params_digest
-from reconverge.testbench.verilator import DEFAULT_VERILATOR_OPT
 
 
 @dataclass(frozen=True)
@@ -127,7 +126,6 @@ def run_cell(
     hws: bool,
     *,
     sim: str = "verilator",
-    opt: str = DEFAULT_VERILATOR_OPT,
 ) -> Cell:
     """Co-simulate a suite kernel on the SM of (geometry, variant, hws), bound as ``reconverge
     cosim`` binds it, requesting level 4."""
@@ -137,7 +135,7 @@ def run_cell(
     launch = work.launches[hints].config(  # type: ignore[index]
         work.grid, work.block, geometry=params.geometry, memmap=params.memmap
     )
-    report = cosim(work.image_for(hints), launch, params, sim=sim, level=4, source=kernel, opt=opt)
+    report = cosim(work.image_for(hints), launch, params, sim=sim, level=4, source=kernel)
     wrong = work.mismatches(report.rtl, hints) if report.run.finished else None
     return Cell(kernel, geometry, variant, hws, report, wrong)
 

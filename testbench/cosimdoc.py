@@ -30,7 +30,6 @@ from reconverge.testbench.cosim_plan import (
     Variant,
     run_cell,
 )
-from reconverge.testbench.verilator import DEFAULT_VERILATOR_OPT
 
 Group = tuple[str, str, bool]  # (geometry, variant label, hws): one SM build
 
@@ -75,14 +74,14 @@ def _variant(label: str) -> Variant:
     return next(v for v in VARIANTS if v.label == label)
 
 
-def run_group(group: Group, kernels: Sequence[str], sim: str, opt: str) -> list[Row]:
+def run_group(group: Group, kernels: Sequence[str], sim: str) -> list[Row]:
     """Every kernel on one SM build (a worker's task)."""
     geometry, label, hws = group
     rows = []
     for kernel in kernels:
         start = time.monotonic()
         try:
-            cell = run_cell(kernel, geometry, _variant(label), hws, sim=sim, opt=opt)
+            cell = run_cell(kernel, geometry, _variant(label), hws, sim=sim)
         except Exception as exc:  # the document records what stopped the cell
             what = f"{type(exc).__name__}: {exc}"
             rows.append(Row(kernel, geometry, label, hws, 0, None, None, what, None, 0.0))
@@ -112,12 +111,12 @@ def groups() -> list[Group]:
     return [(g, v.label, hws) for g in GEOMETRIES for v in VARIANTS for hws in HWS]
 
 
-def sweep(kernels: Sequence[str], jobs: int, sim: str, opt: str) -> list[Row]:
+def sweep(kernels: Sequence[str], jobs: int, sim: str) -> list[Row]:
     """Every cell of the plan, the cells of one build in one worker."""
     if jobs <= 1:
-        return [row for g in groups() for row in run_group(g, kernels, sim, opt)]
+        return [row for g in groups() for row in run_group(g, kernels, sim)]
     with ProcessPoolExecutor(jobs) as pool:
-        futures = [pool.submit(run_group, g, kernels, sim, opt) for g in groups()]
+        futures = [pool.submit(run_group, g, kernels, sim) for g in groups()]
         return [row for future in futures for row in future.result()]
 
 
@@ -131,7 +130,7 @@ def _level(row: Row) -> str:
     return f"{row.level}{mark}{oracle}"
 
 
-def document(rows: Iterable[Row], sim: str, opt: str, seconds: float) -> str:
+def document(rows: Iterable[Row], sim: str, seconds: float) -> str:
     """The Markdown of docs/cosim.md."""
     rows = list(rows)
     by_key = {(r.kernel, r.geometry, r.variant, r.hws): r for r in rows}
@@ -144,7 +143,7 @@ def document(rows: Iterable[Row], sim: str, opt: str, seconds: float) -> str:
         "not edit. Each cell is one `reconverge cosim KERNEL --policy P [--hws] --level 4` run: "
         "the suite kernel at its default size, compiled and bound as `reconverge run` does, on "
         "golden and on the generated Verilog of the SM (`hdl/sm/top.py`) under "
-        f"{sim} ({version}{', C++ at -' + opt if sim == 'verilator' else ''}), at the "
+        f"{sim} ({version}), at the "
         "cosim configuration (`golden.sm.params.COSIM`: 4 warp slots, short latencies, 32-byte "
         "lines) with the geometry of the section. Agreement levels (DESIGN.md): 1 final memory "
         "and exit codes, 2 each thread's path, 3 each warp's issue stream, 4 the cycle of every "
@@ -208,8 +207,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="only these kernels (default: the whole suite)")  # fmt: skip
     ns = parser.parse_args(argv)
     start = time.monotonic()
-    rows = sweep(ns.kernel or KERNELS, ns.jobs, ns.sim, DEFAULT_VERILATOR_OPT)
-    text = document(rows, ns.sim, DEFAULT_VERILATOR_OPT, time.monotonic() - start)
+    rows = sweep(ns.kernel or KERNELS, ns.jobs, ns.sim)
+    text = document(rows, ns.sim, time.monotonic() - start)
     ns.output.write_text(text)
     print(f"wrote {ns.output}: {sum(r.level == 4 for r in rows)} of {len(rows)} cells at level 4")
     return 0

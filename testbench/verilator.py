@@ -19,13 +19,6 @@ from importlib import metadata
 from pathlib import Path
 
 MINIMUM = (5, 36)
-#: GCC optimisation of the C++ that Verilator makes of the SM (its ``OPT_FAST``,
-#: ``reconverge cosim --verilator-opt``). At the cosim configuration the SM is about 30 MB of
-#: C++: about 30 s of CPU to compile at -O0, 80 s at -O1, 190 s at -Os (Verilator's default),
-#: which simulates about 5 times faster than -O0 (``make bench``). A suite kernel runs a few
-#: thousand cycles, so the build dominates: -O0.
-VERILATOR_OPTS = ("O0", "O1", "O2", "Os")
-DEFAULT_VERILATOR_OPT = "O0"
 
 
 def _version(exe: str) -> tuple[int, int]:

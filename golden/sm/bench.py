@@ -73,10 +73,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 #: The co-simulation speed section: one kernel under sps at the cosim configuration with two
-#: geometries, on Icarus and on Verilator with its C++ built at -O0 (the default) and -Os.
+#: geometries, on both simulators.
 COSIM_KERNEL = "loopBreak"
 COSIM_GEOMETRIES = {"W=8 L=4": (8, 4), "W=16 L=4": (16, 4)}
-COSIM_SIMS = (("icarus", "O0"), ("verilator", "O0"), ("verilator", "Os"))
+COSIM_SIMS = ("icarus", "verilator")
 
 
 def cosim_speeds() -> None:
@@ -95,16 +95,15 @@ def cosim_speeds() -> None:
     launch, case = suite()[COSIM_KERNEL].launch(hints=True)
     print(f"\nco-simulation: SM clock cycles per second of the SM's Verilog running "
           f"{COSIM_KERNEL} under sps (cosim configuration; build and load excluded)")  # fmt: skip
-    names = [sim if sim == "icarus" else f"{sim} -{opt}" for sim, opt in COSIM_SIMS]
-    print(f"{'geometry':<12}" + "".join(f"{name:>16}" for name in names))
+    print(f"{'geometry':<12}" + "".join(f"{sim:>16}" for sim in COSIM_SIMS))
     for label, (warp_size, simd_width) in COSIM_GEOMETRIES.items():
         geometry = replace(COSIM.geometry, warp_size=warp_size, simd_width=simd_width)
         params = replace(COSIM, geometry=geometry)
         config = launch.config(case.grid, case.block, geometry=geometry, memmap=params.memmap)
         cells = []
-        for sim, opt in COSIM_SIMS:
+        for sim in COSIM_SIMS:
             try:
-                rate = cycles_per_second(launch.image, config, params, sim=sim, opt=opt)
+                rate = cycles_per_second(launch.image, config, params, sim=sim)
                 cells.append(f"{rate:,.0f}")
             except UserError as exc:  # no usable Verilator
                 cells.append("-")
