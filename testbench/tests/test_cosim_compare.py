@@ -313,7 +313,7 @@ def test_report_json_and_text() -> None:
                         "golden", "rtl"}  # fmt: skip
     assert set(out["golden"]) == {*METRICS, "fault"}
     assert set(out["rtl"]) == {*METRICS, "fault", "stalls", "stopped", "message", "clocks",
-                               "seconds", "cycles_per_second"}  # fmt: skip
+                               "seconds", "cycles_per_second", "load_seconds"}  # fmt: skip
     assert out["params"]["policy"] == "mp-orec" and out["params"]["hws"] is True
     assert out["ok"] and "level 4 reached (requested 3) — ok" in report.format()
 

@@ -1,0 +1,226 @@
+"""Programs on the SM's generated Verilog, held to golden (the co-simulation plan of issue 12,
+:mod:`reconverge.testbench.cosim_plan`).
+
+``make test``: every suite kernel at its default size under every policy, hws off and on, at
+the cosim configuration (W = 8, L = 4, 4 warp slots) on Verilator; a subset on Icarus; the
+GNU-built bare-metal program and the assembler demo through ``reconverge cosim``; two more
+geometries (W = L = 8, and W = 16, L = 4) on a subset. ``make test-slow``: the rest of the
+kernel x policy x hws x geometry sweep. Every cell must reach exactly its expected level (4
+unless ``cosim_plan.KNOWN`` documents it) and the RTL's outputs must match the kernel's oracle.
+
+Tests that run on one SM build share an ``xdist_group`` (``make test`` distributes with
+``--dist loadgroup``), so a pytest-xdist worker builds each SM once and no worker waits for
+another's build.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from reconverge.golden import cli
+from reconverge.golden.sm.config import Policy
+from reconverge.testbench.cosim import sm_available
+from reconverge.testbench.cosim_plan import (
+    COSIM_GEOMETRY,
+    GEOMETRIES,
+    HWS,
+    KERNELS,
+    KNOWN,
+    VARIANTS,
+    Variant,
+    build_group,
+    run_cell,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+BAREMETAL = ROOT / "golden" / "tests" / "programs" / "baremetal"
+DEMO = ROOT / "kernels" / "divergent_demo.S"
+SPS, MP_OREC = Variant(Policy.SPS), Variant(Policy.MP_OREC)
+
+pytestmark = pytest.mark.skipif(
+    not sm_available(), reason="the HDL SM (hdl/sm/top.py) does not exist yet"
+)
+
+
+def _variant(label: str) -> Variant:
+    return next(v for v in VARIANTS if v.label == label)
+
+
+def cell(kernel: str, geometry: str, variant: Variant, hws: bool, sim: str = "") -> object:
+    """A pytest parameter set of one cell, in the xdist group of its SM build."""
+    suffix = f"-{sim}" if sim else ""
+    return pytest.param(
+        kernel,
+        geometry,
+        variant,
+        hws,
+        id=f"{kernel}-{variant.label}{'-hws' * hws}-{geometry.replace(' ', '-')}{suffix}",
+        marks=pytest.mark.xdist_group(build_group(geometry, variant, hws)),
+    )
+
+
+CELL_ARGS = ("kernel", "geometry", "variant", "hws")
+#: make test: the whole grid at the cosim configuration.
+COSIM_CELLS = [cell(k, COSIM_GEOMETRY, v, h) for v in VARIANTS for h in HWS for k in KERNELS]
+#: make test, on Icarus: nested (seed 002 Fig 6) under every policy, ifElse with hws.
+ICARUS_CELLS = [cell("nested", COSIM_GEOMETRY, v, False, "icarus") for v in VARIANTS] + [
+    cell("ifElse", COSIM_GEOMETRY, v, True, "icarus") for v in (SPS, MP_OREC)
+]
+#: make test, the other geometries: two builds each, five control-flow shapes (if/else,
+#: nesting, a loop with break, a conditional call, atomics and barriers).
+GEOMETRY_SUBSET = {
+    "W=8 L=8": ((SPS, False), (MP_OREC, True)),
+    "W=16 L=4": ((Variant(Policy.PPC), True), (Variant(Policy.MP), False)),
+}
+SUBSET_KERNELS = ("ifElse", "nested", "loopBreak", "condCall", "bfs")
+GEOMETRY_CELLS = [
+    cell(k, g, v, h)
+    for g, builds in GEOMETRY_SUBSET.items()
+    for v, h in builds
+    for k in SUBSET_KERNELS
+]
+#: make test-slow: every other cell of the sweep.
+_fast = {
+    (k, g, v, h) for g, builds in GEOMETRY_SUBSET.items() for v, h in builds for k in SUBSET_KERNELS
+}
+SLOW_CELLS = [
+    cell(k, g, v, h)
+    for g in GEOMETRIES
+    if g != COSIM_GEOMETRY
+    for v in VARIANTS
+    for h in HWS
+    for k in KERNELS
+    if (k, g, v, h) not in _fast
+]
+
+
+def check(kernel: str, geometry: str, variant: Variant, hws: bool, sim: str) -> None:
+    result = run_cell(kernel, geometry, variant, hws, sim=sim)
+    assert result.problems() == [], result.report.format()
+
+
+@pytest.mark.usefixtures("verilator")
+@pytest.mark.parametrize(CELL_ARGS, COSIM_CELLS)
+def test_suite_at_the_cosim_configuration(
+    kernel: str, geometry: str, variant: Variant, hws: bool
+) -> None:
+    """Every suite kernel under every policy, hws off and on, on Verilator: the expected
+    level (4), the oracle's outputs."""
+    check(kernel, geometry, variant, hws, "verilator")
+
+
+@pytest.mark.parametrize(CELL_ARGS, ICARUS_CELLS)
+def test_subset_on_icarus(kernel: str, geometry: str, variant: Variant, hws: bool) -> None:
+    """The default simulator: nested under every policy, ifElse with hws."""
+    check(kernel, geometry, variant, hws, "icarus")
+
+
+@pytest.mark.usefixtures("verilator")
+@pytest.mark.parametrize(CELL_ARGS, GEOMETRY_CELLS)
+def test_other_geometries(kernel: str, geometry: str, variant: Variant, hws: bool) -> None:
+    """W = L = 8 (one pass per instruction) and W = 16 on L = 4 (four passes) on a subset."""
+    check(kernel, geometry, variant, hws, "verilator")
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("verilator")
+@pytest.mark.parametrize(CELL_ARGS, SLOW_CELLS)
+def test_sweep_other_geometries(kernel: str, geometry: str, variant: Variant, hws: bool) -> None:
+    """The rest of the kernel x policy x hws x geometry sweep."""
+    check(kernel, geometry, variant, hws, "verilator")
+
+
+def test_the_plan_covers_the_sweep() -> None:
+    """The default and slow cells together are the whole sweep, each once, and every known
+    exception names a cell of it with a level below 4 and a cause."""
+    everything = {(k, g, v, h) for g in GEOMETRIES for v in VARIANTS for h in HWS for k in KERNELS}
+    planned = [tuple(p.values) for p in (*COSIM_CELLS, *GEOMETRY_CELLS, *SLOW_CELLS)]
+    assert len(planned) == len(set(planned)) and set(planned) == everything
+    labels = {v.label for v in VARIANTS}
+    for (kernel, geometry, label, hws), (level, cause) in KNOWN.items():
+        assert kernel in KERNELS and geometry in GEOMETRIES and label in labels
+        assert hws in HWS and 0 <= level < 4 and cause
+
+
+# ----------------------------------------------------------------------------------------------
+# Programs through `reconverge cosim`
+
+
+def cosim_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
+    status = cli.main(["cosim", *args, "--level", "4", "--json"])
+    return status, json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture(scope="module")
+def baremetal(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """golden/tests/programs/baremetal built by GNU gcc -O2 as golden's test builds it."""
+    gcc = shutil.which("riscv64-unknown-elf-gcc")
+    if gcc is None:
+        pytest.fail("riscv64-unknown-elf-gcc not found: `make setup` installs it")
+    elf = tmp_path_factory.mktemp("baremetal") / "baremetal.elf"
+    flags = ["-march=rv32im", "-mabi=ilp32", "-nostdlib", "-nostartfiles", "-ffreestanding"]
+    sources = [str(BAREMETAL / s) for s in ("crt0.S", "main.c")]
+    cmd = [gcc, *flags, "-O2", "-T", str(BAREMETAL / "link.ld"), *sources, "-o", str(elf)]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return elf
+
+
+def _exits_ok(out: dict) -> None:
+    assert out["rtl"]["stopped"] == "done" and out["rtl"]["fault"] is None, out["rtl"]["message"]
+
+
+@pytest.mark.usefixtures("verilator")
+@pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, SPS, False))
+def test_baremetal_program(baremetal: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The GNU-built C program (CRC-32, sort, recursion, division; every thread returns 0 when
+    its self-checks pass) on the SM under sps, two blocks of 8 threads as golden's test runs
+    it: level 4, so the RTL's exit codes and memory (each thread's CRC in ``results``) are
+    golden's, which golden/tests/test_baremetal.py holds to the expected values. (All checks
+    run: a failing one returns early, within a tenth of the cycles.)"""
+    status, out = cosim_json(capsys, str(baremetal), "--grid", "2", "--block", "8",
+                             "--policy", "sps", "--sim", "verilator")  # fmt: skip
+    _exits_ok(out)
+    assert (status, out["level"], out["difference"]) == (cli.EXIT_OK, 4, None)
+    assert out["golden"]["cycles"] == out["rtl"]["cycles"] > 100_000
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("verilator")
+@pytest.mark.parametrize("label", [v.label for v in VARIANTS])
+def test_baremetal_program_every_policy(
+    label: str, baremetal: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The bare-metal program in two blocks under every policy (a GNU binary has no hints:
+    the explicit policies take the RPCs of its postdominators)."""
+    variant = _variant(label)
+    policy = ["--policy", variant.policy.value, *([] if variant.hints else ["--no-hints"])]
+    status, out = cosim_json(capsys, str(baremetal), "--grid", "2", "--block", "8", *policy,
+                             "--sim", "verilator")  # fmt: skip
+    _exits_ok(out)
+    assert (status, out["level"], out["difference"]) == (cli.EXIT_OK, 4, None)
+
+
+@pytest.mark.usefixtures("verilator")
+@pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, MP_OREC, True))
+def test_assembler_demo(capsys: pytest.CaptureFixture[str]) -> None:
+    """kernels/divergent_demo.S (Collatz steps, rhint before each divergent branch), 32
+    threads, under mp-orec with hws: level 4 (golden's memory, exit codes, issue cycles)."""
+    status, out = cosim_json(capsys, str(DEMO), "--policy", "mp-orec", "--hws",
+                             "--sim", "verilator")  # fmt: skip
+    _exits_ok(out)
+    assert (status, out["level"], out["difference"]) == (cli.EXIT_OK, 4, None)
+    assert out["golden"]["thread_instructions"] == out["rtl"]["thread_instructions"] > 0
+
+
+@pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, SPS, False))
+def test_assembler_demo_on_icarus(capsys: pytest.CaptureFixture[str]) -> None:
+    """The demo on the default simulator, one warp of 8 threads under sps."""
+    status, out = cosim_json(capsys, str(DEMO), "--block", "8", "--policy", "sps")
+    _exits_ok(out)
+    assert (status, out["level"], out["sim"]) == (cli.EXIT_OK, 4, "icarus")
