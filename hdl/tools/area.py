@@ -20,7 +20,8 @@ from typing import Any
 
 from reconverge.golden.blocks.base import BlockParams
 from reconverge.hdl.registry import BLOCKS, BlockSpec
-from reconverge.hdl.tools.synth import DEVICE, PACKAGE, TARGET_MHZ, synth
+from reconverge.hdl.tools.synth import DEFAULT_DEVICE as DEVICE
+from reconverge.hdl.tools.synth import PACKAGE, TARGET_MHZ, synth
 
 HEADER = """# Area and timing of the HDL blocks
 
