@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,15 +90,17 @@ class SMDesign:
     params: SMParams
     config: str
     source: str | None
-    build: Any  # () -> a fresh elaboratable (each flow consumes one)
+    build: Callable[[], Any]  # a fresh elaboratable (each flow consumes one)
     module: str
 
     def json(self) -> dict[str, Any]:
+        """The configuration name, the program, and every parameter (cosim's JSON form)."""
         from reconverge.testbench.cosim import params_json
 
         return {"config": self.config, "program": self.source, **params_json(self.params)}
 
     def label(self) -> str:
+        """One line: what is built, the policy and switches, the geometry."""
         c, g = self.params.config, self.params.geometry
         policy = c.policy.value + ("" if c.explicit or c.policy.value != "ppc" else " implicit")
         what = f"board top running {self.source}" if self.source else "bare SM"
@@ -106,6 +109,32 @@ class SMDesign:
             f"W={g.warp_size} L={g.simd_width} warps={g.warps}, "
             f"{self.params.imem_words}-word instruction store)"
         )
+
+
+def bare_sm(params: SMParams, config: str) -> SMDesign:
+    """The SM alone (``hdl.sm.top.SM``), ``params`` derived from the named ``config``."""
+
+    def build() -> Any:
+        from reconverge.hdl.sm.top import SM
+
+        return SM(params)
+
+    return SMDesign(params, config, None, build, SM_NAME)
+
+
+def synth_sm(design: SMDesign, **options: Any) -> dict[str, Any]:
+    """Both synthesis flows for the SM: the bare SM in the harness (its I/O is wide), a board
+    top alone (it has its own pins); LUTs and flip-flops per submodule."""
+    from reconverge.hdl.tools.synth import synth_design
+
+    return synth_design(
+        design.module,
+        design.build,
+        {"label": design.label(), "params": design.json()},
+        harness=design.source is None,
+        breakdown=True,
+        **options,
+    )
 
 
 def _sm_design(ns: argparse.Namespace) -> SMDesign:
@@ -120,12 +149,7 @@ def _sm_design(ns: argparse.Namespace) -> SMDesign:
             need = "needs" if len(given) == 1 else "need"
             raise cli.UsageError(f"{', '.join(given)} {need} a program (FILE or KERNEL)")
 
-        def bare() -> Any:
-            from reconverge.hdl.sm.top import SM
-
-            return SM(params)
-
-        return SMDesign(params, ns.config, None, bare, SM_NAME)
+        return bare_sm(params, ns.config)
     from reconverge.golden.memory import GlobalMemory
     from reconverge.testbench.cosim import instruction_store, launch_args
 
@@ -287,19 +311,12 @@ def format_synth(r: dict[str, Any]) -> str:
 
 
 def _cmd_synth(ns: argparse.Namespace) -> int:
-    from reconverge.hdl.tools.synth import synth, synth_design
+    from reconverge.hdl.tools.synth import synth
 
     design = _design(ns)
     options = {"place_and_route": not ns.no_pnr, "workdir": ns.keep, "part": ns.device}
     if isinstance(design, SMDesign):
-        result = synth_design(
-            design.module,
-            design.build,
-            {"label": design.label(), "params": design.json()},
-            harness=design.source is None,  # a board top has its own pins
-            breakdown=True,
-            **options,
-        )
+        result = synth_sm(design, **options)
     else:
         result = synth(design[1], **options)
     print(json.dumps(result, indent=1) if ns.json else format_synth(result))

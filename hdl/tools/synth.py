@@ -81,7 +81,7 @@ class Device:
 
     @property
     def name(self) -> str:
-        return f"LFE5U-{self.option.upper()} {PACKAGE}"
+        return f"LFE5U-{self.option[:-1]}F {PACKAGE}"
 
 
 PACKAGE = "CABGA381"
