@@ -60,9 +60,12 @@ results: setup
 bench: setup
 	$(PY) -m reconverge.golden.sm.bench
 
-# Area and timing of the HDL blocks from real Yosys/nextpnr runs (a few minutes).
+# Area and timing of the HDL blocks and of the SM under every policy, from real Yosys/nextpnr
+# runs (hours: the SM runs one at a time). Raw results in build/area.json; after an
+# interruption, `$(PY) -m reconverge.hdl.tools.area docs/area.md --json build/area.json --resume`.
 area: setup
-	$(PY) -m reconverge.hdl.tools.area docs/area.md --jobs $(JOBS)
+	mkdir -p build
+	$(PY) -m reconverge.hdl.tools.area docs/area.md --jobs $(JOBS) --json build/area.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis sim_build
