@@ -28,7 +28,7 @@ from reconverge.golden.blocks.base import BlockParams
 from reconverge.golden.command import EXIT_OK, Command
 from reconverge.golden.errors import UserError
 from reconverge.golden.sm.commands import add_kernel_options, add_sm_options, workload_of
-from reconverge.golden.sm.config import POLICY_NAMES
+from reconverge.golden.sm.config import POLICY_NAMES, Policy
 from reconverge.golden.sm.params import CONFIGS, SMParams
 from reconverge.hdl.registry import BLOCKS, BlockSpec, lookup
 
@@ -102,7 +102,8 @@ class SMDesign:
     def label(self) -> str:
         """One line: what is built, the policy and switches, the geometry."""
         c, g = self.params.config, self.params.geometry
-        policy = c.policy.value + ("" if c.explicit or c.policy.value != "ppc" else " implicit")
+        implicit = c.policy is Policy.PPC and not c.explicit
+        policy = c.policy.value + (" implicit" if implicit else "")
         what = f"board top running {self.source}" if self.source else "bare SM"
         return (
             f"{SM_NAME} ({what}; config {self.config}: {policy}, hws {'on' if c.hws else 'off'}, "
@@ -148,7 +149,6 @@ def _sm_design(ns: argparse.Namespace) -> SMDesign:
         if given:
             need = "needs" if len(given) == 1 else "need"
             raise cli.UsageError(f"{', '.join(given)} {need} a program (FILE or KERNEL)")
-
         return bare_sm(params, ns.config)
     from reconverge.golden.memory import GlobalMemory
     from reconverge.testbench.cosim import instruction_store, launch_args
@@ -168,8 +168,8 @@ def _sm_design(ns: argparse.Namespace) -> SMDesign:
     instruction_store(image, params)  # code outside the store: one line
     try:
         GlobalMemory(params.memmap).load_image(image)
-    except ValueError as exc:
-        raise cli.UsageError(f"{exc}; raise the global memory of the configuration") from None
+    except ValueError as exc:  # an image outside the configuration's global memory
+        raise cli.UsageError(str(exc)) from None
     g = params.geometry
     warps = -(-launch.block // g.warp_size)
     if warps > g.warps:
@@ -295,7 +295,11 @@ def format_synth(r: dict[str, Any]) -> str:
             f"  memories (not in the cells or the transistors): {len(g['memories'])}, "
             f"{g['memory_bits']} bits"
         )
-    ram = f", {e['ebr']} EBR, {e['lutram']} DPR16X4" if e.get("ebr") or e.get("lutram") else ""
+    ram = "".join(
+        f", {e[key]} {name}"
+        for key, name in (("ebr", "EBR"), ("lutram", "DPR16X4"), ("dsp", "MULT18X18D"))
+        if e.get(key)
+    )
     harness = f"; harness {e['harness_flip_flops']} flip-flops" if e["harness_flip_flops"] else ""
     lines.append(
         f"  {e['device']}: {e['luts']} LUT4 (incl. 2 per CCU2C), {e['flip_flops']} flip-flops"
@@ -306,6 +310,12 @@ def format_synth(r: dict[str, Any]) -> str:
     if "fmax_mhz" in e:
         used = ", ".join(f"{k} {v}" for k, v in e["utilization"].items())
         lines.append(f"  placed and routed: {used}; Fmax {e['fmax_mhz']} MHz")
+        if e.get("critical_path"):
+            path = e["critical_path"]
+            lines.append(
+                f"  critical path: {path['from']} to {path['to']}, {path['ns']} ns through "
+                f"{path['logic_cells']} logic cells"
+            )
     lines.append(f"  {r['seconds']} s")
     return "\n".join(lines)
 

