@@ -118,8 +118,9 @@ class StacklessParams(DivergenceParams):
     - ``coalesce``: the load/store unit's use of the control's arbiter tree (seed 000 Sec 4.3,
       Fig 4a: one tree serves PC arbitration and memory coalescing), in: ``valid`` (W: lanes
       requesting memory), ``key`` [W] x ``coalesce_width`` (their cache-line numbers); out:
-      ``granted`` (the tree served the request this cycle), ``min_key`` (the lowest requested
-      line) and ``mask`` (the lanes requesting it, served in this pass). Combinational. In a
+      ``granted`` (the tree is the LSU's this cycle, with or without a request), ``min_key``
+      (the lowest requested line, 0 when none) and ``mask`` (the lanes requesting it, served in
+      this pass). Combinational. In a
       cycle in which the control arbitrates its PC (a control instruction, an exit, a barrier
       arrival, a release, an SP write: :meth:`StacklessBlock.arbitrates`) the tree is the
       control's: ``granted`` = 0 (with ``min_key``, ``mask`` 0) and the LSU waits."""
@@ -234,8 +235,8 @@ class StacklessBlock(Block):
         unit = self.unit
         splits = [(0, s.sid, s.pc, s.mask) for s in unit.splits()]
         keys: tuple[int, ...] = inputs["coalesce__key"]  # type: ignore[assignment]
-        line, lanes, found = reduce(keys, inputs["coalesce__valid"])  # type: ignore[arg-type]
-        granted = found and not self.arbitrates(inputs)
+        line, lanes, _ = reduce(keys, inputs["coalesce__valid"])  # type: ignore[arg-type]
+        granted = not self.arbitrates(inputs)
         return splits_values(self.params, splits, codes=False) | {
             "status__busy": 0,
             "status__overflow": 0,

@@ -94,7 +94,7 @@ def test_twin_is_the_functional_model() -> None:
         "status__live": 0b0111,
         "status__waiting": 0,
         "status__thread_pc": (4, 4, 4, 4),
-        "coalesce__granted": 0,
+        "coalesce__granted": 1,  # the tree is free for the LSU, with or without a request
         "coalesce__min_key": 0,
         "coalesce__mask": 0,
     }

@@ -91,7 +91,9 @@ class Stackless(BlockComponent):
         common = Signal(pcw + spw, name="next_common")
         increment = Cat((common_pc + ILEN_BYTES)[:pcw], common_sp)
         m.d.comb += common.eq(Mux(pc_mode, tree.min_key[: pcw + spw], increment))
-        granted = named(m, "coalesce_granted", ~pc_mode & tree.out_valid)
+        # the tree is the LSU's whenever the control does not use it, with or without a
+        # request (its shared-memory cycles need the grant too)
+        granted = named(m, "coalesce_granted", ~pc_mode)
         m.d.comb += [
             self.coalesce.granted.eq(granted),
             self.coalesce.min_key.eq(Mux(granted, tree.min_key[: params.coalesce_width], 0)),

@@ -659,7 +659,12 @@ class _Core:
         self.pass_fault = pass_fault
         lsu_fault = _named(m, "lsu_fault", last & self.memory_instr & self.lsu.fault.valid)
         self.lsu_fault_now = lsu_fault
-        go = _named(m, "outcome_go", last & ~pass_fault & ~lsu_fault)
+        # the unit takes the outcome unless the passes faulted; an LSU fault (found in this
+        # cycle, from the addresses) stops the SM too, so the unit's update does not matter
+        # then, and not waiting for it keeps the stack-less control's tree grant (which the
+        # LSU's fault logic reads) out of a combinational loop
+        update = _named(m, "outcome_update", last & ~pass_fault)
+        go = _named(m, "outcome_go", update & ~lsu_fault)
         self.outcome_go = go
         mask = now["mask"]
         exited = Mux(instr.is_ecall, mask, 0)
@@ -669,7 +674,7 @@ class _Core:
         sp_we = Mux(instr.writes_rd & (instr.rd == REG_SP), mask, 0)
         for w in range(N):
             o = self.units[w].outcome
-            here = go & (now["warp"] == w)
+            here = update & (now["warp"] == w)
             m.d.comb += [
                 o.valid.eq(here),
                 o.sid.eq(now["sid"]),
@@ -700,7 +705,7 @@ class _Core:
                         m.d.sync += [self.bar_pc[w].eq(now["pc"]), self.bar_mixed[w].eq(0)]
                     with m.Elif(self.bar_pc[w] != now["pc"]):
                         m.d.sync += self.bar_mixed[w].eq(1)
-        with m.If(go):
+        with m.If(update):
             m.d.sync += [
                 self.updating.bit_select(now["warp"], 1).eq(1),
                 self.upd_issue.bit_select(now["warp"], 1).eq(1),
@@ -828,7 +833,8 @@ class _Core:
             bad = _named(m, f"b{b}_barrier_bad", complete & (_any(exited) | _any(pcs_differ)))
             faults.append(bad)
             for w in range(N):
-                with m.If(complete & ~bad & members[w]):
+                waiting = self.units[w].waiting != 0
+                with m.If(complete & ~bad & members[w] & waiting):
                     m.d.comb += self.release[w].eq(1)
         m.d.comb += self.barrier_fault.eq(_any(faults))
         for w in range(N):

@@ -106,9 +106,13 @@ class Lsu:
     def observe(self, inputs: Values, out: Values) -> None:
         """The tree's answer to this cycle's request."""
         granted, mask = out["coalesce__granted"], out["coalesce__mask"]
-        if StacklessBlock.arbitrates(inputs) or not self.pending:
-            assert not granted and not mask, "the tree is the control's, or nothing requested"
+        if StacklessBlock.arbitrates(inputs):
+            assert not granted and not mask, "the tree is the control's"
             self.waited += bool(self.pending)
+            return
+        assert granted, "the tree is the LSU's whenever the control does not arbitrate"
+        if not self.pending:
+            assert not mask, "nothing requested, nothing served"
             return
         assert granted and mask and not mask & ~self.pending, "a pass serves pending lanes"
         self.passes.append((out["coalesce__min_key"], mask))
