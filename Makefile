@@ -68,9 +68,12 @@ bench: setup
 cosim: setup
 	$(PY) -m reconverge.testbench.cosimdoc docs/cosim.md --jobs $(JOBS)
 
-# Area and timing of the HDL blocks from real Yosys/nextpnr runs (a few minutes).
+# Area and timing of the HDL blocks and of the SM under every policy, from real Yosys/nextpnr
+# runs (hours: the SM runs one at a time). Raw results in build/area.json; after an
+# interruption, `$(PY) -m reconverge.hdl.tools.area docs/area.md --json build/area.json --resume`.
 area: setup
-	$(PY) -m reconverge.hdl.tools.area docs/area.md --jobs $(JOBS)
+	mkdir -p build
+	$(PY) -m reconverge.hdl.tools.area docs/area.md --jobs $(JOBS) --json build/area.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis sim_build

@@ -134,5 +134,26 @@ COSIM = SMParams(
     imem_words=1024,
 )
 
+#: The synthesis configuration (``reconverge synth sm``, docs/area.md): the smallest SM that
+#: still diverges and squeezes — one warp slot of W = 4 threads on L = 2 lanes (two passes, so
+#: hws has something to squeeze), 4-entry stacks, tables and scoreboard, a 256-word instruction
+#: store, the co-simulation latencies, 16-byte lines — so that it fits an ECP5 LFE5U-85F under
+#: every policy. With two warp slots the SM already needs about 95k LUT4 (its register file,
+#: 3 write and 2 asynchronous read ports per bank, becomes flip-flops and multiplexers).
+SYNTH = SMParams(
+    geometry=Geometry(
+        warp_size=4,
+        simd_width=2,
+        warps=1,
+        stack_depth=4,
+        split_table=4,
+        reconv_table=4,
+        scoreboard_entries=4,
+    ),
+    config=SMConfig(latencies=COSIM.config.latencies, line_bytes=16, shared_banks=4),
+    memmap=MemoryMap(global_size=16 << 10, shared_size=1 << 10, local_size=1 << 10),
+    imem_words=256,
+)
+
 #: Named configurations (``--config NAME``).
-CONFIGS: dict[str, SMParams] = {"cosim": COSIM}
+CONFIGS: dict[str, SMParams] = {"cosim": COSIM, "synth": SYNTH}

