@@ -20,7 +20,6 @@ the definitions of :mod:`reconverge.golden.sm.metrics`.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import logging
 import math
@@ -90,19 +89,11 @@ KILL_GRACE = 120
 
 class CosimError(UserError):
     """The program cannot run on this SM (code outside the instruction store, a launch the SM
-    cannot hold), or the SM is not available: one line, exit status 2."""
+    cannot hold): one line, exit status 2."""
 
 
 class SimulationError(RuntimeError):
     """The simulator or the cocotb test failed without results (a broken build, a crash)."""
-
-
-def sm_available() -> bool:
-    """Whether the HDL SM (``reconverge.hdl.sm.top``) exists in this installation."""
-    try:
-        return importlib.util.find_spec("reconverge.hdl.sm.top") is not None
-    except ModuleNotFoundError:
-        return False
 
 
 # ----------------------------------------------------------------------------------------------
@@ -144,8 +135,6 @@ def _sources_digest() -> str:
 
 def sm_design(params: SMParams) -> Design:
     """The SM of ``hdl/sm/top.py`` elaborated from ``params``."""
-    if not sm_available():
-        raise CosimError("the HDL SM (hdl/sm/top.py, reconverge.hdl.sm.top) is not available")
 
     def verilog() -> str:
         from reconverge.hdl.sm.top import SM
@@ -988,7 +977,6 @@ __all__ = [
     "instruction_store",
     "loaded_entries",
     "rtl_result",
-    "sm_available",
     "sm_design",
     "trace_counters",
 ]

@@ -36,10 +36,10 @@ class Variant:
         return self.policy.value
 
 
-#: Every policy the SM elaborates. The stack-less control joins with one line,
-#: ``Variant(Policy.STACKLESS),``, once the SM elaborates with it (today: a combinational cycle).
+#: Every policy the SM elaborates.
 VARIANTS: tuple[Variant, ...] = (
     Variant(Policy.SPS),
+    Variant(Policy.STACKLESS),
     Variant(Policy.DPS),
     Variant(Policy.PPC),
     Variant(Policy.PPC, hints=False),

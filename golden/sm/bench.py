@@ -87,11 +87,8 @@ def cosim_speeds() -> None:
 
     from reconverge.golden.errors import UserError
     from reconverge.golden.sm.params import COSIM
-    from reconverge.testbench.cosim import cycles_per_second, sm_available
+    from reconverge.testbench.cosim import cycles_per_second
 
-    if not sm_available():
-        print("\nco-simulation: the HDL SM (hdl/sm/top.py) is not available")
-        return
     launch, case = suite()[COSIM_KERNEL].launch(hints=True)
     print(f"\nco-simulation: SM clock cycles per second of the SM's Verilog running "
           f"{COSIM_KERNEL} under sps (cosim configuration; build and load excluded)")  # fmt: skip

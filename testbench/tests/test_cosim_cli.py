@@ -15,7 +15,7 @@ from reconverge.golden.geometry import Geometry
 from reconverge.golden.sm.config import Policy, Scheduler, ScoreboardKind
 from reconverge.golden.sm.params import COSIM
 from reconverge.testbench.commands import params_of
-from reconverge.testbench.cosim import METRICS, sm_available
+from reconverge.testbench.cosim import METRICS
 from reconverge.testbench.cosim_plan import COSIM_GEOMETRY, Variant, build_group
 
 
@@ -111,14 +111,6 @@ def test_level_outside_1_to_4_is_refused(capsys: pytest.CaptureFixture[str]) -> 
     assert "invalid choice: 5" in capsys.readouterr().err
 
 
-@pytest.mark.skipif(sm_available(), reason="only without the HDL SM")
-def test_without_the_sm_cosim_says_so(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["cosim", "nested", "--policy", "mp"]) == cli.EXIT_USAGE
-    err = capsys.readouterr().err
-    assert "hdl/sm/top.py" in err and err.count("\n") == 1
-
-
-@pytest.mark.skipif(not sm_available(), reason="the HDL SM (hdl/sm/top.py) does not exist yet")
 @pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, Variant(Policy.MP), False))
 def test_cosim_json_on_the_sm(capsys: pytest.CaptureFixture[str]) -> None:
     """`reconverge cosim KERNEL --json` on the SM: level 3 or better (exit 0), the RTL's

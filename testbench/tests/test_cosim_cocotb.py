@@ -36,7 +36,6 @@ from reconverge.testbench.cosim import (
     launch_args,
     loaded_entries,
     metrics_json,
-    sm_available,
 )
 from reconverge.testbench.cosim_plan import COSIM_GEOMETRY, Variant, build_group
 from reconverge.testbench.memory_model import Backpressure
@@ -434,12 +433,7 @@ def test_verilator_runs_the_same_plumbing(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------------------------
 # End to end on the SM of hdl/sm/top.py
 
-needs_sm = pytest.mark.skipif(
-    not sm_available(), reason="the HDL SM (hdl/sm/top.py) does not exist yet"
-)
 
-
-@needs_sm
 @pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, Variant(Policy.SPS), False))
 def test_tiny_program_on_the_sm_with_backpressure() -> None:
     """The tiny program (a store, a load, a branch, exit codes) on the SM, once with block-RAM

@@ -24,7 +24,6 @@ import pytest
 
 from reconverge.golden import cli
 from reconverge.golden.sm.config import Policy
-from reconverge.testbench.cosim import sm_available
 from reconverge.testbench.cosim_plan import (
     COSIM_GEOMETRY,
     GEOMETRIES,
@@ -41,10 +40,6 @@ ROOT = Path(__file__).resolve().parents[2]
 BAREMETAL = ROOT / "golden" / "tests" / "programs" / "baremetal"
 DEMO = ROOT / "kernels" / "divergent_demo.S"
 SPS, MP_OREC = Variant(Policy.SPS), Variant(Policy.MP_OREC)
-
-pytestmark = pytest.mark.skipif(
-    not sm_available(), reason="the HDL SM (hdl/sm/top.py) does not exist yet"
-)
 
 
 def _variant(label: str) -> Variant:
