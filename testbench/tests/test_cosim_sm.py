@@ -23,7 +23,9 @@ from pathlib import Path
 import pytest
 
 from reconverge.golden import cli
+from reconverge.golden.functional import LaunchConfig
 from reconverge.golden.sm.config import Policy
+from reconverge.testbench.cosim import cosim
 from reconverge.testbench.cosim_plan import (
     COSIM_GEOMETRY,
     GEOMETRIES,
@@ -33,12 +35,14 @@ from reconverge.testbench.cosim_plan import (
     VARIANTS,
     Variant,
     build_group,
+    params_for,
     run_cell,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
 BAREMETAL = ROOT / "golden" / "tests" / "programs" / "baremetal"
 DEMO = ROOT / "kernels" / "divergent_demo.S"
+JUMP_TABLE = Path(__file__).parent / "programs" / "jump_table.S"
 SPS, MP_OREC = Variant(Policy.SPS), Variant(Policy.MP_OREC)
 
 
@@ -211,6 +215,33 @@ def test_assembler_demo(capsys: pytest.CaptureFixture[str]) -> None:
     _exits_ok(out)
     assert (status, out["level"], out["difference"]) == (cli.EXIT_OK, 4, None)
     assert out["golden"]["thread_instructions"] == out["rtl"]["thread_instructions"] > 0
+
+
+@pytest.mark.usefixtures("verilator")
+@pytest.mark.parametrize(("variant", "hws"), [
+    pytest.param(v, h, id=f"{v.label}{'-hws' * h}",
+                 marks=pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, v, h)))
+    for v in VARIANTS for h in HWS
+])  # fmt: skip
+def test_jump_table_program(variant: Variant, hws: bool) -> None:
+    """testbench/tests/programs/jump_table.S, 16 threads: a ``jalr`` to five targets (more
+    target groups than the stacks and tables take in one clock), a barrier, shared memory and
+    AMOs, under every policy: level 4, and the RTL's memory holds the values the program's
+    header derives per thread."""
+    image = cli.load_program(JUMP_TABLE)
+    params = params_for(COSIM_GEOMETRY, variant, hws)
+    launch = LaunchConfig(1, 16, params.geometry, args=(5,))
+    report = cosim(image, launch, params, sim="verilator", level=4, source=str(JUMP_TABLE))
+    assert report.reached == 4, report.format()
+    values = [100 + t % 5 for t in range(16)]
+    neighbour = [values[(t + 1) % 16] for t in range(16)]
+    memory, symbols = report.run.memory, image.symbols
+    assert list(memory.read_words(symbols["result"], 16)) == [
+        v + n for v, n in zip(values, neighbour, strict=True)
+    ]
+    assert int(memory.read_words(symbols["counter"], 1)[0]) == 16
+    hist = [sum(neighbour[0::2]), sum(neighbour[1::2])]
+    assert list(memory.read_words(symbols["hist"], 2)) == hist
 
 
 @pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, SPS, False))
