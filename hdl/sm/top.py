@@ -43,6 +43,7 @@ from reconverge.golden.sm.config import Policy, ScoreboardKind
 from reconverge.golden.sm.lsu import MemOp
 from reconverge.golden.sm.params import PC_WIDTH, SMParams
 from reconverge.hdl.blocks.arbiter import Arbiter
+from reconverge.hdl.blocks.common import any_of, encode, first_set
 from reconverge.hdl.blocks.scoreboard import MaskedScoreboard, Scoreboard
 from reconverge.hdl.blocks.squeezer import Squeezer
 from reconverge.hdl.sm.decode import DECODED, Decoder, Unit
@@ -75,8 +76,9 @@ def _named(m: Module, name: str, value: Value | int, width: int | None = None) -
     return sig
 
 
-def _any(values: list[Value]) -> Value:
-    return Cat(*values).any() if values else Const(0)
+def _lowest(bits: Value) -> Value:
+    """The index of the lowest set bit of ``bits`` (0 when none is)."""
+    return encode(first_set([bits[i] for i in range(len(bits))]))
 
 
 class SM(wiring.Component):
@@ -320,7 +322,7 @@ class _Core:
             m = self.m
             unit = self.units[w]
             split = (unit.splits.valid[s], unit.splits.sid[s], unit.splits.pc[s])
-            seen = _any([
+            seen = any_of([
                 b.valid & (b.sid == split[1]) & (b.pc == split[2]) for b in self.snap[w]
             ])  # fmt: skip
             iss = self.iss[w]
@@ -348,7 +350,7 @@ class _Core:
         """Some split of warp w continues after its settled update (rule 2)."""
         for s in range(self.S):
             self._timer_now(w, s)
-        return _any([getattr(self, f"_timer_now_{w}_{s}")[1] for s in range(self.S)])
+        return any_of([getattr(self, f"_timer_now_{w}_{s}")[1] for s in range(self.S)])
 
     def _last_sid_valid_now(self, w: int) -> Value:
         """Golden: the warp's last sid is forgotten when its splits changed (no split continued)."""
@@ -439,7 +441,10 @@ class _Core:
         }
         self.now["instr"] = Signal(DECODED, name="now_instr")
         m.d.comb += self.now["instr"].eq(Mux(self.issue, self.sel["instr"], cur["instr"]))
-        self.now_quarters = Mux(self.issue, self.pass_quarter, cur_quarter)
+        # (a Signal with the array layout: a Mux of two views would be a plain Value, whose
+        # Array would index bits rather than quarters)
+        self.now_quarters = Signal.like(self.pass_quarter, name="now_pass_quarter")
+        m.d.comb += self.now_quarters.eq(Mux(self.issue, self.pass_quarter, cur_quarter))
         self.now_lanes = _named(m, "now_lane_mask", Mux(self.issue, self.sel_lanes, cur_lanes))
         self.now_src = Signal.like(self.sel_src, name="now_src")
         m.d.comb += self.now_src.eq(Mux(self.issue, self.sel_src, cur_src))
@@ -672,6 +677,8 @@ class _Core:
         rpc = Mux(instr.is_control, now["rpc"], Const(NEVER, PC_WIDTH)) if self.p.config.explicit \
             else Const(NEVER, PC_WIDTH)  # fmt: skip
         sp_we = Mux(instr.writes_rd & (instr.rd == REG_SP), mask, 0)
+        self.upd_pc = [Signal(PC_WIDTH, name=f"w{w}_update_pc") for w in range(N)]
+        self.upd_lane = [Signal(range(W), name=f"w{w}_update_lane") for w in range(N)]
         for w in range(N):
             o = self.units[w].outcome
             here = update & (now["warp"] == w)
@@ -691,6 +698,9 @@ class _Core:
             for t in range(W):
                 m.d.comb += [o.next_pc[t].eq(next_pc[t]), o.sp_wdata[t].eq(result[t])]
             with m.If(here):
+                # who the update is for, should the unit overflow on it (golden's fault names
+                # the instruction and the split's lowest thread)
+                m.d.sync += [self.upd_pc[w].eq(now["pc"]), self.upd_lane[w].eq(_lowest(mask))]
                 # the splits before the update, for the ready times (rule 2)
                 for s in range(self.S):
                     unit = self.units[w]
@@ -828,15 +838,15 @@ class _Core:
             complete = _named(
                 m,
                 f"b{b}_barrier",
-                lead & ~_any(still) & _any(waits) & Cat(*quiet).all() & self.running,
+                lead & ~any_of(still) & any_of(waits) & Cat(*quiet).all() & self.running,
             )
-            bad = _named(m, f"b{b}_barrier_bad", complete & (_any(exited) | _any(pcs_differ)))
+            bad = _named(m, f"b{b}_barrier_bad", complete & (any_of(exited) | any_of(pcs_differ)))
             faults.append(bad)
             for w in range(N):
                 waiting = self.units[w].waiting != 0
                 with m.If(complete & ~bad & members[w] & waiting):
                     m.d.comb += self.release[w].eq(1)
-        m.d.comb += self.barrier_fault.eq(_any(faults))
+        m.d.comb += self.barrier_fault.eq(any_of(faults))
         for w in range(N):
             unit = self.units[w]
             m.d.comb += unit.release.lanes.eq(Mux(self.release[w], unit.waiting, 0))
@@ -974,7 +984,7 @@ class _Core:
         m, sm = self.m, self.sm
         st = sm.status
         busy_lines = self.wb.pending
-        occupied = _any([self.active[w] & ~self.free[w] for w in range(self.N)])
+        occupied = any_of([self.active[w] & ~self.free[w] for w in range(self.N)])
         idle_sm = _named(
             m,
             "quiescent",
@@ -1038,47 +1048,51 @@ class _Core:
         first_thread = Array(self.warp_of)[warp] * W
         sources = []
 
-        def lowest(bits: Value) -> Value:
-            out = Const(0, 32)
-            for t in reversed(range(W)):
-                out = Mux(bits[t], t, out)
-            return out
-
         issue_code = Mux(
             ~self.sel["in_range"], FaultCode.FETCH,
             Mux(~instr.legal, FaultCode.ILLEGAL,
                 Mux(instr.is_ebreak, FaultCode.BREAKPOINT, FaultCode.ILLEGAL)),
         )  # fmt: skip
-        sources.append((self.fault_at_issue, issue_code, lowest(self.sel["mask"])))
+        sources.append((self.fault_at_issue, issue_code, _lowest(self.sel["mask"])))
         sources.append((self.outcome_valid & (self.bad_target_all != 0), FaultCode.MISALIGNED_JUMP,
-                        lowest(self.bad_target_all)))  # fmt: skip
+                        _lowest(self.bad_target_all)))  # fmt: skip
         sources.append((self.outcome_valid & (self.bad_syscall_all != 0), FaultCode.SYSCALL,
-                        lowest(self.bad_syscall_all)))  # fmt: skip
+                        _lowest(self.bad_syscall_all)))  # fmt: skip
         sources.append((self.lsu_fault_now, self.lsu.fault.code, self.lsu.fault.position))
-        overflow = _any([u.overflow for u in self.units])
-        sources.append((overflow, FaultCode.TABLE_OVERFLOW, Const(0, 32)))
+        before_overflow = any_of([valid for valid, _, _ in sources])
         sources.append((self.barrier_fault, FaultCode.BARRIER, Const(0, 32)))
         sources.append((self._deadlock(), self._deadlock_code(), Const(0, 32)))
+        m.d.comb += [pc.eq(now["pc"]), block.eq(Array(self.block_of)[warp])]
         for valid, c, t in reversed(sources):
             with m.If(valid):
                 m.d.comb += [fault.eq(1), code.eq(c), thread.eq(first_thread + t)]
-        m.d.comb += [pc.eq(now["pc"]), block.eq(Array(self.block_of)[warp])]
+        # a unit's overflow flag rises after the update it could not hold: the fault names
+        # that update's instruction and lowest thread (the lowest warp slot first)
+        for w in reversed(range(self.N)):
+            with m.If(self.units[w].overflow & ~before_overflow):
+                m.d.comb += [
+                    fault.eq(1),
+                    code.eq(FaultCode.TABLE_OVERFLOW),
+                    pc.eq(self.upd_pc[w]),
+                    block.eq(self.block_of[w]),
+                    thread.eq(self.warp_of[w] * W + self.upd_lane[w]),
+                ]
 
     def _deadlock(self) -> Value:
         """Nothing can ever change again although warps are resident (golden: no next event)."""
         m, N, S = self.m, self.N, self.S
-        pending_timer = _any([
+        pending_timer = any_of([
             self.exposed[w][s] & (self._timer_now(w, s) != 0) for w in range(N) for s in range(S)
         ])  # fmt: skip
         moving = (
             self.executing | self.lsu.busy | self.wb.pending | (self.updating != 0)
-            | _any([u.busy for u in self.units]) | _any(self.release) | self.dispatched_any
+            | any_of([u.busy for u in self.units]) | any_of(self.release) | self.dispatched_any
             | pending_timer
         )  # fmt: skip
         return _named(m, "deadlock", self.running & (self.active != 0) & ~moving & ~self.issue)
 
     def _deadlock_code(self) -> Value:
-        waiting = _any([self.active[w] & (self.units[w].waiting != 0) for w in range(self.N)])
+        waiting = any_of([self.active[w] & (self.units[w].waiting != 0) for w in range(self.N)])
         return Mux(waiting, FaultCode.BARRIER, FaultCode.DEADLOCK)
 
     def _tree(self) -> None:
@@ -1117,4 +1131,4 @@ def _or(values: list[Value], width: int) -> Value:
 
 
 def _csr_known(csr: Value) -> Value:
-    return _any([csr == int(c) for c in Csr])
+    return any_of([csr == int(c) for c in Csr])
