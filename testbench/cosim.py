@@ -497,6 +497,26 @@ def rtl_fault(fault: dict[str, int] | None) -> SimtFault | None:
     )
 
 
+def before_overflow(run: RtlRun, warp_size: int) -> list[tuple[int, ...]]:
+    """The RTL's issues before a table overflow's instruction (all of them without one): the
+    unit's flag rises after the update, when the instruction is traced and other warps may
+    have issued, while golden faults before tracing it (docs/sm-hardware.md, "Faults")."""
+    fault = run.fault
+    if fault is None or fault["code"] != FaultCode.TABLE_OVERFLOW:
+        return run.issues
+    # the unit holds its state on an overflow, so the warp may issue the instruction again
+    # before the flag stops the SM: the overflowing issue starts the warp's trailing run of
+    # issues at the fault's pc
+    warp = (fault["block"], fault["thread"] // warp_size)
+    start = None
+    for issue in reversed(run.issues):
+        if (issue[2], issue[3]) == warp:
+            if issue[5] != fault["pc"]:
+                break
+            start = issue[0]
+    return run.issues if start is None else [i for i in run.issues if i[0] < start]
+
+
 def rtl_result(
     run: RtlRun, launch: LaunchConfig, image: Image, params: SMParams
 ) -> tuple[SMResult, list[str]]:
@@ -525,7 +545,7 @@ def rtl_result(
         return [warp * width + lane for lane in lanes]
 
     trace = []
-    for cycle, _slot, block, warp, sid, pc, mask, passes in run.issues:
+    for cycle, _slot, block, warp, sid, pc, mask, passes in before_overflow(run, width):
         trace.append(IssueRecord(cycle, block * per_block + warp, sid, pc, mask, passes))
         tids = threads(block, warp, mask, f"issue at cycle {cycle}:")
         if tids:

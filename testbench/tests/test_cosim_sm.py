@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BAREMETAL = ROOT / "golden" / "tests" / "programs" / "baremetal"
 DEMO = ROOT / "kernels" / "divergent_demo.S"
 JUMP_TABLE = Path(__file__).parent / "programs" / "jump_table.S"
-SPS, MP_OREC = Variant(Policy.SPS), Variant(Policy.MP_OREC)
+SPS, DPS, MP_OREC = Variant(Policy.SPS), Variant(Policy.DPS), Variant(Policy.MP_OREC)
 
 
 def _variant(label: str) -> Variant:
@@ -70,10 +70,11 @@ COSIM_CELLS = [cell(k, COSIM_GEOMETRY, v, h) for v in VARIANTS for h in HWS for 
 ICARUS_CELLS = [cell("nested", COSIM_GEOMETRY, v, False, "icarus") for v in VARIANTS] + [
     cell("ifElse", COSIM_GEOMETRY, v, True, "icarus") for v in (SPS, MP_OREC)
 ]
-#: make test, the other geometries: two builds each, five control-flow shapes (if/else,
+#: make test, the other geometries: W = L = 8 (one pass: the stack-less tree coalesces all
+#: eight lanes) and W = 16 on four passes with and without hws; five control-flow shapes (if/else,
 #: nesting, a loop with break, a conditional call, atomics and barriers).
 GEOMETRY_SUBSET = {
-    "W=8 L=8": ((SPS, False), (MP_OREC, True)),
+    "W=8 L=8": ((Variant(Policy.STACKLESS), False),),
     "W=16 L=4": ((Variant(Policy.PPC), True), (Variant(Policy.MP), False)),
 }
 SUBSET_KERNELS = ("ifElse", "nested", "loopBreak", "condCall", "bfs")
@@ -174,19 +175,40 @@ def _exits_ok(out: dict) -> None:
     assert out["rtl"]["stopped"] == "done" and out["rtl"]["fault"] is None, out["rtl"]["message"]
 
 
+def baremetal_json(capsys: pytest.CaptureFixture[str], elf: Path, *options: str) -> dict:
+    """The bare-metal program in two blocks of 8 threads, as golden's test runs it."""
+    status, out = cosim_json(capsys, str(elf), "--grid", "2", "--block", "8", *options,
+                             "--sim", "verilator")  # fmt: skip
+    assert (status, out["level"], out["difference"]) == (cli.EXIT_OK, 4, None)
+    return out
+
+
 @pytest.mark.usefixtures("verilator")
-@pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, SPS, False))
+@pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, DPS, False))
 def test_baremetal_program(baremetal: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The GNU-built C program (CRC-32, sort, recursion, division; every thread returns 0 when
-    its self-checks pass) on the SM under sps, two blocks of 8 threads as golden's test runs
-    it: level 4, so the RTL's exit codes and memory (each thread's CRC in ``results``) are
-    golden's, which golden/tests/test_baremetal.py holds to the expected values. (All checks
-    run: a failing one returns early, within a tenth of the cycles.)"""
-    status, out = cosim_json(capsys, str(baremetal), "--grid", "2", "--block", "8",
-                             "--policy", "sps", "--sim", "verilator")  # fmt: skip
+    its self-checks pass) on the SM under dps: level 4, so the RTL's exit codes and memory
+    (each thread's CRC in ``results``) are golden's, which golden/tests/test_baremetal.py
+    holds to the expected values. (All checks run: a failing one returns early, within a
+    tenth of the cycles.)"""
+    out = baremetal_json(capsys, baremetal, "--policy", "dps")
     _exits_ok(out)
-    assert (status, out["level"], out["difference"]) == (cli.EXIT_OK, 4, None)
-    assert out["golden"]["cycles"] == out["rtl"]["cycles"] > 100_000
+    assert out["golden"]["cycles"] == out["rtl"]["cycles"] > 50_000
+
+
+@pytest.mark.usefixtures("verilator")
+@pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, SPS, False))
+def test_baremetal_program_overflows_the_sps_stack(
+    baremetal: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Under sps the program's divergent recursion needs 17 stack entries, one more than the
+    cosim configuration has: both sides stop on the same table overflow (level 4: the same
+    fault kind, instruction, block and thread, after the same issue stream)."""
+    out = baremetal_json(capsys, baremetal, "--policy", "sps")
+    assert out["rtl"]["stopped"] == "fault"
+    rtl, golden = ({k: v for k, v in out[side]["fault"].items() if k != "message"}
+                   for side in ("rtl", "golden"))  # fmt: skip
+    assert rtl == golden and rtl["kind"] == "table overflow"
 
 
 @pytest.mark.slow
@@ -196,13 +218,13 @@ def test_baremetal_program_every_policy(
     label: str, baremetal: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The bare-metal program in two blocks under every policy (a GNU binary has no hints:
-    the explicit policies take the RPCs of its postdominators)."""
+    the explicit policies take the RPCs of its postdominators; sps with the 17 stack entries
+    its recursion needs)."""
     variant = _variant(label)
     policy = ["--policy", variant.policy.value, *([] if variant.hints else ["--no-hints"])]
-    status, out = cosim_json(capsys, str(baremetal), "--grid", "2", "--block", "8", *policy,
-                             "--sim", "verilator")  # fmt: skip
-    _exits_ok(out)
-    assert (status, out["level"], out["difference"]) == (cli.EXIT_OK, 4, None)
+    if variant.policy is Policy.SPS:
+        policy += ["--stack-depth", "32"]
+    _exits_ok(baremetal_json(capsys, baremetal, *policy))
 
 
 @pytest.mark.usefixtures("verilator")
