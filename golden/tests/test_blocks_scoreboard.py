@@ -150,7 +150,7 @@ def test_twin_writeback_bypass_and_reservation_at_the_edge(cls) -> None:
         ({"warps": 0}, "warps must be in"),
         ({"entries": 32}, "entries must be in 1..31 per warp"),
         ({"lookups": 0}, "lookups must be in"),
-        ({"writebacks": 9}, "writebacks must be in"),
+        ({"writebacks": 65}, "writebacks must be in 1..64"),
     ],
 )
 def test_twin_rejects_bad_parameters(params, message: str) -> None:
