@@ -464,9 +464,11 @@ class SplitTablesParams(DivergenceParams):
     splits that may issue: no thread waits), ``status`` (``busy``: work left from an earlier
     cycle, no update but a launch this cycle; ``overflow``: an update found the RT full;
     ``st``: splits in the ST and the queue, the SM's ``st`` metric; ``rt``: RT entries;
-    ``queued``: splits waiting for an ST entry); and ``tables``, the tables of Fig 7 (fields
-    of invalid entries read as zero): ``st_valid``, ``st_block`` (block PC), ``st_mask``,
-    ``st_rpc`` (its RT entry's PC; NEVER for none or a call entry) per ST entry;
+    ``queued``: splits waiting for an ST entry; ``continues``: the last update was a
+    divergence, so an outcome with ``cont`` inserts more of its targets); and ``tables``, the
+    tables of Fig 7 (fields of invalid entries read as zero): ``st_valid``, ``st_block``
+    (block PC), ``st_mask``, ``st_rpc`` (its RT entry's PC; NEVER for none or a call entry)
+    per ST entry;
     ``rt_valid``, ``rt_pc``, ``rt_rmask``, ``rt_pending``, ``rt_returns`` (call entries) per
     RT entry."""
 
@@ -519,6 +521,7 @@ class SplitTablesParams(DivergenceParams):
                 Port("st", "out", (s + self.queue_size).bit_length()),
                 Port("rt", "out", r.bit_length()),
                 Port("queued", "out", max(1, self.queue_size.bit_length())),
+                Port("continues", "out", 1),
             ),
             Group(
                 "tables",
@@ -584,6 +587,7 @@ class SplitTablesBlock(Block):
             "status__st": len(st) + len(t.queue),
             "status__rt": len(rt),
             "status__queued": len(t.queue),
+            "status__continues": int(t.continues),
             "tables__st_valid": sum(1 << i for i, _ in st),
             "tables__st_block": array(s, [(i, e.pc) for i, e in st]),
             "tables__st_mask": array(s, [(i, e.mask) for i, e in st]),

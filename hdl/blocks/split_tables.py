@@ -516,6 +516,7 @@ class SplitTables(BlockComponent):
             self.status.st.eq(sum(st["v"]) + queued),
             self.status.rt.eq(sum(rt["v"])),
             self.status.queued.eq(queued),
+            self.status.continues.eq(s.cont_v),
             self.tables.st_valid.eq(Cat(*st["v"])),
             self.tables.rt_valid.eq(Cat(*rt["v"])),
             self.tables.rt_returns.eq(

@@ -299,9 +299,12 @@ class DivergenceUnit(wiring.Component):
         low_pc, low_mask = groups.low
         second_pc, second_mask = groups.second
         # further targets follow in MORE cycles (outcome with cont) once the tables settled,
-        # when the update was a divergence (a call, or not a return)
+        # when the update was a divergence (the tables say so: a return from a tracked call is
+        # none, a return without one is an indirect jump)
+        more_now = Signal(name="more_now")
+        m.d.comb += more_now.eq(more & block.status.continues)
         step = Signal(name="more_step")
-        m.d.comb += step.eq(~first & more & ~busy)
+        m.d.comb += step.eq(~first & more_now & ~busy)
         m.d.comb += [
             block.launch.valid.eq(self.launch.valid),
             block.launch.mask.eq(self.launch.mask),
@@ -321,11 +324,12 @@ class DivergenceUnit(wiring.Component):
             bo.rpc.eq(Mux(o.call, (o.pc + 4)[:PC_WIDTH], o.rpc)),
             block.release.lanes.eq(self.release.lanes),
         ]
-        continues = Mux(first, o.call | ~o.ret, 1)
         with m.If(self.launch.valid):
             m.d.sync += more.eq(0)
         with m.Elif(first | step):
-            m.d.sync += [pend.eq(groups.rest), more.eq(continues & (groups.rest != 0))]
-        self._splits(m, block, Mux(busy | more, 0, block.splits.valid))
-        self._status(m, busy | more, block.status.overflow, block.status.live,
+            m.d.sync += [pend.eq(groups.rest), more.eq(groups.rest != 0)]
+        with m.Elif(~more_now):
+            m.d.sync += more.eq(0)
+        self._splits(m, block, Mux(busy | more_now, 0, block.splits.valid))
+        self._status(m, busy | more_now, block.status.overflow, block.status.live,
                      block.status.waiting)  # fmt: skip

@@ -246,16 +246,16 @@ def test_assembler_demo(capsys: pytest.CaptureFixture[str]) -> None:
     for v in VARIANTS for h in HWS
 ])  # fmt: skip
 def test_jump_table_program(variant: Variant, hws: bool) -> None:
-    """testbench/tests/programs/jump_table.S, 16 threads: a ``jalr`` to five targets (more
-    target groups than the stacks and tables take in one clock), a barrier, shared memory and
-    AMOs, under every policy: level 4, and the RTL's memory holds the values the program's
-    header derives per thread."""
+    """testbench/tests/programs/jump_table.S, 16 threads: a ``jalr`` to five targets and a
+    ``ret`` without a call to three (more target groups than the stacks and tables take in one
+    clock), a barrier, shared memory and AMOs, under every policy: level 4, and the RTL's
+    memory holds the values the program's header derives per thread."""
     image = cli.load_program(JUMP_TABLE)
     params = params_for(COSIM_GEOMETRY, variant, hws)
     launch = LaunchConfig(1, 16, params.geometry, args=(5,))
     report = cosim(image, launch, params, sim="verilator", level=4, source=str(JUMP_TABLE))
     assert report.reached == 4, report.format()
-    values = [100 + t % 5 for t in range(16)]
+    values = [100 + t % 5 + 10 * (t % 3 + 1) for t in range(16)]
     neighbour = [values[(t + 1) % 16] for t in range(16)]
     memory, symbols = report.run.memory, image.symbols
     assert list(memory.read_words(symbols["result"], 16)) == [

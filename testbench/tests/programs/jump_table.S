@@ -1,8 +1,9 @@
 # A co-simulation test program (testbench/tests/test_cosim_sm.py; run with --grid 1 --block 16
 # --arg 5): indirect jumps to up to five targets (the target groups of one update: seed 003's
-# stacks and seed 002's tables take two per clock), a barrier, shared memory, AMOs, a division.
-# result[tid] = 100 + tid mod 5 + 100 + ((tid + 1) mod ntid) mod 5; counter = threads;
-# hist[tid mod 2] sums the neighbours' values.
+# stacks and seed 002's tables take two per clock), a `ret` without a call to three, a barrier,
+# shared memory, AMOs, a division. With v(t) = 100 + t mod 5 + 10 (t mod 3 + 1):
+# result[tid] = v(tid) + v((tid + 1) mod ntid); counter = threads; hist[tid mod 2] sums the
+# neighbours' values.
     .text
     .globl _start
 _start:
@@ -29,6 +30,23 @@ case3:
 case4:
     li      s1, 104
 joined:
+    li      t0, 3
+    remu    t0, s0, t0          # second case = tid mod 3
+    slli    t0, t0, 2
+    la      t1, returns
+    add     t1, t1, t0
+    lw      ra, 0(t1)
+    rhint   rejoined            # a return without a call: an indirect jump to three places
+    ret
+return0:
+    addi    s1, s1, 10
+    j       rejoined
+return1:
+    addi    s1, s1, 20
+    j       rejoined
+return2:
+    addi    s1, s1, 30
+rejoined:
     la      t2, shared_base
     lw      t2, 0(t2)
     slli    t3, s0, 2
@@ -62,6 +80,8 @@ joined:
     .align  2
 table:
     .word   case0, case1, case2, case3, case4
+returns:
+    .word   return0, return1, return2
 shared_base:
     .word   0x40000000
 counter:
