@@ -108,15 +108,7 @@ def _cmd_cosim(ns: argparse.Namespace) -> int:
     params = params_of(ns)
     hints = params.config.explicit
     work = workload_of(ns, ns.file)
-    launch = work.config(params.geometry, ns.step_limit, hints)
-    if work.launches is not None:  # a kernel's shared and local memory must fit the windows
-        launch = work.launches[hints].config(
-            launch.grid,
-            launch.block,
-            geometry=params.geometry,
-            memmap=params.memmap,
-            step_limit=ns.step_limit,
-        )
+    launch = work.sm_launch(params, ns.step_limit)
     try:
         report = cosim(
             work.image_for(hints),

@@ -23,6 +23,7 @@ from reconverge.golden.compiler.launch import Launch
 from reconverge.golden.functional import LaunchConfig, RunResult
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.image import Image
+from reconverge.golden.sm.params import SMParams
 from reconverge.kernels import SuiteKernel, suite
 
 PROGRAM_SUFFIXES = (".elf", ".s", ".S", ".asm")
@@ -56,6 +57,21 @@ class Workload:
                                 step_limit=step_limit)  # fmt: skip
         except ValueError as exc:
             raise cli.UsageError(str(exc)) from None
+
+    def sm_launch(self, params: SMParams, step_limit: int) -> LaunchConfig:
+        """The launch on an SM of ``params`` (its code with or without hints as the policy
+        needs): a kernel's shared and local memory must fit the SM's windows."""
+        hints = params.config.explicit
+        launch = self.config(params.geometry, step_limit, hints)
+        if self.launches is None:
+            return launch
+        return self.launches[hints].config(
+            launch.grid,
+            launch.block,
+            geometry=params.geometry,
+            memmap=params.memmap,
+            step_limit=step_limit,
+        )
 
     def outputs(self, result: RunResult, hints: bool) -> dict[str, np.ndarray] | None:
         """The kernel's output arrays after a run of the code with or without hints (None for

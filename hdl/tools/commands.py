@@ -155,15 +155,7 @@ def _sm_design(ns: argparse.Namespace) -> SMDesign:
 
     hints = params.config.explicit
     work = workload_of(ns, ns.program)
-    launch = work.config(params.geometry, ns.step_limit, hints)
-    if work.launches is not None:  # a kernel's shared and local memory must fit the windows
-        launch = work.launches[hints].config(
-            launch.grid,
-            launch.block,
-            geometry=params.geometry,
-            memmap=params.memmap,
-            step_limit=ns.step_limit,
-        )
+    launch = work.sm_launch(params, ns.step_limit)
     image = work.image_for(hints)
     instruction_store(image, params)  # code outside the store: one line
     try:
