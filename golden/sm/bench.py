@@ -1,72 +1,152 @@
-"""``make bench``: how fast the golden models simulate, measured side by side in one run on the
-same compiled kernels: thread instructions per second of the functional model and of the
-cycle-level SM under a few policies, and the SM's slowdown relative to the functional model
-(each the best of ``--repeat`` runs); then the co-simulation speed, SM clock cycles per second
-of the SM's Verilog on Icarus and Verilator at two geometries (one run each)."""
+"""``make bench``: how fast the golden models and the command line are, each beside the same
+measurement of the code before the speed work (:data:`BASELINE`, checked out of git into a
+temporary directory and run in the same session), so the ratios are measured side by side:
+
+* start-up: wall time of ``reconverge --help`` and of ``reconverge exec`` on a small program,
+  and the floor, Python importing NumPy (best of :data:`STARTUP_RUNS`);
+* thread instructions per second of the functional model and of the cycle-level SM under a
+  few policies on the divergent suite kernels at :data:`SIZES`, W = 32, L = 8
+  (:mod:`reconverge.golden.sm.speed`, a fresh process per measurement);
+* the co-simulation speed: SM clock cycles per second of the SM's Verilog on Icarus and
+  Verilator at two geometries (no baseline: the SM's Verilog is not what the speed work
+  changes).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import shutil
+import subprocess
 import sys
+import tarfile
+import tempfile
 import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from io import BytesIO
+from pathlib import Path
 
-from reconverge.golden.functional import LaunchConfig, RunResult, run
-from reconverge.golden.geometry import Geometry
-from reconverge.golden.image import Image
-from reconverge.golden.sm.config import Policy, SMConfig, WarpFormation
-from reconverge.golden.sm.core import run_sm
-from reconverge.kernels import suite
+from reconverge.golden.sm import speed
+from reconverge.golden.sm.speed import MODELS
 
-KERNELS = ("loopBreak", "mandelbrot", "bfs", "interpreter")
-MODELS: dict[str, SMConfig | None] = {
-    "functional": None,
-    "sm sps": SMConfig(policy=Policy.SPS),
-    "sm stackless": SMConfig(policy=Policy.STACKLESS),
-    "sm mp-orec": SMConfig(policy=Policy.MP_OREC),
-    "sm en-dwf": SMConfig(warp_formation=WarpFormation.EN_DWF),
-}
+#: The revision the speed work started from (issue 9): the ratios are against it.
+BASELINE = "fd85766"
+#: The divergent suite kernels and their sizes (full warps at W = 32 where the kernel's block
+#: grows with its size; mandelbrot and bfs have blocks of 16 threads).
+SIZES = {"loopBreak": 256, "mandelbrot": 32, "bfs": 256, "interpreter": 256}
+STARTUP_RUNS = 5
+ROOT = Path(__file__).resolve().parents[2]
+#: The packages of the source tree, by directory (pyproject.toml, package-dir).
+PACKAGES = ("golden", "hdl", "kernels", "testbench")
+DEMO = ROOT / "kernels" / "divergent_demo.S"
+SPEED_SCRIPT = "reconverge_speed.py"
 
 
-def best_time(
-    image: Image, launch: LaunchConfig, config: SMConfig | None, repeat: int
-) -> tuple[float, RunResult]:
-    """The best wall time of ``repeat`` runs on the functional model (``config`` None) or the
-    cycle-level SM, and the last result."""
-    best, result = float("inf"), None
-    for _ in range(repeat):
+@contextmanager
+def baseline_tree(revision: str) -> Iterator[Path | None]:
+    """A directory to put on PYTHONPATH that imports ``reconverge`` as it was at ``revision``
+    (None when git or the revision is not available: a source tarball, a shallow clone)."""
+    try:
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", "--format=tar", revision, *PACKAGES],
+            capture_output=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        print(f"no baseline ({revision} not available: {exc})", file=sys.stderr)
+        yield None
+        return
+    with tempfile.TemporaryDirectory(prefix="reconverge-baseline-") as tmp:
+        package = Path(tmp) / "reconverge"
+        package.mkdir()
+        (package / "__init__.py").write_text("")
+        with tarfile.open(fileobj=BytesIO(archive)) as tar:
+            tar.extractall(package, filter="data")
+        # this tree's measurement, which imports only what the revision has too
+        shutil.copy(speed.__file__, Path(tmp) / SPEED_SCRIPT)
+        yield Path(tmp)
+
+
+def _python(args: Sequence[str], tree: Path | None) -> subprocess.CompletedProcess[str]:
+    """Run this interpreter with ``args``, importing ``reconverge`` from ``tree`` if given."""
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree), env.get("PYTHONPATH")]))
+    return subprocess.run(
+        [sys.executable, *args], env=env, capture_output=True, text=True, check=True, cwd=ROOT
+    )
+
+
+def startup_seconds(args: Sequence[str], tree: Path | None) -> float:
+    """Best wall time of :data:`STARTUP_RUNS` runs of ``python args``."""
+    best = float("inf")
+    for _ in range(STARTUP_RUNS):
         start = time.perf_counter()
-        result = run(image, launch) if config is None else run_sm(image, launch, config)
+        _python(args, tree)
         best = min(best, time.perf_counter() - start)
-    assert result is not None
-    return best, result
+    return best
+
+
+def model_rate(kernel: str, model: str, ns: argparse.Namespace, tree: Path | None) -> float:
+    """Thread instructions per second (:mod:`reconverge.golden.sm.speed` in a fresh process)."""
+    script = ["-m", speed.__name__] if tree is None else [str(tree / SPEED_SCRIPT)]
+    args = [*script, kernel, str(SIZES[kernel]), model]
+    args += ["--warp-size", str(ns.warp_size), "--simd-width", str(ns.simd_width)]
+    args += ["--repeat", str(ns.repeat)]
+    return float(json.loads(_python(args, tree).stdout)["rate"])
+
+
+def _ratio(now: float, before: float | None, *, higher_is_better: bool = True) -> str:
+    if before is None:
+        return "-"
+    return f"{(now / before if higher_is_better else before / now):.2f}x"
+
+
+def startup(revision: str, tree: Path | None) -> None:
+    cli = ["-m", "reconverge.golden.cli"]
+    rows = {
+        "python + numpy (floor)": ["-c", "import numpy"],
+        "reconverge --help": [*cli, "--help"],
+        "reconverge exec": [*cli, "exec", str(DEMO), "--block", "16"],
+    }
+    print(f"start-up: seconds (best of {STARTUP_RUNS}); goal under 0.3 s")
+    print(f"{'command':<26}{'now':>10}{revision:>10}{'speed-up':>10}")
+    for label, args in rows.items():
+        now = startup_seconds(args, None)
+        before = startup_seconds(args, tree) if tree is not None else None
+        cell = "-" if before is None else f"{before:.3f}"
+        print(f"{label:<26}{now:>10.3f}{cell:>10}{_ratio(now, before, higher_is_better=False):>10}",
+              flush=True)  # fmt: skip
+
+
+def models(ns: argparse.Namespace, tree: Path | None) -> None:
+    print(f"\nthread instructions per second (W = {ns.warp_size}, L = {ns.simd_width}; best of "
+          f"{ns.repeat}): now, and the speed-up over {ns.baseline}")  # fmt: skip
+    print("goals: 5 M functional, 1 M cycle-level SM")
+    print(f"{'kernel':<18}" + "".join(f"{m:>22}" for m in MODELS))
+    for kernel, size in SIZES.items():
+        cells = []
+        for model in MODELS:
+            now = model_rate(kernel, model, ns, None)
+            before = model_rate(kernel, model, ns, tree) if tree is not None else None
+            cells.append(f"{now:>12,.0f} ({_ratio(now, before)})")
+        print(f"{f'{kernel} {size}':<18}" + "".join(f"{c:>22}" for c in cells), flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--warp-size", type=int, default=8)
-    parser.add_argument("--simd-width", type=int, default=4)
+    parser.add_argument("--warp-size", type=int, default=32)
+    parser.add_argument("--simd-width", type=int, default=8)
+    parser.add_argument("--baseline", default=BASELINE, help="git revision to compare with")
     parser.add_argument("--no-cosim", action="store_true",
                         help="skip the co-simulation speeds (SM builds take minutes)")  # fmt: skip
     ns = parser.parse_args(argv)
-    geometry = Geometry(warp_size=ns.warp_size, simd_width=ns.simd_width)
-    kernels = suite()
-    print(f"thread instructions per second (W = {ns.warp_size}, L = {ns.simd_width}; best of "
-          f"{ns.repeat}); in brackets: time relative to the functional model")  # fmt: skip
-    header = f"{'kernel':<12}" + "".join(f"{name:>22}" for name in MODELS)
-    print(header)
-    for name in KERNELS:
-        spec = kernels[name]
-        cells, base = [], 0.0
-        for config in MODELS.values():
-            launch, case = spec.launch(hints=config is None or config.explicit)
-            launch_config = launch.config(case.grid, case.block, geometry=geometry)
-            seconds, result = best_time(launch.image, launch_config, config, ns.repeat)
-            base = base or seconds
-            result.check()
-            rate = int(result.thread_instructions.sum()) / seconds
-            cells.append(f"{rate:>12,.0f} ({seconds / base:4.1f}x)")
-        print(f"{name:<12}" + "".join(f"{c:>22}" for c in cells))
+    with baseline_tree(ns.baseline) as tree:
+        startup(ns.baseline, tree)
+        models(ns, tree)
     if not ns.no_cosim:
         cosim_speeds()
     return 0
@@ -87,6 +167,7 @@ def cosim_speeds() -> None:
 
     from reconverge.golden.errors import UserError
     from reconverge.golden.sm.params import COSIM
+    from reconverge.kernels import suite
     from reconverge.testbench.cosim import cycles_per_second
 
     launch, case = suite()[COSIM_KERNEL].launch(hints=True)

@@ -27,7 +27,6 @@ from reconverge.golden.sm.config import (
     parse_policy,
 )
 from reconverge.golden.sm.core import SMResult, run_sm
-from reconverge.golden.sm.plot import plot_run
 from reconverge.golden.sm.workload import Workload, load_workload
 from reconverge.kernels import suite
 
@@ -293,6 +292,8 @@ def _cmd_run(ns: argparse.Namespace) -> int:
             for record in result.trace:
                 f.write(json.dumps(record.to_json()) + "\n")
     if ns.plot:
+        from reconverge.golden.sm.plot import plot_run  # matplotlib: only when plotting
+
         assert result.metrics is not None
         plot_run(
             result.trace,
