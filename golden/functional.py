@@ -58,6 +58,7 @@ MAX_ARGS = 8  # a0..a7
 GLOBAL_POINTER_SYMBOL = "__global_pointer$"
 
 _NOT_RUNNABLE = np.uint64(2**64 - 1)  # SP:PC key of threads that take no part in arbitration
+_NONE = 2**64  # the minimum key over no thread
 
 
 @dataclass(frozen=True)
@@ -127,24 +128,48 @@ class _Warp:
         self.exit_codes = np.zeros(width, np.int32)
         self.instructions = np.zeros(width, np.int64)
         self.n_runnable = threads
+        self.group: _Group | None = None
 
     def issue(self) -> tuple[int, np.ndarray]:
         """Execute one warp instruction: the one at the minimum SP:PC of the runnable threads,
         for the threads at that SP:PC (seed 000 Sec 4.1). Returns its pc and lanes."""
-        keys = (self.regs[:, REG_SP].astype(np.uint64) << 32) | self.pc
-        keys = np.where(self.runnable, keys, _NOT_RUNNABLE)
-        common = keys.min()
-        lanes = np.flatnonzero(keys == common)
-        pc = int(common) & MASK32
-        out = execute(self._fetch(pc, lanes), pc, self.regs, lanes, self.mem, self.ctx)
-        self.pc[lanes] = out.next_pc
-        self.instructions[lanes] += 1
+        group = self.group or self._arbitrate()
+        lanes, pc = group.lanes, group.key & MASK32
+        ins = self._fetch(pc, lanes)
+        out = execute(ins, pc, self.regs, lanes, self.mem, self.ctx)
+        group.issued += 1
+        if out.uniform is None:
+            self.flush()
+            self.pc[lanes] = out.next_pcs
+        else:
+            group.key = (group.key >> 32) << 32 | out.uniform  # SP:PC, while SP is unchanged
+            if ins.rd == REG_SP or group.key >= group.rest:
+                self.flush()
         if out.exit_codes is not None:
             self.exit_codes[lanes] = out.exit_codes
             self._stop(lanes, self.exited)
         if out.barrier:
             self._stop(lanes, self.waiting)
         return pc, lanes
+
+    def _arbitrate(self) -> _Group:
+        """The runnable threads at the minimum SP:PC, and the minimum key of the others."""
+        keys = (self.regs[:, REG_SP].astype(np.uint64) << 32) | self.pc
+        keys = np.where(self.runnable, keys, _NOT_RUNNABLE)
+        common = keys.min()
+        at = keys == common
+        rest = keys[~at]
+        self.group = _Group(np.flatnonzero(at), int(common), int(rest.min()) if len(rest) else _NONE)
+        return self.group
+
+    def flush(self) -> None:
+        """Drop the group: the next issue arbitrates again. Its threads' pc and instruction
+        count, which the group held while it issued, go to :attr:`pc` and :attr:`instructions`.
+        """
+        group, self.group = self.group, None
+        if group is not None:
+            self.pc[group.lanes] = group.key & MASK32
+            self.instructions[group.lanes] += group.issued
 
     def _fetch(self, pc: int, lanes: np.ndarray) -> Instr:
         """Fetch and decode the instruction at ``pc`` for ``lanes`` (decoding is cached by word,
@@ -158,6 +183,7 @@ class _Warp:
 
     def _stop(self, lanes: np.ndarray, status: np.ndarray) -> None:
         """Take ``lanes`` out of arbitration, marking them in ``status`` (exited or waiting)."""
+        self.flush()
         status[lanes] = True
         self.runnable[lanes] = False
         self.n_runnable -= len(lanes)
@@ -171,7 +197,21 @@ class _Warp:
 
     def live_pcs(self) -> list[int]:
         """Distinct PCs of the threads that have not exited."""
+        self.flush()
         return sorted({int(pc) for pc in self.pc[self.valid & ~self.exited]})
+
+
+@dataclass(slots=True)
+class _Group:
+    """The threads a warp issues for: ``lanes`` at SP:PC ``key``, the minimum over its runnable
+    threads, and ``rest``, the minimum key of its other runnable threads. Kept from one issue to
+    the next while the arbitration's result is known without looking at the other threads;
+    meanwhile the group holds their pc (``key``) and how many instructions they ``issued``."""
+
+    lanes: np.ndarray
+    key: int
+    rest: int
+    issued: int = 0
 
 
 def decode_word(word: int) -> Instr:
@@ -267,6 +307,7 @@ class _Machine:
     def _record(self, block: int, warps: list[_Warp]) -> None:
         width = self.config.geometry.warp_size
         for warp in warps:
+            warp.flush()  # a run that faulted stops with a group issuing
             threads = slice(warp.index * width, warp.index * width + int(warp.valid.sum()))
             valid = warp.valid
             self.exit_codes[block, threads] = warp.exit_codes[valid]

@@ -102,10 +102,28 @@ class Outcome:
     wait there until the block is released), and ``exit_codes`` is set when the lanes exited."""
 
     lanes: np.ndarray  # indices of the executed lanes, increasing
-    next_pc: np.ndarray  # uint32 per executed lane
+    next_pcs: np.ndarray | None  # uint32 per executed lane; None: every lane at ``uniform``
     exit_codes: np.ndarray | None = None  # int32 per executed lane
     barrier: bool = False
     access: MemAccess | None = None
+    uniform: int | None = None  # the next pc of every lane, when they all continue at one
+
+    @property
+    def next_pc(self) -> np.ndarray:
+        """The next pc of each executed lane (uint32)."""
+        if self.next_pcs is None:
+            return np.full(len(self.lanes), self.uniform, np.uint32)
+        return self.next_pcs
+
+    def targets(self, mask: int) -> dict[int, int]:
+        """The lanes (a bit mask; ``mask`` holds those executed) continuing at each next pc."""
+        if self.next_pcs is None:
+            assert self.uniform is not None
+            return {self.uniform: mask}
+        targets: dict[int, int] = {}
+        for lane, nxt in zip(self.lanes.tolist(), self.next_pcs.tolist(), strict=True):
+            targets[nxt] = targets.get(nxt, 0) | 1 << lane
+        return targets
 
 
 @dataclass(slots=True)
@@ -117,14 +135,15 @@ class _Issue:
     lanes: np.ndarray
     mem: WarpMemory
     ctx: WarpContext
+    sel: np.ndarray | slice  # the lanes as an index of ``regs``: a slice when all of them
 
     def read(self, reg: int) -> np.ndarray:
-        return self.regs[self.lanes, reg]
+        return self.regs[self.sel, reg]
 
     def write(self, rd: int, values: np.ndarray | int) -> None:
         """Write ``rd``; writes to x0 are discarded, so x0 always reads 0."""
         if rd:
-            self.regs[self.lanes, rd] = values
+            self.regs[self.sel, rd] = values
 
     def thread(self, i: int) -> int:
         """Thread index of the ``i``-th executing lane."""
@@ -132,11 +151,15 @@ class _Issue:
 
     def sequential(self, access: MemAccess | None = None) -> Outcome:
         """Every lane continues at pc + 4."""
-        next_pc = np.full(len(self.lanes), (self.pc + ILEN_BYTES) & MASK32, np.uint32)
-        return Outcome(self.lanes, next_pc, access=access)
+        return self.uniform((self.pc + ILEN_BYTES) & MASK32, access)
+
+    def uniform(self, target: int, access: MemAccess | None = None) -> Outcome:
+        """Every lane continues at ``target``."""
+        return Outcome(self.lanes, None, access=access, uniform=target)
 
 
 Handler = Callable[[Instr, _Issue], Outcome]
+_ALL = slice(None)
 
 
 def execute(
@@ -154,7 +177,8 @@ def execute(
     the offending one."""
     if lanes.dtype == np.bool_:
         lanes = np.flatnonzero(lanes)
-    issue = _Issue(pc, regs, lanes, mem, ctx)
+    sel = _ALL if len(lanes) == len(regs) else lanes
+    issue = _Issue(pc, regs, lanes, mem, ctx, sel)
     try:
         return _HANDLERS[ins.name](ins, issue)
     except SimtFault as fault:
@@ -310,6 +334,11 @@ def _branch(cond: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Handler:
     def run(ins: Instr, s: _Issue) -> Outcome:
         taken = cond(s.read(ins.rs1), s.read(ins.rs2))
         target, fallthrough = (s.pc + ins.imm) & MASK32, (s.pc + ILEN_BYTES) & MASK32
+        going = int(np.count_nonzero(taken))
+        if going == 0:
+            return s.uniform(fallthrough)
+        if target % ILEN_BYTES == 0 and going == len(taken):
+            return s.uniform(target)
         next_pc = np.where(taken, np.uint32(target), np.uint32(fallthrough))
         _check_targets(next_pc, s)
         return Outcome(s.lanes, next_pc)
@@ -325,7 +354,10 @@ def _jump(ins: Instr, s: _Issue, targets: np.ndarray) -> Outcome:
 
 
 def _jal(ins: Instr, s: _Issue) -> Outcome:
-    return _jump(ins, s, np.full(len(s.lanes), (s.pc + ins.imm) & MASK32, np.uint32))
+    target = (s.pc + ins.imm) & MASK32
+    out = _jump(ins, s, np.full(len(s.lanes), target, np.uint32))
+    out.uniform = target
+    return out
 
 
 def _jalr(ins: Instr, s: _Issue) -> Outcome:

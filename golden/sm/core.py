@@ -549,10 +549,7 @@ class SM:
         if barrier:
             for lane in out.lanes.tolist():
                 warp.bar_pc[lane] = split.pc
-        targets: dict[int, int] = {}
-        if not exited and not barrier:
-            for lane, nxt in zip(out.lanes.tolist(), out.next_pc.tolist(), strict=True):
-                targets[nxt] = targets.get(nxt, 0) | 1 << lane
+        targets = {} if exited or barrier else out.targets(split.mask)
         rpc = self.program.rpc(split.pc) if control and self.config.explicit else None
         call = ins.spec.is_jump and ins.rd != 0
         ret = ins.name == "jalr" and ins.rd == 0 and ins.rs1 in (REG_RA, REG_T0)
