@@ -159,7 +159,8 @@ class _Warp:
         common = keys.min()
         at = keys == common
         rest = keys[~at]
-        self.group = _Group(np.flatnonzero(at), int(common), int(rest.min()) if len(rest) else _NONE)
+        rest_min = int(rest.min()) if len(rest) else _NONE
+        self.group = _Group(np.flatnonzero(at), int(common), rest_min)
         return self.group
 
     def flush(self) -> None:
