@@ -20,7 +20,7 @@ time (u + latency; for memory, the last LSU cycle + latency).
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -69,11 +69,21 @@ Observer = Callable[["IssueRecord", DivergenceUnit], None]
 
 
 @lru_cache(maxsize=1 << 16)
+def lane_array(mask: int) -> np.ndarray:
+    """The lanes of ``mask`` as increasing indices (a read-only array, shared)."""
+    lanes = np.array(lanes_of(mask), dtype=np.intp)
+    lanes.flags.writeable = False
+    return lanes
+
+
+@lru_cache(maxsize=1 << 16)
 def squeezed_passes(mask: int, warp_size: int, simd_width: int) -> int:
     return squeeze(mask, warp_size, simd_width).passes
 
 
-REG_RA, REG_T0 = 1, 5  # the registers a RISC-V return jumps through
+REG_RA, REG_T0 = 1, 5
+#: The registers a return jumps through (the RISC-V calling convention's ra and t0).
+RETURN_REGS = (REG_RA, REG_T0)
 
 _MUL = frozenset({"mul", "mulh", "mulhsu", "mulhu"})
 _DIV = frozenset({"div", "divu", "rem", "remu"})
@@ -101,6 +111,45 @@ def is_memory(ins: Instr) -> bool:
     """A load, store or AMO: it needs the LSU (timing rule 3)."""
     spec = ins.spec
     return spec.is_load or spec.is_store or spec.is_amo
+
+
+def is_call(ins: Instr) -> bool:
+    """A jump that links a register: the divergence units track calls (seed 000 Listing 1)."""
+    return ins.spec.is_jump and ins.rd != 0
+
+
+def is_return(ins: Instr) -> bool:
+    """``jalr x0`` through ra or t0: a return."""
+    return ins.name == "jalr" and ins.rd == 0 and ins.rs1 in RETURN_REGS
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """An instruction word as the SM's timing uses it, decoded once per word
+    (:func:`decoded`), so stores into code are honoured."""
+
+    ins: Instr
+    operands: tuple[int, ...]  # the scoreboard checks them
+    destination: int  # reserved in the scoreboard (0: none)
+    memory: bool  # goes to the LSU
+    control: bool  # a branch or jump
+    call: bool
+    ret: bool
+
+
+@lru_cache(maxsize=1 << 16)
+def decoded(word: int) -> Decoded:
+    """The instruction ``word`` (an :class:`IllegalInstructionFault` if it is none)."""
+    ins = decode_word(word)
+    return Decoded(
+        ins,
+        operands(ins),
+        destination(ins),
+        is_memory(ins),
+        is_control(ins),
+        is_call(ins),
+        is_return(ins),
+    )
 
 
 def lsu_last_cycle(start: int, cycles: int, skipped: set[int]) -> int:
@@ -390,6 +439,8 @@ class SM:
     def _dispatch_cycle(self) -> int | None:
         """Rule 5: the first cycle in which the next block's ceil(B/W) slots are free (blocks
         enter in order), None while too many slots are taken."""
+        if len(self.slots) - len(self.resident) < self.warps_per_block:
+            return None  # a resident warp holds its slot (it retires when done)
         times = sorted(t for t in map(self._slot_free_at, range(len(self.slots))) if t is not None)
         if len(times) < self.warps_per_block:
             return None
@@ -430,19 +481,19 @@ class SM:
 
     # -- scheduling ---------------------------------------------------------------------------
 
-    def _select(self) -> tuple[_Warp, Split, Instr] | None:
+    def _select(self) -> tuple[_Warp, Split, Decoded] | None:
         """The scheduler's choice (:func:`~reconverge.golden.sm.scheduler.select`) with the
         instruction of the chosen split."""
-        fetched: list[Instr] = []
+        fetched: list[Decoded] = []
 
         def probe(warp: _Warp, split: Split) -> tuple[bool, bool]:
-            ins = self._fetch(warp, split)
-            fetched.append(ins)
+            op = self._fetch(warp, split)
+            fetched.append(op)
             # a pending write for its threads, or no free entry for its destination (Fig 8)
-            hazard = bool(warp.scoreboard.dependency_mask(operands(ins), split.mask)) or (
-                warp.scoreboard.full(destination(ins), split.mask)
+            hazard = bool(warp.scoreboard.dependency_mask(op.operands, split.mask)) or (
+                warp.scoreboard.full(op.destination, split.mask)
             )
-            return hazard, is_memory(ins)
+            return hazard, op.memory
 
         choice = select(
             self.resident,
@@ -457,9 +508,9 @@ class SM:
         )
         return None if choice is None else (*choice, fetched[-1])
 
-    def _fetch(self, warp: _Warp, split: Split) -> Instr:
+    def _fetch(self, warp: _Warp, split: Split) -> Decoded:
         try:
-            return decode_word(self.memory.fetch(split.pc))
+            return decoded(self.memory.fetch(split.pc))
         except SimtFault as fault:
             lane = lanes_of(split.mask)[0]
             raise fault.locate(
@@ -491,19 +542,18 @@ class SM:
             return squeezed_passes(mask, self.geometry.warp_size, self.geometry.simd_width)
         return self.geometry.passes
 
-    def _issue(self, warp: _Warp, split: Split, ins: Instr) -> None:
-        t, pc = self.t, split.pc
+    def _issue(self, warp: _Warp, split: Split, op: Decoded) -> None:
+        t, pc, ins = self.t, split.pc, op.ins
         if self.counters.warp_instructions >= self.launch.step_limit:
             raise StepLimitFault(
                 f"no completion within {self.launch.step_limit} warp instructions",
                 block=warp.block.index,
             )
-        lanes = np.array(lanes_of(split.mask))
+        lanes = lane_array(split.mask)
         passes = self.passes(split.mask)
         update = t + passes - 1  # u: the outcome reaches the divergence unit (rule 1)
         out = execute(ins, pc, warp.regs, lanes, warp.mem, warp.ctx)
-        control = is_control(ins)
-        ex = self._executed(warp, split, ins, out, control)
+        ex = self._executed(warp, split, op, out)
         before = {(s.sid, s.pc) for s in warp.splits}
         try:
             clocks = warp.unit.execute(ex)
@@ -517,12 +567,12 @@ class SM:
             ) from None
         warp.settled = update + clocks
         if self.config.policy is Policy.STACKLESS and (
-            control or ex.exited or ex.barrier or destination(ins) == REG_SP
+            op.control or ex.exited or ex.barrier or op.destination == REG_SP
         ):
             self._arbitrates(warp.slot, update)  # the control uses the arbiter tree in u
-        counters = [self.counters, warp.counters]
+        counters = (self.counters, warp.counters)
         done = self._complete(ins, out.access, lanes, t, passes, warp.slot, counters)
-        self._reserve(warp, ins, split.mask, done)
+        self._reserve(warp, op, split.mask, done)
         self._count(warp, split, ins, lanes, passes)
         self.port_free = t + passes
         self.last_warp = warp
@@ -537,9 +587,7 @@ class SM:
         if warp.done:
             self._retire(warp)
 
-    def _executed(
-        self, warp: _Warp, split: Split, ins: Instr, out: Outcome, control: bool
-    ) -> Executed:
+    def _executed(self, warp: _Warp, split: Split, op: Decoded, out: Outcome) -> Executed:
         exited = 0
         if out.exit_codes is not None:
             exited = split.mask
@@ -550,9 +598,7 @@ class SM:
             for lane in out.lanes.tolist():
                 warp.bar_pc[lane] = split.pc
         targets = {} if exited or barrier else out.targets(split.mask)
-        rpc = self.program.rpc(split.pc) if control and self.config.explicit else None
-        call = ins.spec.is_jump and ins.rd != 0
-        ret = ins.name == "jalr" and ins.rd == 0 and ins.rs1 in (REG_RA, REG_T0)
+        rpc = self.program.rpc(split.pc) if op.control and self.config.explicit else None
         return Executed(
             sid=split.sid,
             pc=split.pc,
@@ -560,15 +606,15 @@ class SM:
             targets=targets,
             exited=exited,
             barrier=barrier,
-            control=control,
+            control=op.control,
             rpc=rpc,
-            call=call,
-            ret=ret,
+            call=op.call,
+            ret=op.ret,
         )
 
     def _complete(
         self, ins: Instr, access: MemAccess | None, lanes: np.ndarray, t: int, passes: int,
-        slot: int, counters: list[Counters],
+        slot: int, counters: Sequence[Counters],
     ) -> int:  # fmt: skip
         """The write-back time of ``ins`` issued at ``t`` in ``passes`` passes from warp slot
         ``slot``: the last pass + its latency or, for a memory access, the LSU's last cycle +
@@ -616,13 +662,13 @@ class SM:
             heapq.heapify(self.writebacks)
             self._push_writeback(op.done, op.writeback, entry[2], entry[3], entry[4])
 
-    def _reserve(self, warp: _Warp, ins: Instr, mask: int, done: int) -> None:
-        """Reserve the destination of ``ins`` for the threads of ``mask`` until ``done``."""
-        if destination(ins):
-            warp.scoreboard.reserve(ins.rd, mask)
+    def _reserve(self, warp: _Warp, op: Decoded, mask: int, done: int) -> None:
+        """Reserve the destination of ``op`` for the threads of ``mask`` until ``done``."""
+        if op.destination:
+            warp.scoreboard.reserve(op.destination, mask)
             self.seq += 1
-            self._push_writeback(done, self.seq, warp, ins.rd, mask)
-            if is_memory(ins):
+            self._push_writeback(done, self.seq, warp, op.destination, mask)
+            if op.memory:
                 assert self.lsu is not None
                 self.lsu.writeback = self.seq
 
@@ -634,15 +680,17 @@ class SM:
     def _count(self, warp: _Warp, split: Split, ins: Instr, lanes: np.ndarray, passes: int) -> None:
         active = len(lanes)
         warp.instructions[lanes] += 1
+        hint = ins.name == "rhint"
+        spill = self.image.spills.get(split.pc)
         for counters in (self.counters, warp.counters):
             counters.warp_instructions += 1
             counters.thread_instructions += active
             counters.issue_passes += passes
-            counters.hint_instructions += ins.name == "rhint"
+            counters.hint_instructions += hint
             counters.count_active(active)
-            spill = self.image.spills.get(split.pc)
-            counters.spill_loads += spill == "load"
-            counters.spill_stores += spill == "store"
+            if spill is not None:
+                counters.spill_loads += spill == "load"
+                counters.spill_stores += spill == "store"
         self.counters.add_occupancy(warp.unit.occupancy())
         if self.keep_trace:
             record = IssueRecord(self.t, warp.gid, split.sid, split.pc, split.mask, passes)

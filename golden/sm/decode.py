@@ -2,8 +2,8 @@
 counterpart of ``hdl/sm/decode.py`` (docs/sm-hardware.md, "Stages": decode).
 
 Everything is computed from :func:`reconverge.golden.isa.decode` and the predicates the golden
-SM uses (``golden.sm.program.is_control``, ``golden.sm.core.operands``, the call and return
-rule of ``SM._executed``, the latency classes of ``SM._latency``), so the HDL decoder, which is
+SM uses (``golden.sm.program.is_control``, ``golden.sm.core.operands``, ``is_call`` and
+``is_return``, the latency classes of ``SM._complete``), so the HDL decoder, which is
 generated from :data:`reconverge.golden.isa.SPECS`, is held to the same definitions. An
 illegal word decodes to every field 0 (``legal`` = 0).
 """
@@ -23,7 +23,13 @@ from reconverge.golden.isa import (
     decode,
 )
 from reconverge.golden.semantics import _LOADS, _STORES
-from reconverge.golden.sm.core import _DIV, _MUL, REG_RA, REG_T0, operands
+from reconverge.golden.sm.core import (
+    _DIV,
+    _MUL,
+    is_call,
+    is_return,
+    operands,
+)
 from reconverge.golden.sm.program import is_control
 
 
@@ -48,15 +54,12 @@ class Unit(enum.IntEnum):
     MEM = 4
 
 
-#: The registers a return jumps through (``SM._executed``: ``jalr x0`` through ra or t0).
-RETURN_REGS = (REG_RA, REG_T0)
-
 #: Bytes of the memory access of a word AMO (``golden.semantics``: ``MemAccess(.., 4)``).
 AMO_BYTES = 4
 
 
 def spec_unit(spec: Spec) -> Unit:
-    """The latency class of ``spec`` (``SM._latency``: memory, ``mul``, ``div``, ``alu``)."""
+    """The latency class of ``spec`` (``SM._complete``: memory, ``mul``, ``div``, ``alu``)."""
     if spec.is_load or spec.is_store or spec.is_amo:
         return Unit.MEM
     if spec.name in _MUL:
@@ -126,8 +129,8 @@ def instr_fields(ins: Instr) -> dict[str, int]:
         "imm": datapath_imm(spec.fmt, ins.imm),
         "csr": ins.csr,
         "writes_rd": int(spec.writes_rd and ins.rd != 0),
-        "is_call": int(spec.is_jump and ins.rd != 0),
-        "is_ret": int(spec.name == "jalr" and ins.rd == 0 and ins.rs1 in RETURN_REGS),
+        "is_call": int(is_call(ins)),
+        "is_ret": int(is_return(ins)),
         "csr_write": int(spec.fmt in (Fmt.CSR, Fmt.CSRI) and csr_is_write(ins)),
         "sb_rs1": sb_rs1,
         "sb_rs2": sb_rs2,

@@ -30,19 +30,17 @@ import numpy as np
 from reconverge.golden.blocks.divergence import DivergenceUnit, Executed, Split, lanes_of
 from reconverge.golden.blocks.squeezer import squeeze
 from reconverge.golden.faults import StepLimitFault
-from reconverge.golden.isa import ILEN_BYTES, MASK32, Instr
+from reconverge.golden.isa import ILEN_BYTES, MASK32
 from reconverge.golden.semantics import MemAccess, execute
 from reconverge.golden.sm.config import WarpFormation
 from reconverge.golden.sm.core import (
     SM,
+    Decoded,
     IssueRecord,
     _Block,
     _Warp,
-    destination,
-    is_memory,
-    operands,
+    lane_array,
 )
-from reconverge.golden.sm.program import is_control
 
 T = TypeVar("T")
 
@@ -186,7 +184,7 @@ class DwfSM(SM):
 
     # -- scheduling -----------------------------------------------------------------------------
 
-    def _select(self) -> tuple[DynamicWarp, Instr] | None:  # type: ignore[override]
+    def _select(self) -> tuple[DynamicWarp, Decoded] | None:  # type: ignore[override]
         """Majority policy: the PCs with the most waiting threads first, oldest pool warp
         first at each PC; the first ready one."""
         counts: dict[int, int] = {}
@@ -195,23 +193,22 @@ class DwfSM(SM):
         for pc in sorted(counts, key=lambda p: (-counts[p], p)):
             for dyn in self.pool:
                 if dyn.pc == pc and dyn.ready_at <= self.t:
-                    ins = self._ready_dynamic(dyn)
-                    if ins is not None:
-                        return dyn, ins
+                    op = self._ready_dynamic(dyn)
+                    if op is not None:
+                        return dyn, op
         return None
 
-    def _ready_dynamic(self, dyn: DynamicWarp) -> Instr | None:
+    def _ready_dynamic(self, dyn: DynamicWarp) -> Decoded | None:
         groups = dyn.groups()
         warp, mask = next(iter(groups.items()))
-        ins = self._fetch(warp, Split(0, dyn.pc, mask))
-        regs = operands(ins)
-        if any(w.scoreboard.dependency_mask(regs, m) for w, m in groups.items()):
+        op = self._fetch(warp, Split(0, dyn.pc, mask))
+        if any(w.scoreboard.dependency_mask(op.operands, m) for w, m in groups.items()):
             return None
-        if any(w.scoreboard.full(destination(ins), m) for w, m in groups.items()):
+        if any(w.scoreboard.full(op.destination, m) for w, m in groups.items()):
             return None
-        if is_memory(ins) and self.lsu_free > self.t:
+        if op.memory and self.lsu_free > self.t:
             return None
-        return ins
+        return op
 
     def _next_event(self) -> int | None:
         times = [d.ready_at for d in self.pool if d.ready_at > self.t]
@@ -220,21 +217,20 @@ class DwfSM(SM):
 
     # -- issue ----------------------------------------------------------------------------------
 
-    def _issue(self, dyn: DynamicWarp, ins: Instr) -> None:  # type: ignore[override]
-        t, pc = self.t, dyn.pc
+    def _issue(self, dyn: DynamicWarp, op: Decoded) -> None:  # type: ignore[override]
+        t, pc, ins = self.t, dyn.pc, op.ins
         if self.counters.warp_instructions >= self.launch.step_limit:
             raise StepLimitFault(f"no completion within {self.launch.step_limit} warp instructions")
         self.pool.remove(dyn)
         passes = self.passes(dyn.mask)
-        control = is_control(ins)
         slot_of = {thread: i for i, thread in enumerate(dyn.slots) if thread is not None}
         next_slots: dict[int, list[Thread | None]] = {}
         accesses: list[tuple[MemAccess, np.ndarray]] = []
         blocks: dict[int, _Block] = {}
         for warp, mask in dyn.groups().items():
-            lanes = np.array(lanes_of(mask))
+            lanes = lane_array(mask)
             out = execute(ins, pc, warp.regs, lanes, warp.mem, warp.ctx)
-            ex = self._executed(warp, Split(0, pc, mask), ins, out, control)
+            ex = self._executed(warp, Split(0, pc, mask), op, out)
             warp.unit.execute(ex)
             for target, lane_mask in ex.targets.items():
                 slots = next_slots.setdefault(target, [None] * self.geometry.warp_size)
@@ -254,7 +250,7 @@ class DwfSM(SM):
         done = self._complete(ins, access, positions, t, passes, slot, [self.counters])
         for warp, mask in dyn.groups().items():
             warp.settled = last + 1  # the outcome's one clock (rule 1)
-            self._reserve(warp, ins, mask, done)
+            self._reserve(warp, op, mask, done)
         self.counters.warp_instructions += 1
         self.counters.thread_instructions += dyn.mask.bit_count()
         self.counters.issue_passes += passes
@@ -270,7 +266,7 @@ class DwfSM(SM):
         delay = lat.branch + (lat.squeeze if self.config.hws else 0)
         continuation = (pc + ILEN_BYTES) & MASK32
         for target, slots in next_slots.items():
-            ready = t + passes if target == continuation and not control else last + delay
+            ready = t + passes if target == continuation and not op.control else last + delay
             self._place(target, slots, ready)
         for block in blocks.values():
             self._check_barrier(block)

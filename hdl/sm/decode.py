@@ -35,7 +35,7 @@ from reconverge.golden.isa import (
     unpack_imm,
 )
 from reconverge.golden.sm import decode as golden
-from reconverge.golden.sm.core import operands
+from reconverge.golden.sm.core import RETURN_REGS, operands
 
 #: One value per spec of ``golden.isa.SPECS`` (``golden.sm.decode.Op`` as an Amaranth shape).
 Op = enum.Enum("Op", [(m.name, m.value) for m in golden.Op])
@@ -165,7 +165,7 @@ class Decoder(wiring.Component):
         source_nonzero = Signal(name="csr_source_nonzero")  # rs1, or a CSRI's uimm: same bits
         m.d.comb += [rd_nonzero.eq(f["rd"] != 0), source_nonzero.eq(field(RS1) != 0)]
         jump = any_of("jump", lambda s: s.is_jump)
-        ret_source = reduce(or_, [f["rs1"] == r for r in golden.RETURN_REGS])
+        ret_source = reduce(or_, [f["rs1"] == r for r in RETURN_REGS])
         m.d.comb += [
             f["writes_rd"].eq(has_rd & rd_nonzero),
             f["is_call"].eq(jump & rd_nonzero),

@@ -294,28 +294,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     done: dict[str, dict[str, Any]] = {}
     if ns.resume and Path(ns.json).exists():
         done = {_key(r): r for r in json.loads(Path(ns.json).read_text())}
-    results: list[dict[str, Any]] = []
 
-    def record(r: dict[str, Any]) -> None:
-        results.append(r)
+    def record(key: str, r: dict[str, Any]) -> None:
+        """Keep a finished run, and write every result so far (what --resume reuses)."""
+        done[key] = r
         print(f"{r['block']} {r.get('variant') or r['params']}: {r['seconds']} s", file=sys.stderr)
         if ns.json:
-            Path(ns.json).write_text(json.dumps(results, indent=1) + "\n")
+            Path(ns.json).write_text(json.dumps(list(done.values()), indent=1) + "\n")
 
     jobs = [spec.make(values) for spec in BLOCKS.values() for values in spec.area_sets]
     keys = [_key({"block": p.name, "params": p.values()}) for p in jobs]
     todo = [(k, p) for k, p in zip(keys, jobs, strict=True) if k not in done]
     with ProcessPoolExecutor(max_workers=max(1, ns.jobs)) as pool:
-        done.update(zip([k for k, _ in todo], pool.map(_one, [p for _, p in todo]), strict=True))
-    for key in keys:
-        record(done[key])
+        for (key, _), result in zip(todo, pool.map(_one, [p for _, p in todo]), strict=True):
+            record(key, result)
     for variant in SM_AREA.variants:  # one at a time: each fills the machine
         design = sm_design(SM_AREA, variant)
         key = _key({"block": "sm", "variant": variant.label, "params": design.json()})
+        keys.append(key)
         if key not in done:
             result = synth_sm(design, part=SM_AREA.device, refuse_overflow=False)
-            done[key] = {**result, "variant": variant.label}
-        record(done[key])
+            record(key, {**result, "variant": variant.label})
+    results = [done[key] for key in keys]
     Path(ns.output).write_text(render(results))
     return 0
 
