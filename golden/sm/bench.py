@@ -27,6 +27,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from io import BytesIO
 from pathlib import Path
+from typing import Any
 
 from reconverge.golden.sm import speed
 from reconverge.golden.sm.speed import MODELS
@@ -89,13 +90,21 @@ def startup_seconds(args: Sequence[str], tree: Path | None) -> float:
     return best
 
 
-def model_rate(kernel: str, model: str, ns: argparse.Namespace, tree: Path | None) -> float:
-    """Thread instructions per second (:mod:`reconverge.golden.sm.speed` in a fresh process)."""
+def measured(
+    kernel: str, model: str, ns: argparse.Namespace, tree: Path | None, *options: str
+) -> dict[str, Any]:
+    """:mod:`reconverge.golden.sm.speed` on ``kernel`` at its size, in a fresh process."""
     script = ["-m", speed.__name__] if tree is None else [str(tree / SPEED_SCRIPT)]
     args = [*script, kernel, str(SIZES[kernel]), model]
     args += ["--warp-size", str(ns.warp_size), "--simd-width", str(ns.simd_width)]
-    args += ["--repeat", str(ns.repeat)]
-    return float(json.loads(_python(args, tree).stdout)["rate"])
+    args += ["--repeat", str(ns.repeat), *options]
+    result: dict[str, Any] = json.loads(_python(args, tree).stdout)
+    return result
+
+
+def model_rate(kernel: str, model: str, ns: argparse.Namespace, tree: Path | None) -> float:
+    """Thread instructions per second."""
+    return float(measured(kernel, model, ns, tree)["rate"])
 
 
 def _ratio(now: float, before: float | None, *, higher_is_better: bool = True) -> str:
@@ -135,18 +144,39 @@ def models(ns: argparse.Namespace, tree: Path | None) -> None:
         print(f"{f'{kernel} {size}':<18}" + "".join(f"{c:>22}" for c in cells), flush=True)
 
 
+#: Where the time goes (``--profile``): these kernels under these models.
+PROFILED = (("interpreter", "functional"), ("interpreter", "sps"), ("bfs", "mp-orec"))
+PROFILE_ROWS = 8
+
+
+def profiles(ns: argparse.Namespace, tree: Path | None) -> None:
+    """The share of run time by module (one run under cProfile), now and at the baseline."""
+    for kernel, model in PROFILED:
+        print(f"\n{kernel} {SIZES[kernel]} on {model}: share of time by module (cProfile)")
+        columns = {"now": measured(kernel, model, ns, None, "--profile")["profile"]}
+        if tree is not None:
+            columns[ns.baseline] = measured(kernel, model, ns, tree, "--profile")["profile"]
+        for label, shares in columns.items():
+            top = list(shares.items())[:PROFILE_ROWS]
+            print(f"  {label:<8} " + ", ".join(f"{name} {share:.0%}" for name, share in top))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--warp-size", type=int, default=32)
     parser.add_argument("--simd-width", type=int, default=8)
     parser.add_argument("--baseline", default=BASELINE, help="git revision to compare with")
+    parser.add_argument("--profile", action="store_true",
+                        help="also where the time goes, by module (cProfile)")  # fmt: skip
     parser.add_argument("--no-cosim", action="store_true",
                         help="skip the co-simulation speeds (SM builds take minutes)")  # fmt: skip
     ns = parser.parse_args(argv)
     with baseline_tree(ns.baseline) as tree:
         startup(ns.baseline, tree)
         models(ns, tree)
+        if ns.profile:
+            profiles(ns, tree)
     if not ns.no_cosim:
         cosim_speeds()
     return 0

@@ -12,19 +12,24 @@ suite, ``run``, ``run_sm`` and their configuration), and nothing else of this pa
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
+import pstats
 import sys
 import time
+from pathlib import Path
+from typing import Any
 
 #: The models ``make bench`` compares: the functional model, and the SM under a policy or with
 #: enhanced dynamic warp formation.
 MODELS = ("functional", "sps", "stackless", "mp-orec", "en-dwf")
 
 
-def measure(kernel: str, size: int, model: str, warp_size: int, simd_width: int, repeat: int
-            ) -> dict[str, float | int]:  # fmt: skip
+def measure(kernel: str, size: int, model: str, warp_size: int, simd_width: int, repeat: int,
+            profile: bool = False) -> dict[str, Any]:  # fmt: skip
     """Best wall time of ``repeat`` runs (compilation and input generation excluded), thread
-    instructions, and the rate; the run's result is checked against the kernel's oracle."""
+    instructions, and the rate; the run's result is checked against the kernel's oracle.
+    ``profile``: one more run under cProfile, its time by module (:func:`time_by_module`)."""
     from reconverge.golden.functional import run
     from reconverge.golden.geometry import Geometry
     from reconverge.golden.sm.config import Policy, SMConfig, WarpFormation
@@ -41,13 +46,16 @@ def measure(kernel: str, size: int, model: str, warp_size: int, simd_width: int,
     launch, case = spec.launch(size=size, hints=config is None or config.explicit)
     geometry = Geometry(warp_size=warp_size, simd_width=simd_width)
     launch_config = launch.config(case.grid, case.block, geometry=geometry)
+
+    def once() -> Any:
+        if config is None:
+            return run(launch.image, launch_config)
+        return run_sm(launch.image, launch_config, config)
+
     best, result = float("inf"), None
     for _ in range(repeat):
         start = time.perf_counter()
-        if config is None:
-            result = run(launch.image, launch_config)
-        else:
-            result = run_sm(launch.image, launch_config, config)
+        result = once()
         best = min(best, time.perf_counter() - start)
     assert result is not None
     result.check()
@@ -56,7 +64,30 @@ def measure(kernel: str, size: int, model: str, warp_size: int, simd_width: int,
         if outputs[name].tolist() != want.tolist():
             raise AssertionError(f"{kernel} under {model}: {name} differs from the oracle")
     instructions = int(result.thread_instructions.sum())
-    return {"seconds": best, "instructions": instructions, "rate": instructions / best}
+    out: dict[str, Any] = {"seconds": best, "instructions": instructions}
+    out["rate"] = instructions / best
+    if profile:
+        profiler = cProfile.Profile()
+        profiler.runcall(once)
+        out["profile"] = time_by_module(pstats.Stats(profiler))
+    return out
+
+
+def time_by_module(stats: pstats.Stats) -> dict[str, float]:
+    """The share of the profiled time spent in each module's own code (modules by directory
+    and name, NumPy as one, the interpreter's built-ins as one), largest first."""
+    by: dict[str, float] = {}
+    for (path, _, _), (_, _, own, _, _) in stats.stats.items():  # type: ignore[attr-defined]
+        parts = Path(path).parts
+        if "numpy" in parts:
+            name = "numpy"
+        elif not path.endswith(".py"):
+            name = "builtins"
+        else:
+            name = "/".join(parts[-2:])
+        by[name] = by.get(name, 0.0) + own
+    total = sum(by.values()) or 1.0
+    return {k: round(v / total, 3) for k, v in sorted(by.items(), key=lambda kv: -kv[1])}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,8 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warp-size", type=int, default=32)
     parser.add_argument("--simd-width", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--profile", action="store_true", help="time by module (cProfile)")
     ns = parser.parse_args(argv)
-    out = measure(ns.kernel, ns.size, ns.model, ns.warp_size, ns.simd_width, ns.repeat)
+    out = measure(ns.kernel, ns.size, ns.model, ns.warp_size, ns.simd_width, ns.repeat, ns.profile)
     print(json.dumps(out))
     return 0
 
