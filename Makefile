@@ -59,7 +59,8 @@ docs: setup
 results: setup
 	$(PY) -m reconverge.golden.sm.results docs/results.md
 
-# Simulation speed of the golden models and of the SM's Verilog (Icarus, Verilator), side by side.
+# Start-up and simulation speed of the golden models, each beside the code before the speed work
+# (checked out of git), and of the SM's Verilog (Icarus, Verilator): docs/performance.md.
 bench: setup
 	$(PY) -m reconverge.golden.sm.bench
 

@@ -157,7 +157,8 @@ def profiles(ns: argparse.Namespace, tree: Path | None) -> None:
         if tree is not None:
             columns[ns.baseline] = measured(kernel, model, ns, tree, "--profile")["profile"]
         for label, shares in columns.items():
-            top = list(shares.items())[:PROFILE_ROWS]
+            top = [(name, share) for name, share in shares.items() if share >= 0.005]
+            top = top[:PROFILE_ROWS]
             print(f"  {label:<8} " + ", ".join(f"{name} {share:.0%}" for name, share in top))
 
 
