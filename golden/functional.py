@@ -58,7 +58,6 @@ MAX_ARGS = 8  # a0..a7
 GLOBAL_POINTER_SYMBOL = "__global_pointer$"
 
 _NOT_RUNNABLE = np.uint64(2**64 - 1)  # SP:PC key of threads that take no part in arbitration
-_NONE = 2**64  # the minimum key over no thread
 
 
 @dataclass(frozen=True)
@@ -158,9 +157,8 @@ class _Warp:
         keys = np.where(self.runnable, keys, _NOT_RUNNABLE)
         common = keys.min()
         at = keys == common
-        rest = keys[~at]
-        rest_min = int(rest.min()) if len(rest) else _NONE
-        self.group = _Group(np.flatnonzero(at), int(common), rest_min)
+        rest = int(keys[~at].min(initial=_NOT_RUNNABLE))
+        self.group = _Group(np.flatnonzero(at), int(common), rest)
         return self.group
 
     def flush(self) -> None:

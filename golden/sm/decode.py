@@ -23,13 +23,7 @@ from reconverge.golden.isa import (
     decode,
 )
 from reconverge.golden.semantics import _LOADS, _STORES
-from reconverge.golden.sm.core import (
-    _DIV,
-    _MUL,
-    is_call,
-    is_return,
-    operands,
-)
+from reconverge.golden.sm.core import _DIV, _MUL, is_call, is_return, operands
 from reconverge.golden.sm.program import is_control
 
 
