@@ -92,10 +92,11 @@ class ReconvergenceStack(DivergenceUnit):
             len(self.entries) - replace + len(pushes) > self.depth
         ):
             raise TableOverflow(f"SPS stack overflow: more than {self.depth} entries")
-        self.live &= ~u.exited
         self.waiting |= u.barrier
-        for e in self.entries:
-            e.mask &= ~u.exited
+        if u.exited:
+            self.live &= ~u.exited
+            for e in self.entries:
+                e.mask &= ~u.exited
         if kind == "ret":
             top.returned = True
             top.pc = u.targets[0][0] if len(u.targets) == 1 else RETURN

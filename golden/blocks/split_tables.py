@@ -190,8 +190,8 @@ class SplitTables(DivergenceUnit):
 
     def occupancy(self) -> dict[str, int]:
         return {
-            "st": sum(e is not None for e in self.st) + len(self.queue),
-            "rt": sum(e is not None for e in self.rt),
+            "st": len(self.st) - self.st.count(None) + len(self.queue),
+            "rt": len(self.rt) - self.rt.count(None),
         }
 
     @property
@@ -215,7 +215,10 @@ class SplitTables(DivergenceUnit):
         PC order, as one update would take them), busy cycles in between. Returns the number
         of cycles (:meth:`cycle` calls) it took."""
         targets = sorted(ex.targets.items())
-        self.update(replace(ex, targets=dict(targets[:MAX_TARGETS])))
+        first = (
+            ex if len(targets) <= MAX_TARGETS else replace(ex, targets=dict(targets[:MAX_TARGETS]))
+        )
+        self.update(first)
         cycles = 1 + self.settle()
         for i in range(MAX_TARGETS, len(targets), MAX_TARGETS):
             if self._cont is None:
@@ -444,7 +447,7 @@ class SplitTables(DivergenceUnit):
 
 
 def _first_free(table: list[StEntry | None] | list[RtEntry | None]) -> int | None:
-    return next((i for i, e in enumerate(table) if e is None), None)
+    return table.index(None) if None in table else None
 
 
 # -- the golden twin of the HDL block ----------------------------------------------------------

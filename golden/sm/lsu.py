@@ -90,9 +90,12 @@ def access_cost(
     (module docstring). ``lanes`` are the thread positions of ``access.addrs``; unmapped
     addresses (a fault) cost nothing."""
     addrs = access.addrs.astype(np.int64)
-    region = np.array([memmap.region_of(int(a), access.size) for a in addrs], dtype=object)
+    inside = {  # MemoryMap.region_of, for every thread at once (the windows do not overlap)
+        region: (addrs >= base) & (addrs + access.size <= base + length)
+        for region, base, length in memmap.windows()
+    }
     amo = access.kind == "amo"
-    glob, local, shared = (region == r for r in (Region.GLOBAL, Region.LOCAL, Region.SHARED))
+    glob, local, shared = (inside[r] for r in (Region.GLOBAL, Region.LOCAL, Region.SHARED))
     # physical words of the global and local threads (local: interleaved, slot 0; the line
     # keys of other slots differ by whole lines, see lsu_cycles)
     local_words = (addrs[local] - memmap.local_base) // WORD_BYTES
