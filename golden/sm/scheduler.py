@@ -80,10 +80,9 @@ def warp_order(warps: Sequence[W], scheduler: Scheduler, last_slot: int, greedy:
     (-1 before the first issue); ``greedy``: the warp in it is the one that issued (it has not
     retired since)."""
     if scheduler is Scheduler.GTO:
-        order = sorted(warps, key=lambda w: w.age)
-        if greedy:
-            order.sort(key=lambda w: w.slot != last_slot)  # stable: the rest stay oldest first
-        return order
+        if greedy:  # the warp that issued last, then the rest oldest first
+            return sorted(warps, key=lambda w: (w.slot != last_slot, w.age))
+        return sorted(warps, key=lambda w: w.age)
     return sorted(warps, key=lambda w: (w.slot <= last_slot, w.slot))
 
 
