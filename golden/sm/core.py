@@ -580,7 +580,6 @@ class SM:
         warp.last_sid = split.sid
         warp.splits = warp.unit.splits()
         self._time_splits(warp, split, ex, before)
-        warp.counters.add_occupancy(warp.unit.occupancy())
         warp.counters.max_splits = max(warp.counters.max_splits, len(warp.splits))
         if ex.barrier or ex.exited:
             self._check_barrier(warp.block)
@@ -682,7 +681,9 @@ class SM:
         warp.instructions[lanes] += 1
         hint = ins.name == "rhint"
         spill = self.image.spills.get(split.pc)
+        occupancy = warp.unit.occupancy()
         for counters in (self.counters, warp.counters):
+            counters.add_occupancy(occupancy)
             counters.warp_instructions += 1
             counters.thread_instructions += active
             counters.issue_passes += passes
@@ -691,7 +692,6 @@ class SM:
             if spill is not None:
                 counters.spill_loads += spill == "load"
                 counters.spill_stores += spill == "store"
-        self.counters.add_occupancy(warp.unit.occupancy())
         if self.keep_trace:
             record = IssueRecord(self.t, warp.gid, split.sid, split.pc, split.mask, passes)
             self.trace.append(record)
