@@ -5,20 +5,22 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 RV_PREFIX := riscv64-unknown-elf-
-APT_PACKAGES := iverilog binutils-riscv64-unknown-elf gcc-riscv64-unknown-elf verilator
+APT_PACKAGES := iverilog binutils-riscv64-unknown-elf gcc-riscv64-unknown-elf verilator qemu-user
 JOBS ?= 2
 
 .PHONY: all setup system-deps run test test-slow lint docs results bench cosim area clean
 
 all: test
 
-# Debian packages the tests need (the simulator and the GNU RISC-V cross tools), installed when missing.
+# Debian packages the tests need (the simulators, the GNU RISC-V cross tools, and qemu-user as the
+# reference RISC-V simulator), installed when missing.
 system-deps:
 	@missing=""; \
 	command -v iverilog >/dev/null || missing="$$missing iverilog"; \
 	command -v $(RV_PREFIX)as >/dev/null || missing="$$missing binutils-riscv64-unknown-elf"; \
 	command -v $(RV_PREFIX)gcc >/dev/null || missing="$$missing gcc-riscv64-unknown-elf"; \
 	command -v verilator >/dev/null || missing="$$missing verilator"; \
+	command -v qemu-riscv32 >/dev/null || missing="$$missing qemu-user"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \

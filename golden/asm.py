@@ -566,12 +566,13 @@ def _base(spec: Spec, a: _Operands) -> list[Instr]:
     if syn is Syntax.RD_TARGET:
         rd = REG_RA if a.count(1, 2) == 1 else a.reg(0)
         return [Instr(spec, rd=rd, imm=a.target(-1))]
-    if syn is Syntax.AMO:
-        a.count(3)
-        offset, rs1 = a.mem(2)
+    if syn in (Syntax.AMO, Syntax.LR):
+        n = a.count(3 if syn is Syntax.AMO else 2)
+        offset, rs1 = a.mem(n - 1)
         if offset:
             raise _Error(f"{spec.name} takes no address offset: write (rs1)")
-        return [Instr(spec, rd=a.reg(0), rs2=a.reg(1), rs1=rs1)]
+        rs2 = a.reg(1) if syn is Syntax.AMO else 0
+        return [Instr(spec, rd=a.reg(0), rs2=rs2, rs1=rs1)]
     if syn in (Syntax.CSR, Syntax.CSRI):
         a.count(3)
         return _csr_op(spec.name, a.reg(0), a, 1, 2)
@@ -793,8 +794,9 @@ def _symbolic_access(stmt: _Stmt) -> bool:
 
 
 def _amo_spec(name: str) -> tuple[Spec, int, int] | None:
-    """``amoadd.w``, ``amoadd.w.aq``, ``.rl``, ``.aqrl`` -> (spec, aq, rl)."""
-    m = re.fullmatch(r"(amo[a-z]+\.w)(\.aq|\.rl|\.aqrl)?", name)
+    """``amoadd.w``, ``lr.w``, ``sc.w`` with an optional ordering suffix (``.aq``, ``.rl``,
+    ``.aqrl``) -> (spec, aq, rl)."""
+    m = re.fullmatch(r"((?:amo[a-z]+|lr|sc)\.w)(\.aq|\.rl|\.aqrl)?", name)
     if m is None or m[1] not in SPEC_BY_NAME:
         return None
     order = m[2] or ""

@@ -53,6 +53,7 @@ def _operands(ins: Instr, target: str) -> str:
         Syntax.RD_IMM: lambda: f"{r(ins.rd)}, {ins.imm:#x}",
         Syntax.RD_TARGET: lambda: f"{r(ins.rd)}, {target}",
         Syntax.AMO: lambda: f"{r(ins.rd)}, {r(ins.rs2)}, ({r(ins.rs1)})",
+        Syntax.LR: lambda: f"{r(ins.rd)}, ({r(ins.rs1)})",
         Syntax.CSR: lambda: f"{r(ins.rd)}, {_csr(ins.csr)}, {r(ins.rs1)}",
         Syntax.CSRI: lambda: f"{r(ins.rd)}, {_csr(ins.csr)}, {ins.imm}",
         Syntax.FENCE: lambda: f"{_fence_set(ins.pred)}, {_fence_set(ins.succ)}",

@@ -1,5 +1,6 @@
-"""The instruction set: RV32IM, four AMOs from A, Zicsr reads of the SIMT identity CSRs, and the
-SIMT custom-0 instructions (``bar`` and the reconvergence hint ``rhint``).
+"""The instruction set: RV32IMA (all of A: the nine AMOs, ``lr.w`` and ``sc.w``), Zicsr reads
+of the SIMT identity CSRs, and the SIMT custom-0 instructions (``bar`` and the reconvergence
+hint ``rhint``).
 
 This module is the single table of encodings. The assembler, the disassembler, the golden
 decoder and (later) the HDL decoder all derive from :data:`SPECS`; nothing else lists opcodes.
@@ -93,6 +94,7 @@ class Fmt(enum.Enum):
     U = "U"  # rd, imm[31:12]
     J = "J"  # rd, imm[20:1]
     AMO = "AMO"  # rd, rs1, rs2, aq, rl
+    LR = "LR"  # rd, rs1, aq, rl (the rs2 field is zero)
     CSR = "CSR"  # rd, rs1, csr
     CSRI = "CSRI"  # rd, uimm[4:0] (in the rs1 field), csr
     FENCE = "FENCE"  # pred, succ
@@ -111,6 +113,7 @@ class Syntax(enum.Enum):
     RD_IMM = "rd, imm"  # lui, auipc (imm is the 20-bit upper value)
     RD_TARGET = "rd, target"  # jal
     AMO = "rd, rs2, (rs1)"
+    LR = "rd, (rs1)"
     CSR = "rd, csr, rs1"
     CSRI = "rd, csr, uimm"
     FENCE = "pred, succ"
@@ -165,7 +168,24 @@ class Spec:
 
     @property
     def is_amo(self) -> bool:
+        """Every instruction of A (the AMO major opcode): the AMOs, ``lr.w`` and ``sc.w``."""
         return self.opcode is Opcode.AMO
+
+    @property
+    def amo_op(self) -> str | None:
+        """The read-modify-write of an AMO (``amoadd.w`` -> ``"add"``, a key of
+        ``golden.memory.AMO_OPS``); None for every other instruction, ``lr.w`` and ``sc.w``."""
+        return self.name[3:-2] if self.name.startswith("amo") else None
+
+    @property
+    def is_lr(self) -> bool:
+        """``lr.w``: a word load that reserves the word (docs/isa.md, "LR/SC")."""
+        return self.name == "lr.w"
+
+    @property
+    def is_sc(self) -> bool:
+        """``sc.w``: a word store on condition that the thread's reservation holds."""
+        return self.name == "sc.w"
 
     @property
     def is_branch(self) -> bool:
@@ -183,15 +203,23 @@ class Spec:
 
     @property
     def writes_rd(self) -> bool:
-        return self.fmt in (Fmt.R, Fmt.I, Fmt.SHIFT, Fmt.U, Fmt.J, Fmt.AMO, Fmt.CSR, Fmt.CSRI)
+        return self.fmt in _RD_FORMATS
 
     @property
     def reads_rs1(self) -> bool:
-        return self.fmt in (Fmt.R, Fmt.I, Fmt.SHIFT, Fmt.S, Fmt.B, Fmt.AMO, Fmt.CSR)
+        return self.fmt in _RS1_FORMATS
 
     @property
     def reads_rs2(self) -> bool:
-        return self.fmt in (Fmt.R, Fmt.S, Fmt.B, Fmt.AMO)
+        return self.fmt in _RS2_FORMATS
+
+
+#: The formats that carry each register field.
+_RD_FORMATS = frozenset({Fmt.R, Fmt.I, Fmt.SHIFT, Fmt.U, Fmt.J, Fmt.AMO, Fmt.LR, Fmt.CSR, Fmt.CSRI})
+_RS1_FORMATS = frozenset({Fmt.R, Fmt.I, Fmt.SHIFT, Fmt.S, Fmt.B, Fmt.AMO, Fmt.LR, Fmt.CSR})
+_RS2_FORMATS = frozenset({Fmt.R, Fmt.S, Fmt.B, Fmt.AMO})
+#: The formats with ``aq``/``rl`` ordering bits.
+ORDERED_FORMATS = frozenset({Fmt.AMO, Fmt.LR})
 
 
 def _r(name: str, f3: int, f7: int, ext: str = "I") -> Spec:
@@ -216,6 +244,14 @@ def _shift(name: str, f3: int, f7: int) -> Spec:
 
 def _amo(name: str, f5: int) -> Spec:
     return Spec(name, Fmt.AMO, Syntax.AMO, Opcode.AMO, "A", funct3=0b010, funct5=f5)
+
+
+def _lr(name: str, f5: int) -> Spec:
+    """``lr.w``: the AMO layout with the rs2 field fixed at zero."""
+    rs2_field = 0x1F << 20
+    return Spec(
+        name, Fmt.LR, Syntax.LR, Opcode.AMO, "A", funct3=0b010, funct5=f5, fixed_mask=rs2_field
+    )
 
 
 def _csr(name: str, f3: int) -> Spec:
@@ -295,11 +331,18 @@ SPECS: tuple[Spec, ...] = (
     _r("divu", 0b101, 0b0000001, "M"),
     _r("rem", 0b110, 0b0000001, "M"),
     _r("remu", 0b111, 0b0000001, "M"),
-    # A (word AMOs the SIMT kernels use)
-    _amo("amoadd.w", 0b00000),
+    # RV32A: load-reserved / store-conditional and the nine word AMOs
+    _lr("lr.w", 0b00010),
+    _amo("sc.w", 0b00011),
     _amo("amoswap.w", 0b00001),
+    _amo("amoadd.w", 0b00000),
+    _amo("amoxor.w", 0b00100),
+    _amo("amoand.w", 0b01100),
+    _amo("amoor.w", 0b01000),
     _amo("amomin.w", 0b10000),
     _amo("amomax.w", 0b10100),
+    _amo("amominu.w", 0b11000),
+    _amo("amomaxu.w", 0b11100),
     # Zicsr (only reads of the SIMT CSRs are legal; see docs/isa.md)
     _csr("csrrw", 0b001),
     _csr("csrrs", 0b010),
@@ -466,13 +509,13 @@ def encode(ins: Instr) -> int:
         if ins.imm % align:
             raise EncodingError(f"{spec.name}: immediate {ins.imm} not a multiple of {align}")
         word |= pack_imm(fmt, ins.imm)
-    if fmt in (Fmt.R, Fmt.I, Fmt.SHIFT, Fmt.U, Fmt.J, Fmt.AMO, Fmt.CSR, Fmt.CSRI):
+    if fmt in _RD_FORMATS:
         word |= ins.rd << 7
-    if fmt in (Fmt.R, Fmt.I, Fmt.SHIFT, Fmt.S, Fmt.B, Fmt.AMO, Fmt.CSR):
+    if fmt in _RS1_FORMATS:
         word |= ins.rs1 << 15
-    if fmt in (Fmt.R, Fmt.S, Fmt.B, Fmt.AMO):
+    if fmt in _RS2_FORMATS:
         word |= ins.rs2 << 20
-    if fmt is Fmt.AMO:
+    if fmt in ORDERED_FORMATS:
         word |= (ins.aq & 1) << 26 | (ins.rl & 1) << 25
     if fmt in (Fmt.CSR, Fmt.CSRI):
         if not 0 <= ins.csr < 4096:
@@ -513,15 +556,15 @@ def decode(word: int) -> Instr:
 def _fields(spec: Spec, word: int) -> Instr:
     fmt = spec.fmt
     kw: dict[str, int] = {}
-    if fmt in (Fmt.R, Fmt.I, Fmt.SHIFT, Fmt.U, Fmt.J, Fmt.AMO, Fmt.CSR, Fmt.CSRI):
+    if fmt in _RD_FORMATS:
         kw["rd"] = _bits(word, 11, 7)
-    if fmt in (Fmt.R, Fmt.I, Fmt.SHIFT, Fmt.S, Fmt.B, Fmt.AMO, Fmt.CSR):
+    if fmt in _RS1_FORMATS:
         kw["rs1"] = _bits(word, 19, 15)
-    if fmt in (Fmt.R, Fmt.S, Fmt.B, Fmt.AMO):
+    if fmt in _RS2_FORMATS:
         kw["rs2"] = _bits(word, 24, 20)
     if fmt in IMM_FORMATS:
         kw["imm"] = unpack_imm(fmt, word)
-    if fmt is Fmt.AMO:
+    if fmt in ORDERED_FORMATS:
         kw["aq"], kw["rl"] = _bits(word, 26, 26), _bits(word, 25, 25)
     if fmt in (Fmt.CSR, Fmt.CSRI):
         kw["csr"] = _bits(word, 31, 20)

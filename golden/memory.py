@@ -6,6 +6,7 @@ copy, code and data), a block's shared memory (one copy per block) and a warp's 
 instructions see: it routes each lane's address to its window (global, the warp's block's
 shared memory, or the lane's own local memory) and reports misaligned or unmapped accesses as
 :class:`~reconverge.golden.faults.MemoryFault` naming the first offending lane.
+:class:`Reservations` are the launch's ``lr.w``/``sc.w`` reservations (docs/isa.md, "LR/SC").
 """
 
 from __future__ import annotations
@@ -39,12 +40,18 @@ _DTYPES: dict[tuple[int, bool], str] = {
 }
 _SHIFT = {1: 0, 2: 1, 4: 2}
 
-#: Read-modify-write functions of the word AMOs: (old value, operand) -> new value.
+#: Read-modify-write functions of the word AMOs (``Spec.amo_op`` of each): (old value,
+#: operand) -> new value, all uint32.
 AMO_OPS: dict[str, Callable[[int, int], int]] = {
-    "add": lambda old, v: (old + v) & MASK32,
     "swap": lambda old, v: v,
+    "add": lambda old, v: (old + v) & MASK32,
+    "xor": lambda old, v: old ^ v,
+    "and": lambda old, v: old & v,
+    "or": lambda old, v: old | v,
     "min": lambda old, v: old if sext(old, 32) <= sext(v, 32) else v,
     "max": lambda old, v: old if sext(old, 32) >= sext(v, 32) else v,
+    "minu": lambda old, v: min(old, v),
+    "maxu": lambda old, v: max(old, v),
 }
 
 #: The largest extent each window can have, to name the window an unmapped address is near.
@@ -107,12 +114,58 @@ class Bank:
         return old
 
 
+#: A thread of the launch: (block index, thread index in the block).
+ThreadKey = tuple[int, int]
+#: A physical word: the bank, its row (a lane's copy of local memory, else 0), the word index.
+WordKey = tuple[Bank, int, int]
+
+
+class Reservations:
+    """The ``lr.w``/``sc.w`` reservations of one launch (RV32A; docs/isa.md, "LR/SC").
+
+    A thread holds at most one reservation, on one physical word: ``lr.w`` sets it (replacing
+    the thread's previous one), ``sc.w`` ends it whether it succeeds or not, and any write to
+    the word — a store, an AMO or a successful ``sc.w``, by any thread — breaks every
+    reservation on it."""
+
+    def __init__(self) -> None:
+        self._word_of: dict[ThreadKey, WordKey] = {}
+        self._holders: dict[WordKey, set[ThreadKey]] = {}
+
+    def __len__(self) -> int:
+        return len(self._word_of)
+
+    def reserve(self, thread: ThreadKey, word: WordKey) -> None:
+        self.release(thread)
+        self._word_of[thread] = word
+        self._holders.setdefault(word, set()).add(thread)
+
+    def release(self, thread: ThreadKey) -> WordKey | None:
+        """End ``thread``'s reservation; the word it was on, if any."""
+        word = self._word_of.pop(thread, None)
+        if word is not None:
+            holders = self._holders[word]
+            holders.discard(thread)
+            if not holders:
+                del self._holders[word]
+        return word
+
+    def written(self, bank: Bank, rows: np.ndarray | int, indices: np.ndarray) -> None:
+        """Words ``indices`` (of ``rows``) of ``bank`` were written: break their reservations."""
+        row_list = np.broadcast_to(rows, indices.shape).tolist()
+        for word in set(zip(row_list, indices.tolist(), strict=True)):
+            for thread in self._holders.pop((bank, *word), ()):
+                del self._word_of[thread]
+
+
 class GlobalMemory(Bank):
-    """Global memory: code and data, seen alike by every thread of every block."""
+    """Global memory: code and data, seen alike by every thread of every block. It also holds
+    the launch's LR/SC :class:`Reservations`, which span every window."""
 
     def __init__(self, memmap: MemoryMap | None = None) -> None:
         memmap = memmap or MemoryMap()
         super().__init__(Region.GLOBAL, GLOBAL_BASE, memmap.global_size)
+        self.reservations = Reservations()
 
     def _offset(self, addr: int, n: int) -> int:
         if not (self.base <= addr and addr + n <= self.end):
@@ -208,6 +261,7 @@ class WarpMemory:
         first_thread: int,
     ) -> None:
         self.global_memory = global_memory
+        self.reservations = global_memory.reservations
         self.banks: tuple[Bank, ...] = (global_memory, shared, local)
         self.block = block
         self.first_thread = first_thread
@@ -253,6 +307,8 @@ class WarpMemory:
         lanes store to one address, as if serialised in lane order)."""
         for bank, sel, offsets in self._route(addrs, size, lanes, "store"):
             bank.write(offsets, values[sel], size, lanes[sel])
+            if self.reservations:
+                self.reservations.written(bank, bank._rows(lanes[sel]), offsets >> 2)
 
     def amo(self, op: str, addrs: np.ndarray, values: np.ndarray, lanes: np.ndarray) -> np.ndarray:
         """Word AMOs (``op`` a key of :data:`AMO_OPS`), serialised in increasing lane order so
@@ -260,4 +316,49 @@ class WarpMemory:
         out = np.empty(len(addrs), np.uint32)
         for bank, sel, offsets in self._route(addrs, 4, lanes, "amo"):
             out[sel] = bank.atomic(AMO_OPS[op], offsets, values[sel], lanes[sel])
+            if self.reservations:
+                self.reservations.written(bank, bank._rows(lanes[sel]), offsets >> 2)
+        return out
+
+    def _thread(self, lane: int) -> ThreadKey:
+        return self.block, self.first_thread + lane
+
+    def load_reserved(self, addrs: np.ndarray, lanes: np.ndarray) -> np.ndarray:
+        """``lr.w``: each lane loads its word and reserves it (an A-extension access: its
+        faults are AMO faults)."""
+        out = np.empty(len(addrs), np.uint32)
+        for bank, sel, offsets in self._route(addrs, 4, lanes, "amo"):
+            sel_lanes = lanes[sel]
+            out[sel] = bank.read(offsets, 4, False, sel_lanes)
+            rows = np.broadcast_to(bank._rows(sel_lanes), offsets.shape).tolist()
+            for lane, row, index in zip(
+                sel_lanes.tolist(), rows, (offsets >> 2).tolist(), strict=True
+            ):
+                self.reservations.reserve(self._thread(lane), (bank, row, index))
+        return out
+
+    def store_conditional(
+        self, addrs: np.ndarray, values: np.ndarray, lanes: np.ndarray
+    ) -> np.ndarray:
+        """``sc.w``, lane after lane in increasing order: a lane whose reservation is on its
+        word stores (breaking every reservation on the word, so a later lane's ``sc.w`` to
+        it fails) and gets 0, the others store nothing and get 1; every lane's reservation
+        ends."""
+        out = np.empty(len(addrs), np.uint32)
+        for bank, sel, offsets in self._route(addrs, 4, lanes, "amo"):
+            sel_lanes = lanes[sel]
+            rows = np.broadcast_to(bank._rows(sel_lanes), offsets.shape).tolist()
+            words = bank._views[4, False]
+            results = []
+            for lane, row, index, value in zip(
+                sel_lanes.tolist(), rows, (offsets >> 2).tolist(), values[sel].tolist(),
+                strict=True,
+            ):  # fmt: skip
+                word = (bank, row, index)
+                held = self.reservations.release(self._thread(lane)) == word
+                if held:
+                    words[row, index] = value
+                    self.reservations.written(bank, row, np.array([index]))
+                results.append(0 if held else 1)
+            out[sel] = results
         return out

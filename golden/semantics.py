@@ -33,6 +33,7 @@ from reconverge.golden.isa import (
     REG_A0,
     REG_A7,
     SPEC_BY_NAME,
+    SPECS,
     SYSCALL_EXIT,
     Csr,
     Instr,
@@ -90,7 +91,7 @@ class WarpContext:
 class MemAccess:
     """The data access of a load, store or AMO: one address per executed lane."""
 
-    kind: str  # "load", "store" or "amo"
+    kind: str  # "load", "store", "amo" (an AMO), "lr" (lr.w) or "sc" (sc.w)
     addrs: np.ndarray  # uint32, aligned with Outcome.lanes
     size: int  # bytes per lane
 
@@ -391,6 +392,20 @@ def _amo(op: str) -> Handler:
     return run
 
 
+def _lr(ins: Instr, s: _Issue) -> Outcome:
+    """``lr.w``: load the word and reserve it (docs/isa.md, "LR/SC")."""
+    addrs = s.read(ins.rs1)
+    s.write(ins.rd, s.mem.load_reserved(addrs, s.lanes))
+    return s.sequential(MemAccess("lr", addrs, 4))
+
+
+def _sc(ins: Instr, s: _Issue) -> Outcome:
+    """``sc.w``: store where the reservation holds; rd = 0 on success, 1 on failure."""
+    addrs = s.read(ins.rs1)
+    s.write(ins.rd, s.mem.store_conditional(addrs, s.read(ins.rs2), s.lanes))
+    return s.sequential(MemAccess("sc", addrs, 4))
+
+
 def _csr(ins: Instr, s: _Issue) -> Outcome:
     """Reads of the SIMT identity CSRs; any write, or an unknown CSR, is illegal."""
     if ins.csr not in s.ctx.csrs:
@@ -441,7 +456,9 @@ _HANDLERS: dict[str, Handler] = {
     **{name: _branch(cond) for name, cond in BRANCH_CONDS.items()},
     **{name: _load(size, signed) for name, (size, signed) in _LOADS.items()},
     **{name: _store(size) for name, size in _STORES.items()},
-    **{f"amo{op}.w": _amo(op) for op in ("add", "swap", "min", "max")},
+    **{spec.name: _amo(spec.amo_op) for spec in SPECS if spec.amo_op is not None},
+    "lr.w": _lr,
+    "sc.w": _sc,
     **{name: _csr for name in ("csrrw", "csrrs", "csrrc", "csrrwi", "csrrsi", "csrrci")},
     **{name: _nop for name in ("fence", "fence.i", "rhint")},
     "lui": _upper(pc_relative=False),

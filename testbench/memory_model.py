@@ -28,7 +28,7 @@ from functools import cache
 import numpy as np
 
 from reconverge.golden.image import Image
-from reconverge.golden.isa import SPECS, Opcode
+from reconverge.golden.isa import SPECS
 from reconverge.golden.memmap import GLOBAL_BASE, MemoryMap
 from reconverge.golden.memory import AMO_OPS, GlobalMemory
 
@@ -48,10 +48,11 @@ class MemoryProtocolError(Exception):
 
 @cache
 def amo_function(funct5: int) -> tuple[str, Callable[[int, int], int]]:
-    """(mnemonic, ``op(old, operand)``) of the AMO with this funct5, from the ISA table."""
+    """(mnemonic, ``op(old, operand)``) of the AMO with this funct5, from the ISA table
+    (``lr.w`` and ``sc.w`` reach the port as a load and a store, never as an AMO)."""
     for spec in SPECS:
-        if spec.opcode is Opcode.AMO and spec.funct5 == funct5:
-            return spec.name, AMO_OPS[spec.name.removeprefix("amo").removesuffix(".w")]
+        if spec.amo_op is not None and spec.funct5 == funct5:
+            return spec.name, AMO_OPS[spec.amo_op]
     raise MemoryProtocolError(f"no AMO has funct5 {funct5:#07b}")
 
 

@@ -15,7 +15,7 @@ eq ne min max``
 ``param K``                 the K-th parameter of the function
 ``load addr``               the word at ``addr``
 ``store addr, v``           (no dest) write ``v`` at ``addr``
-``atomic OP addr, v``       atomic ``OP`` (add, min, max, swap) at ``addr``; the old value
+``atomic OP addr, v``       AMO ``OP`` (``golden.memory.AMO_OPS``) at ``addr``; the old value
 ``call F args``             call device function ``F``; its return value (if any)
 ``barrier``                 (no dest) block-wide barrier
 ``phi a@B1, b@B2, ...``     SSA join: the value coming from predecessor ``Bi``

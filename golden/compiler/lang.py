@@ -8,7 +8,9 @@
   ``continue``, early ``return``, calls of device functions (recursion included);
 * global arrays are kernel parameters annotated :class:`Array`; ``name = shared(n)`` declares
   a block-shared array of ``n`` words; ``a[i]`` loads and stores words;
-* ``atomic_add/min/max/swap(array, index, value)`` return the old value;
+* ``atomic_OP(array, index, value)`` for every AMO of RV32A (``add``, ``swap``, ``and``,
+  ``or``, ``xor``, ``min``, ``max``, and ``minu``/``maxu``, which compare as unsigned) return
+  the old value;
 * ``barrier()`` waits for every thread of the block;
 * thread and block identity: ``tid()`` (thread index in the block), ``ntid()`` (block size),
   ``ctaid()`` (block index), ``nctaid()`` (grid size), ``laneid()``, ``warpid()``,
@@ -73,14 +75,29 @@ warpid = _csr("warpid", "warp of the thread in its block (CSR 0xCC5)")
 warpsize = _csr("warpsize", "warp size W (CSR 0xCC6)")
 barrier = Intrinsic("barrier", "barrier", 0, "wait for every thread of the block")
 shared = Intrinsic("shared", "shared", 1, "declare a block-shared array: name = shared(words)")
-atomic_add = Intrinsic("atomic_add", "atomic", 3, "a[i] += v atomically; the old a[i]")
-atomic_min = Intrinsic("atomic_min", "atomic", 3, "a[i] = min(a[i], v) atomically; the old a[i]")
-atomic_max = Intrinsic("atomic_max", "atomic", 3, "a[i] = max(a[i], v) atomically; the old a[i]")
-atomic_swap = Intrinsic("atomic_swap", "atomic", 3, "a[i] = v atomically; the old a[i]")
+
+
+def _atomic(op: str, doc: str) -> Intrinsic:
+    """``atomic_OP``: the AMO ``amoOP.w`` (``golden.memory.AMO_OPS[op]``) on a[i]."""
+    return Intrinsic(f"atomic_{op}", "atomic", 3, f"{doc} atomically; the old a[i]")
+
+
+atomic_swap = _atomic("swap", "a[i] = v")
+atomic_add = _atomic("add", "a[i] += v")
+atomic_xor = _atomic("xor", "a[i] ^= v")
+atomic_and = _atomic("and", "a[i] &= v")
+atomic_or = _atomic("or", "a[i] |= v")
+atomic_min = _atomic("min", "a[i] = min(a[i], v)")
+atomic_max = _atomic("max", "a[i] = max(a[i], v)")
+atomic_minu = _atomic("minu", "a[i] = min(a[i], v) compared as unsigned")
+atomic_maxu = _atomic("maxu", "a[i] = max(a[i], v) compared as unsigned")
+ATOMICS: tuple[Intrinsic, ...] = (
+    atomic_swap, atomic_add, atomic_xor, atomic_and, atomic_or,
+    atomic_min, atomic_max, atomic_minu, atomic_maxu,
+)  # fmt: skip
 
 INTRINSICS: tuple[Intrinsic, ...] = (
-    tid, ntid, ctaid, nctaid, laneid, warpid, warpsize,
-    barrier, shared, atomic_add, atomic_min, atomic_max, atomic_swap,
+    tid, ntid, ctaid, nctaid, laneid, warpid, warpsize, barrier, shared, *ATOMICS,
 )  # fmt: skip
 
 

@@ -18,6 +18,7 @@ from reconverge.golden.asm import hi20, lo12
 from reconverge.golden.compiler import int32
 from reconverge.golden.compiler.affine import State
 from reconverge.golden.compiler.errors import Pos
+from reconverge.golden.isa import SPECS
 
 
 class VReg:
@@ -62,7 +63,7 @@ I_TYPE = frozenset({"addi", "slti", "sltiu", "xori", "ori", "andi", "slli", "sra
 UNARY = frozenset({"mv", "neg", "not", "seqz", "snez"})
 BRANCHES = frozenset({"beq", "bne", "blt", "bge", "bltu", "bgeu"})
 ZERO_BRANCHES = frozenset({"beqz", "bnez"})
-AMOS = frozenset({"amoadd.w", "amomin.w", "amomax.w", "amoswap.w"})
+AMOS = frozenset(spec.name for spec in SPECS if spec.amo_op is not None)
 #: Instructions without side effects: removable when nothing uses what they define.
 PURE = R_TYPE | I_TYPE | UNARY | {"li", "lui", "csrr", "lw"}
 

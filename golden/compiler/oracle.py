@@ -34,6 +34,8 @@ from reconverge.golden.compiler import frontend, int32, lang, ssa
 from reconverge.golden.compiler.errors import OracleError
 from reconverge.golden.compiler.ir import Module
 from reconverge.golden.compiler.names import Scope
+from reconverge.golden.isa import MASK32, sext
+from reconverge.golden.memory import AMO_OPS
 
 DEFAULT_STEP_LIMIT = 2_000_000
 
@@ -137,12 +139,12 @@ class OracleArray:
         return np.array(self.words, dtype=np.int64).astype(np.int32)
 
 
-_ATOMICS: dict[str, Callable[[int, int], int]] = {
-    "add": lambda old, v: int32.wrap(old + v),
-    "min": min,
-    "max": max,
-    "swap": lambda old, v: v,
-}
+def _atomic(op: Callable[[int, int], int]) -> Callable[[int, int], int]:
+    """An AMO of ``golden.memory.AMO_OPS`` (on uint32 words) on the oracle's int32 values."""
+    return lambda old, v: sext(op(old & MASK32, v & MASK32), 32)
+
+
+_ATOMICS: dict[str, Callable[[int, int], int]] = {name: _atomic(op) for name, op in AMO_OPS.items()}
 
 
 class _Budget:

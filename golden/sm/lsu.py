@@ -5,12 +5,13 @@
 Global and local accesses are coalesced by the unified arbiter tree of seed 000 (Sec 4.2,
 4.3): each LSU cycle the tree selects the lowest line key among the threads still pending,
 one line-wide transaction serves every thread on that line, and the others replay; so the
-number of transactions is the number of distinct lines. An AMO transaction serves at most one
-thread per word, the lowest pending one (docs/sm-hardware.md, timing rule 3), so a line costs
-as many transactions as the most AMO threads on one of its words. Local (spill) memory is
-private per thread at the same addresses and lies word-interleaved across the warp at the
-physical address of :func:`local_physical` (docs/sm-hardware.md, "Local memory"), so that the
-threads of a warp reading one local word touch consecutive physical words.
+number of transactions is the number of distinct lines. An AMO (or ``sc.w``) transaction
+serves at most one thread per word, the lowest pending one (docs/sm-hardware.md, timing rule
+3), so a line costs as many transactions as the most AMO threads on one of its words. Local
+(spill) memory is private per thread at the same addresses and lies word-interleaved across
+the warp at the physical address of :func:`local_physical` (docs/sm-hardware.md, "Local
+memory"), so that the threads of a warp reading one local word touch consecutive physical
+words.
 
 Shared memory has ``banks`` word-wide banks; every LSU cycle each bank serves one word (all
 pending threads on it: a broadcast is free), so the shared part takes as many cycles as the
@@ -34,6 +35,11 @@ from reconverge.golden.semantics import MemAccess
 
 WORD_BYTES = 4
 
+#: The access kinds (``MemAccess.kind``) that serve one thread per word and cycle, in
+#: increasing position order: the AMOs and ``sc.w``, whose outcome depends on the ones before.
+#: ``lr.w`` is served like a load.
+PER_WORD = frozenset({"amo", "sc"})
+
 
 class MemOp(enum.IntEnum):
     """``mem__req_op`` of the SM's data port (docs/sm-hardware.md, "Ports of SM")."""
@@ -43,14 +49,18 @@ class MemOp(enum.IntEnum):
     AMO = 2
 
 
-def _funct5(name: str) -> int:
-    funct5 = SPEC_BY_NAME[f"amo{name}.w"].funct5
-    assert funct5 is not None, name
+def _funct5(mnemonic: str) -> int:
+    funct5 = SPEC_BY_NAME[mnemonic].funct5
+    assert funct5 is not None, mnemonic
     return funct5
 
 
 #: The AMO of each funct5 (its standard encoding in ``golden.isa``): a key of ``AMO_OPS``.
-AMO_BY_FUNCT5: dict[int, str] = {_funct5(name): name for name in AMO_OPS}
+AMO_BY_FUNCT5: dict[int, str] = {_funct5(f"amo{name}.w"): name for name in AMO_OPS}
+#: The funct5 of ``lr.w`` and ``sc.w``, which the LSU runs as a reserving load and a
+#: conditional store (they reach the data port as a load and a store).
+LR_FUNCT5 = _funct5("lr.w")
+SC_FUNCT5 = _funct5("sc.w")
 
 
 @dataclass(frozen=True)
@@ -94,7 +104,7 @@ def access_cost(
         region: (addrs >= base) & (addrs + access.size <= base + length)
         for region, base, length in memmap.windows()
     }
-    amo = access.kind == "amo"
+    amo = access.kind in PER_WORD
     glob, local, shared = (inside[r] for r in (Region.GLOBAL, Region.LOCAL, Region.SHARED))
     # physical words of the global and local threads (local: interleaved, slot 0; the line
     # keys of other slots differ by whole lines, see lsu_cycles)
@@ -167,7 +177,7 @@ def lsu_cycles(
     """The LSU cycles of one fault-free memory instruction in hardware order (module
     docstring; ``slot`` is the warp slot, which places local memory). Its length is
     ``access_cost(...).cycles``."""
-    amo = access.kind == "amo"
+    amo = access.kind in PER_WORD
     physical = physical_addresses(access, lanes, memmap, warp_size, slot)
     keys = [physical.get(p, 0) // line_bytes for p in range(warp_size)]
     word_of = {p: a // WORD_BYTES for p, a in physical.items()}

@@ -1,17 +1,28 @@
-"""Random SIMT programs for property tests: Hypothesis strategies that build a structured program
+"""Random SIMT programs for property tests: Hypothesis strategies that build a program
 (assignments, divergent if/else, loops with tid-dependent trip counts and break/continue,
-calls of device functions with caller-allocated frames, bounded recursion, early exits,
-global loads and stores, barriers with shared memory) and render it as assembly without
-reconvergence hints, so that the SM takes every reconvergence PC from the binary's IPDOMs.
+jump tables through ``jalr``, calls of device functions with caller-allocated frames, bounded
+recursion, early exits, global loads and stores, barriers with shared memory, AMOs and
+``lr.w``/``sc.w`` retry loops) and render it as assembly. Only a jump table carries a
+reconvergence hint (its join: an indirect jump has no successors in the binary's control-flow
+graph); every other reconvergence PC comes from the binary's IPDOMs.
 
-Every thread stores its variables to ``out[gid * NVARS ...]`` and exits with ``v0 & 0xff``.
-Loops are bounded and recursion depth is bounded, so every program terminates; barriers only
-appear at the top level of the kernel (reached by every thread) and never together with early
-exits (a thread that exited can never arrive).
+Conditions diverge on the thread's identity (tid, lane, warp, block: the SIMT CSRs) and on
+data (the variables, which loads from ``input`` feed). Every thread stores its variables to
+``out[gid * NVARS ...]`` and exits with ``v0 & 0xff``. Loops are bounded and recursion depth
+is bounded, so every program terminates; barriers only appear at the top level of the kernel
+(reached by every thread) and never together with early exits (a thread that exited can never
+arrive). The threads communicate only through barriers (shared memory) and atomics, whose
+results never flow back into the variables: each AMO word of ``acc`` takes one operation
+whose final value does not depend on the order of the threads (add, and, or, xor, min, max,
+minu, maxu; the ``lr.w``/``sc.w`` loops add), so every policy must leave the same memory.
+A program without barriers and atomics (:attr:`Program.communicates` false) can run one
+thread at a time elsewhere: :func:`thread_source` gives the program of one thread, the SIMT
+instructions replaced by what they mean for it, for qemu-user.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
@@ -23,6 +34,14 @@ LIMITS = ("s8", "s9", "s10")  # loop trip counts by nesting depth
 TID, GID = "s0", "s11"
 OPS = ("add", "sub", "xor", "and", "or", "mul", "sll", "srl")
 INPUT_WORDS = 64
+#: The AMO of each word of ``acc`` (word i takes ATOMICS[i]); the lr.w / sc.w loops add into
+#: the word after them. The initial words are each operation's identity-like start values.
+ATOMICS = ("add", "and", "or", "xor", "min", "max", "minu", "maxu")
+ACC_INIT = (0, 0xFFFFFFFF, 0, 0, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0)
+LRSC_WORD = len(ATOMICS)
+ACC_WORDS = LRSC_WORD + 1
+#: Condition kinds: on variables (data), the thread index, the lane, the warp, the block.
+CONDITIONS = ("lt", "odd", "mod3", "tidlt", "lanelt", "warpodd", "ctaeven", "datalt")
 
 
 @dataclass
@@ -40,12 +59,20 @@ class Program:
     has_break: bool = False
     has_exit: bool = False
     has_barrier: bool = False
+    has_atomics: bool = False
+    has_retries: bool = False  # lr.w / sc.w loops: how often they retry depends on timing
+
+    @property
+    def communicates(self) -> bool:
+        """Whether threads see each other's work (barriers with shared memory, atomics)."""
+        return self.has_barrier or self.has_atomics
 
 
 def _cond(draw: st.DrawFn) -> tuple:
-    """A condition on a variable and the thread id (so that it diverges)."""
+    """A condition on the variables (data), the thread's identity, or both, so that it
+    diverges."""
     return (
-        draw(st.sampled_from(("lt", "odd", "mod3", "tidlt"))),
+        draw(st.sampled_from(CONDITIONS)),
         draw(st.integers(0, NVARS - 1)),
         draw(st.integers(0, NVARS - 1)),
         draw(st.integers(0, 7)),
@@ -53,23 +80,30 @@ def _cond(draw: st.DrawFn) -> tuple:
 
 
 @st.composite
-def _statements(draw: st.DrawFn, depth: int, loop_depth: int, ctx: dict) -> list[Node]:
+def _statements(
+    draw: st.DrawFn, depth: int, loop_depth: int, ctx: dict, escape: int = 0
+) -> list[Node]:
+    """Statements at nesting ``depth`` inside ``loop_depth`` loops, of which ``escape`` are
+    outside the innermost jump table (break and continue may not leave a jump table's case,
+    nor may an exit: its join is the case's reconvergence point)."""
     out: list[Node] = []
     for _ in range(draw(st.integers(1, 4 if depth == 0 else 3))):
         choices = ["assign", "assign", "store", "load"]
         if depth < 3:
-            choices += ["if", "if"]
+            choices += ["if", "if", "switch"]
         if loop_depth < len(COUNTERS) and depth < 3:
             choices.append("loop")
-        if loop_depth:
+        if loop_depth > escape:
             choices += ["break", "continue"]
         if ctx["functions"]:
             choices.append("call")
         choices.append("recurse")
-        if depth == 0 and not ctx["exit"]:
+        if depth == 0 and ctx["barriers"] and not ctx["exit"]:
             choices.append("barrier")
-        if depth > 0 and not ctx["barrier"]:
+        if depth > 0 and not ctx["barrier"] and not ctx["in_switch"]:
             choices.append("exit")
+        if ctx["atomics"]:
+            choices += ["atomic", "lrsc"]
         kind = draw(st.sampled_from(choices))
         if kind == "assign":
             out.append(
@@ -90,12 +124,20 @@ def _statements(draw: st.DrawFn, depth: int, loop_depth: int, ctx: dict) -> list
                 Node("load", (draw(st.integers(0, NVARS - 1)), draw(st.integers(0, NVARS - 1))))
             )
         elif kind == "if":
-            then = draw(_statements(depth + 1, loop_depth, ctx))
-            other = draw(st.one_of(st.just([]), _statements(depth + 1, loop_depth, ctx)))
+            then = draw(_statements(depth + 1, loop_depth, ctx, escape))
+            other = draw(st.one_of(st.just([]), _statements(depth + 1, loop_depth, ctx, escape)))
             out.append(Node("if", _cond(draw), then, other))
+        elif kind == "switch":
+            outer, ctx["in_switch"] = ctx["in_switch"], True
+            cases = [
+                Node("case", (), draw(_statements(depth + 1, loop_depth, ctx, loop_depth)))
+                for _ in range(draw(st.integers(2, 5)))
+            ]
+            ctx["in_switch"] = outer
+            out.append(Node("switch", (draw(st.integers(0, NVARS - 1)), len(cases)), cases))
         elif kind == "loop":
             trip = draw(st.sampled_from(("tid", "var", "const")))
-            body = draw(_statements(depth + 1, loop_depth + 1, ctx))
+            body = draw(_statements(depth + 1, loop_depth + 1, ctx, escape))
             out.append(Node("loop", (trip, draw(st.integers(0, NVARS - 1)), loop_depth), body))
         elif kind in ("break", "continue"):
             ctx["break"] = True
@@ -112,6 +154,11 @@ def _statements(draw: st.DrawFn, depth: int, loop_depth: int, ctx: dict) -> list
         elif kind == "barrier":
             ctx["barrier"] = True
             out.append(Node("barrier", (draw(st.integers(0, NVARS - 1)),)))
+        elif kind == "atomic":
+            word = draw(st.integers(0, len(ATOMICS) - 1))
+            out.append(Node("atomic", (word, draw(st.integers(0, NVARS - 1)))))
+        elif kind == "lrsc":
+            out.append(Node("lrsc", (draw(st.integers(0, NVARS - 1)),)))
         else:
             ctx["exit"] = True
             out.append(Node("exit", (_cond(draw),)))
@@ -119,12 +166,20 @@ def _statements(draw: st.DrawFn, depth: int, loop_depth: int, ctx: dict) -> list
 
 
 @st.composite
-def programs(draw: st.DrawFn, *, barriers: bool = True, unstructured: bool = True) -> Program:
-    """A random program. ``barriers=False`` leaves barriers out; ``unstructured=False`` leaves
-    out break, continue and early exits, so that every branch reconverges at its IPDOM."""
+def programs(
+    draw: st.DrawFn,
+    *,
+    barriers: bool = True,
+    unstructured: bool = True,
+    atomics: bool = True,
+) -> Program:
+    """A random program. ``barriers=False`` leaves barriers out, ``atomics=False`` AMOs and
+    lr.w / sc.w; ``unstructured=False`` leaves out break, continue, early exits and jump
+    tables, so that every branch reconverges at its IPDOM."""
     functions = draw(st.integers(0, 2))
-    ctx = {"functions": functions, "exit": not unstructured, "barrier": not barriers,
-           "break": False}  # fmt: skip
+    ctx = {"functions": functions, "exit": not unstructured, "barrier": False,
+           "barriers": barriers, "break": False, "in_switch": False,
+           "atomics": atomics}  # fmt: skip
     kernel = draw(_statements(0, 0, ctx))
     if not unstructured:
         kernel = _strip_unstructured(kernel)
@@ -132,13 +187,15 @@ def programs(draw: st.DrawFn, *, barriers: bool = True, unstructured: bool = Tru
     program.has_break = _contains(kernel, ("break", "continue"))
     program.has_exit = _contains(kernel, ("exit",))
     program.has_barrier = _contains(kernel, ("barrier",))
+    program.has_atomics = _contains(kernel, ("atomic", "lrsc"))
+    program.has_retries = _contains(kernel, ("lrsc",))
     return program
 
 
 def _strip_unstructured(nodes: list[Node]) -> list[Node]:
     kept = []
     for node in nodes:
-        if node.kind in ("break", "continue", "exit", "barrier"):
+        if node.kind in ("break", "continue", "exit", "barrier", "switch"):
             continue
         node.body = _strip_unstructured(node.body)
         node.other = _strip_unstructured(node.other)
@@ -159,6 +216,7 @@ class _Renderer:
         self.lines: list[str] = []
         self.labels = 0
         self.loops: list[tuple[str, str]] = []  # (continue label, exit label)
+        self.tables: list[tuple[str, list[str]]] = []  # jump tables: (label, case labels)
 
     def label(self, stem: str) -> str:
         self.labels += 1
@@ -182,9 +240,29 @@ class _Renderer:
             self.emit("li   t2, 3")
             self.emit("remu t1, t1, t2")
             self.emit(f"bnez t1, {false_label}")
-        else:
+        elif kind == "tidlt":
             self.emit(f"li   t1, {k}")
             self.emit(f"bge  {TID}, t1, {false_label}")
+        elif kind == "lanelt":
+            self.emit("csrr t1, laneid")
+            self.emit(f"li   t2, {k}")
+            self.emit(f"bge  t1, t2, {false_label}")
+        elif kind == "warpodd":
+            self.emit("csrr t1, warpid")
+            self.emit("andi t1, t1, 1")
+            self.emit(f"beqz t1, {false_label}")
+        elif kind == "ctaeven":
+            self.emit("csrr t1, ctaid")
+            self.emit(f"add  t1, t1, {va}")
+            self.emit("andi t1, t1, 1")
+            self.emit(f"bnez t1, {false_label}")
+        else:  # datalt: a loaded input word against a variable
+            self.emit(f"andi t1, {va}, {INPUT_WORDS - 1}")
+            self.emit("slli t1, t1, 2")
+            self.emit("la   t2, input")
+            self.emit("add  t1, t1, t2")
+            self.emit("lw   t1, 0(t1)")
+            self.emit(f"bge  t1, {vb}, {false_label}")
 
     def block(self, nodes: list[Node]) -> None:
         for node in nodes:
@@ -223,6 +301,46 @@ class _Renderer:
         self.lines.append(f"{other}:")
         self.block(node.other)
         self.lines.append(f"{join}:")
+
+    def do_switch(self, node: Node) -> None:
+        """A jump table: case (v + tid) mod K, each case ending at the join, which the hint
+        names (the reconvergence PC of the indirect jump)."""
+        var, k = node.args
+        table, join = self.label("table"), self.label("join")
+        cases = [self.label("case") for _ in node.body]
+        self.emit(f"add  t1, {VARS[var]}, {TID}")
+        self.emit(f"li   t2, {k}")
+        self.emit("remu t1, t1, t2")
+        self.emit("slli t1, t1, 2")
+        self.emit(f"la   t2, {table}")
+        self.emit("add  t1, t1, t2")
+        self.emit("lw   t1, 0(t1)")
+        self.emit(f"rhint {join}")
+        self.emit("jr   t1")
+        for label, case in zip(cases, node.body, strict=True):
+            self.lines.append(f"{label}:")
+            self.block(case.body)
+            self.emit(f"j    {join}")
+        self.lines.append(f"{join}:")
+        self.tables.append((table, cases))
+
+    def do_atomic(self, node: Node) -> None:
+        word, var = node.args
+        self.emit("la   t2, acc")
+        self.emit(f"addi t2, t2, {4 * word}")
+        self.emit(f"amo{ATOMICS[word]}.w x0, {VARS[var]}, (t2)")
+
+    def do_lrsc(self, node: Node) -> None:
+        """acc[LRSC_WORD] += v with an lr.w / sc.w retry loop (the loaded value is not kept)."""
+        (var,) = node.args
+        retry = self.label("retry")
+        self.emit("la   t2, acc")
+        self.emit(f"addi t2, t2, {4 * LRSC_WORD}")
+        self.lines.append(f"{retry}:")
+        self.emit("lr.w t1, (t2)")
+        self.emit(f"add  t1, t1, {VARS[var]}")
+        self.emit("sc.w t1, t1, (t2)")
+        self.emit(f"bnez t1, {retry}")
 
     def do_loop(self, node: Node) -> None:
         trip, var, depth = node.args
@@ -342,5 +460,25 @@ def render(program: Program) -> str:
     r.emit("ret")
     r.lines += ["    .data", "input:"]
     r.lines += [f"    .word {(i * 2654435761) & 0xFFFFFFFF:#x}" for i in range(INPUT_WORDS)]
+    for table, cases in r.tables:
+        r.lines.append(f"{table}:")
+        r.lines += [f"    .word {case}" for case in cases]
+    r.lines.append("acc:")
+    r.lines += [f"    .word {value:#x}" for value in (*ACC_INIT, 0)]
     r.lines += ["out:", f"    .space {4 * NVARS * 256}"]
     return "\n".join(r.lines) + "\n"
+
+
+#: The SIMT CSRs a program reads, by assembler name.
+_CSR = re.compile(r"^(\s*)csrr\s+(\w+),\s*(tid|ntid|ctaid|nctaid|laneid|warpid|warpsize)\s*$", re.M)
+
+
+def thread_source(source: str, identity: dict[str, int]) -> str:
+    """The program of one thread (``identity``: the value of each SIMT CSR for it, by name) for
+    a plain RISC-V simulator: every ``csrr`` of a SIMT CSR becomes ``li`` of its value and every
+    ``rhint`` a ``nop`` — one instruction each, as long as the values fit an ``addi``, so that
+    the thread executes as many instructions as on the SM."""
+    if any(not 0 <= v < 2048 for v in identity.values()):
+        raise ValueError(f"identity values must fit an addi immediate: {identity}")
+    source = _CSR.sub(lambda m: f"{m[1]}li   {m[2]}, {identity[m[3]]}", source)
+    return re.sub(r"(?m)^(\s*)rhint\s+\S+\s*$", r"\1nop", source)

@@ -40,6 +40,7 @@ OFFSETS = ("0(a1)", "(a1)", "-2048(sp)", "2047(t6)", "-4(x31)", "0xffffffff(s0)"
            "%lo(data_sym)(a0)", "%lo(data_sym+4)(x5)")  # fmt: skip
 U_IMMS = ("0", "1", "0xfffff", "0x80000", "%hi(data_sym)", "%hi(0x12345800)")
 AMO_OPERANDS = ("a0, a1, (a2)", "zero, t6, 0(sp)", "x31, x0, (x1)")
+LR_OPERANDS = ("a0, (a2)", "zero, 0(sp)", "x31, (x1)")
 AMO_ORDERINGS = ("", ".aq", ".rl", ".aqrl")
 CSR_OPERANDS = ("a0, 0xcc0, a1", "zero, 0xfff, t6", "x31, 0, x0", "s1, tid, a5")
 CSRI_OPERANDS = ("a0, 0xcc6, 0", "zero, warpsize, 31", "t6, 0x123, 17")
@@ -84,6 +85,8 @@ def instruction_cases(spec: Spec) -> list[str]:
                 "  jal ra, . - 0x100000", "  jal x31, text_sym", "  jal fwd_sym"]  # fmt: skip
     if syn is Syntax.AMO:
         return [f"  {n}{order} {ops}" for order in AMO_ORDERINGS for ops in AMO_OPERANDS]
+    if syn is Syntax.LR:
+        return [f"  {n}{order} {ops}" for order in AMO_ORDERINGS for ops in LR_OPERANDS]
     if syn is Syntax.CSR:
         return [f"  {n} {ops}" for ops in CSR_OPERANDS]
     if syn is Syntax.CSRI:

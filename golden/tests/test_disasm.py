@@ -19,6 +19,7 @@ from reconverge.golden.isa import (
     ABI_NAMES,
     CSR_NAMES,
     IMM_FORMATS,
+    ORDERED_FORMATS,
     REG_NUMBERS,
     SPECS,
     Fmt,
@@ -51,7 +52,7 @@ def instr_strategy(spec: Spec) -> st.SearchStrategy[Instr]:
         fields["imm"] = st.integers(lo // align, hi // align).map(lambda k: k * align)
     if spec.fmt in (Fmt.CSR, Fmt.CSRI):
         fields["csr"] = st.integers(0, 0xFFF)
-    if spec.fmt is Fmt.AMO:
+    if spec.fmt in ORDERED_FORMATS:
         fields["aq"] = fields["rl"] = st.integers(0, 1)
     if spec.fmt is Fmt.FENCE:
         fields["pred"] = fields["succ"] = st.integers(0, 15)
@@ -196,6 +197,7 @@ def base_form(ins: Instr, pc: int) -> tuple[str, list[Operand]]:
         Syntax.RD_IMM: [r[ins.rd], ins.imm],
         Syntax.RD_TARGET: [r[ins.rd], (pc + ins.imm) & 0xFFFFFFFF],
         Syntax.AMO: [r[ins.rd], r[ins.rs2], (0, r[ins.rs1])],
+        Syntax.LR: [r[ins.rd], (0, r[ins.rs1])],
         Syntax.CSR: [r[ins.rd], ins.csr, r[ins.rs1]],
         Syntax.CSRI: [r[ins.rd], ins.csr, ins.imm],
         Syntax.FENCE: sets,

@@ -10,6 +10,8 @@ right test number when one expected constant is made wrong.
 
 from __future__ import annotations
 
+import functools
+import operator
 import re
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from reconverge.golden.asm import assemble
 from reconverge.golden.functional import LaunchConfig, RunResult, run
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.image import Image
+from reconverge.golden.isa import MASK32 as M32
 from reconverge.golden.isa import SPECS, decode, sext
 from reconverge.golden.memmap import GLOBAL_BASE
 from reconverge.golden.tests import gnu
@@ -98,11 +101,19 @@ def test_every_thread_passes(image: Image, grid: int, block: int, warp_size: int
     total = grid * block
     words = {
         name: int(result.memory.read_words(image.symbols[name], 1)[0])
-        for name in ("counter", "gmax", "gmin", "gswap")
-    }
+        for name in ("counter", "gmax", "gmin", "gswap", "gor", "gand", "gxor", "gminu", "gmaxu",
+                     "lrsc")
+    }  # fmt: skip
     assert words["counter"] == total  # every thread amoadded 1
     assert words["gmax"] == total - 1
     assert words["gmin"] == 0
+    bits = functools.reduce(operator.or_, (1 << (gid % 32) for gid in range(total)))
+    assert words["gor"] == bits
+    assert words["gand"] == M32 & ~bits
+    assert words["gxor"] == functools.reduce(operator.xor, range(total))
+    assert words["gminu"] == 0
+    assert words["gmaxu"] == 0x8000_0000 | (total - 1)
+    assert words["lrsc"] == total  # every thread's lr.w / sc.w loop added 1 exactly once
 
     results = result.memory.read_words(image.symbols["results"], 4 * total).reshape(total, 4)
     threads = [(c, t) for c in range(grid) for t in range(block)]  # in global id order

@@ -297,9 +297,18 @@ def test_store_sizes(name: str, size: int) -> None:
 AMO_REFERENCE = {
     "amoadd.w": lambda old, v: old + v,
     "amoswap.w": lambda old, v: v,
+    "amoxor.w": lambda old, v: old ^ v,
+    "amoand.w": lambda old, v: old & v,
+    "amoor.w": lambda old, v: old | v,
     "amomin.w": lambda old, v: min(s32(old), s32(v)),
     "amomax.w": lambda old, v: max(s32(old), s32(v)),
+    "amominu.w": min,
+    "amomaxu.w": max,
 }
+
+
+def test_every_amo_has_a_reference() -> None:
+    assert set(AMO_REFERENCE) == {s.name for s in isa.SPECS if s.amo_op is not None}
 
 
 @given(st.sampled_from(sorted(AMO_REFERENCE)), st.lists(u32s, min_size=W, max_size=W), u32s)
@@ -318,6 +327,90 @@ def test_amos_on_one_address_serialise_in_lane_order(
     assert warp.regs[:, 7].tolist() == olds
     assert warp.glob.read_words(GLOBAL_BASE + 0x40, 1).tolist() == [memory]
     assert out.access is not None and out.access.kind == "amo"
+
+
+# LR/SC (docs/isa.md, "LR/SC"): lane i is thread W + i of block 2.
+WORD = GLOBAL_BASE + 0x40
+
+
+def test_lr_reserves_and_sc_succeeds_only_for_the_first_lane_of_a_word() -> None:
+    """Every lane reserves one word; their sc.w run in lane order: the first lane stores and
+    gets 0, its store breaks the others' reservations, so they get 1 and store nothing."""
+    warp = Warp()
+    warp.glob.write_bytes(WORD, (7).to_bytes(4, "little"))
+    warp.set(5, WORD)
+    out = warp.run("lr.w", rd=6, rs1=5)
+    assert out.access is not None and out.access.kind == "lr"
+    assert warp.regs[:, 6].tolist() == [7] * W
+    assert len(warp.glob.reservations) == W
+    warp.set(8, list(range(100, 100 + W)))
+    lanes = np.array([2, 3, 5])
+    out = warp.run("sc.w", lanes=lanes, rd=9, rs1=5, rs2=8)
+    assert out.access is not None and out.access.kind == "sc"
+    assert warp.regs[lanes, 9].tolist() == [0, 1, 1]
+    assert warp.glob.read_words(WORD, 1).tolist() == [102]
+    assert len(warp.glob.reservations) == 0  # three ended by sc.w, the rest broken by lane 2
+
+
+def test_sc_without_reservation_or_to_another_word_fails() -> None:
+    warp = Warp()
+    warp.set(5, [WORD + 4 * (i % 2) for i in range(W)])
+    warp.run("lr.w", rd=6, rs1=5)
+    warp.set(5, WORD)  # odd lanes reserved WORD + 4, not WORD
+    warp.set(8, 55)
+    warp.run("sc.w", lanes=np.array([1, 3]), rd=9, rs1=5, rs2=8)
+    assert warp.regs[[1, 3], 9].tolist() == [1, 1]
+    assert warp.glob.read_words(WORD, 1).tolist() == [0]
+    warp.run("sc.w", lanes=np.array([1]), rd=9, rs1=5, rs2=8)  # its reservation has ended
+    assert warp.regs[1, 9] == 1
+    warp.run("sc.w", lanes=np.array([0]), rd=9, rs1=5, rs2=8)
+    assert warp.regs[0, 9] == 0 and warp.glob.read_words(WORD, 1).tolist() == [55]
+
+
+@pytest.mark.parametrize(
+    ("name", "fields"),
+    [
+        ("sb", {"rs1": 5, "rs2": 8, "imm": 3}),
+        ("sw", {"rs1": 5, "rs2": 8, "imm": 0}),
+        ("amoor.w", {"rd": 0, "rs1": 5, "rs2": 8}),
+    ],
+)
+def test_a_write_to_the_word_by_another_thread_breaks_the_reservation(
+    name: str, fields: dict[str, int]
+) -> None:
+    """Lane 0 reserves; lane 4 writes a byte, the word or an AMO to it: lane 0's sc.w fails.
+    A write to the next word leaves the reservation alone."""
+    warp = Warp()
+    warp.set(5, WORD)
+    warp.run("lr.w", lanes=np.array([0]), rd=6, rs1=5)
+    warp.set(5, WORD + 4)
+    warp.run(name, lanes=np.array([4]), **fields)
+    warp.set(5, WORD)
+    warp.run("sc.w", lanes=np.array([0]), rd=9, rs1=5, rs2=8)
+    assert warp.regs[0, 9] == 0
+    warp.run("lr.w", lanes=np.array([0]), rd=6, rs1=5)
+    warp.run(name, lanes=np.array([4]), **fields)
+    warp.run("sc.w", lanes=np.array([0]), rd=9, rs1=5, rs2=8)
+    assert warp.regs[0, 9] == 1
+
+
+def test_reservations_on_local_memory_are_per_thread() -> None:
+    """Local memory is private: lane 1's store to the same local address is another word."""
+    warp = Warp()
+    local = MAP.local_base + 16
+    warp.set(5, local)
+    warp.set(8, [10 + i for i in range(W)])
+    warp.run("lr.w", rd=6, rs1=5)
+    warp.run("sw", lanes=np.array([1]), rs1=5, rs2=8, imm=0)
+    warp.run("sc.w", lanes=np.array([0, 1, 2]), rd=9, rs1=5, rs2=8)
+    assert warp.regs[[0, 1, 2], 9].tolist() == [0, 1, 0]
+
+
+def test_misaligned_lr_is_an_amo_fault() -> None:
+    warp = Warp()
+    warp.set(5, WORD + 2)
+    with pytest.raises(MemoryFault, match="misaligned amo"):
+        warp.run("lr.w", rd=6, rs1=5)
 
 
 def test_misaligned_load_is_located() -> None:

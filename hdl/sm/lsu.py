@@ -21,6 +21,17 @@ One memory instruction at a time:
   threads' bytes (the highest thread wins a byte two threads write, as ``Bank.write``); an AMO
   serves the lowest pending thread of each word (``Bank.atomic``'s order). Local addresses go
   to the physical address of ``golden.sm.lsu.local_physical``, below the global window.
+* **LR/SC** (``amo`` = the funct5 of ``lr.w`` / ``sc.w``, docs/isa.md "LR/SC"): the
+  reservation table holds, per warp slot and thread position, a valid bit and the reserved
+  word (its physical word address, or for shared memory its bank, row and window). ``lr.w``
+  is served as a word load that sets the served threads' entries; ``sc.w`` as an AMO (the
+  lowest pending thread of each word per cycle), whose thread succeeds when its entry holds
+  the word: it then stores (a ``store`` request with the enables of the successful threads'
+  words), and its result (0, or 1 for a failure) leaves through ``wb``; its entry ends either
+  way. Every word written — by a store, an AMO or a successful ``sc.w`` — invalidates every
+  entry on it. ``clear`` (one bit per warp slot, pulsed when a new warp is dispatched into the
+  slot) invalidates the slot's entries, once the LSU is no longer busy with that slot's
+  instruction (so an instruction in flight sees its own warp's reservations, as in golden).
 * **Shared** threads then: ``shared_banks`` word-wide banks (synchronous block RAM) hold one
   ``memmap.shared_size`` window per warp slot (``start.block`` names the instruction's window);
   each LSU cycle every bank serves the word of its lowest pending thread (all pending threads
@@ -51,6 +62,7 @@ group      dir  members
 capture    in   valid, mask [W], addr [W x 32], data [W x 32]
 start      in   valid, op (``MemOp``), size (log2 bytes), signed, amo (funct5), warp, block
                 (warp slots), rd (destination, 0: none), mask [W]
+clear      in   [warp slots]: a new warp enters the slot (its reservations end)
 busy       out  an instruction is in its LSU cycles
 tree       out  valid [W] (pending global/local threads), key [W x KW] (their line keys)
            in   granted, min_key [KW], mask [W] (threads on the lowest line)
@@ -77,7 +89,7 @@ from reconverge.golden.blocks.base import bits_for, ceil_log2
 from reconverge.golden.faults import FaultCode
 from reconverge.golden.isa import NUM_REGS
 from reconverge.golden.memmap import GLOBAL_BASE, SHARED_BASE
-from reconverge.golden.sm.lsu import AMO_BY_FUNCT5, WORD_BYTES, MemOp
+from reconverge.golden.sm.lsu import AMO_BY_FUNCT5, LR_FUNCT5, SC_FUNCT5, WORD_BYTES, MemOp
 from reconverge.golden.sm.params import SMParams
 
 ADDR_BITS = 32
@@ -104,6 +116,11 @@ AMO_HDL: dict[str, Callable[[Value, Value], Value]] = {
     "swap": lambda old, v: v,
     "min": lambda old, v: Mux(old.as_signed() <= v.as_signed(), old, v),
     "max": lambda old, v: Mux(old.as_signed() >= v.as_signed(), old, v),
+    "xor": lambda old, v: old ^ v,
+    "and": lambda old, v: old & v,
+    "or": lambda old, v: old | v,
+    "minu": lambda old, v: Mux(old <= v, old, v),
+    "maxu": lambda old, v: Mux(old >= v, old, v),
 }
 
 #: Fault codes by memory operation: (misaligned, unmapped).
@@ -133,6 +150,12 @@ def instr_layout(warp_size: int, warp_bits: int) -> data.StructLayout:
 #: What the address buffer keeps of each thread position.
 ENTRY = data.StructLayout({"addr": ADDR_BITS, "data": WORD_BITS, "window": Window})
 
+#: A reserved word: a physical word address (global, local), or for shared memory
+#: (``shared`` set) the bank, the row and the warp slot whose window it is.
+RESERVED_WORD = data.StructLayout({"shared": 1, "word": ADDR_BITS - WORD_SHIFT})
+#: One entry of the reservation table.
+RESERVATION = data.StructLayout({"valid": 1, "at": RESERVED_WORD})
+
 
 def _group(**members: wiring.Member) -> wiring.Signature:
     return wiring.Signature(members)
@@ -150,6 +173,7 @@ def lsu_signature(params: SMParams, key_width: int) -> wiring.Signature:
             )
         ),
         start=In(_group(valid=Out(1), **{name: Out(f.shape) for name, f in instr})),
+        clear=In(params.geometry.warps),
         busy=Out(1),
         tree=Out(
             _group(
@@ -215,6 +239,7 @@ class _Thread:
     row: Value  # shared row within the block's window
     byte_en: Signal  # the bytes of its word the access covers
     spread: Signal  # its store data in every byte lane it may write
+    reserved: Signal  # its word as the reservation table names it (``RESERVED_WORD``)
 
 
 class _State:
@@ -240,6 +265,14 @@ class _State:
         self.line_served = Signal(w, name="line_served")
         self.shared_now = Signal(w, name="shared_now")  # positions the banks serve
         self.line = Signal(8 * line_bytes, name="line")  # the due response (or the held one)
+        # the kind of instruction (``instr``)
+        self.lr = Signal(name="is_lr")  # lr.w
+        self.sc = Signal(name="is_sc")  # sc.w
+        self.rmw = Signal(name="is_rmw")  # an AMO's read-modify-write
+        self.per_word = Signal(name="per_word")  # one thread per word and cycle: AMO, sc.w
+        self.served = Signal(w, name="served")  # the positions served in this LSU cycle
+        self.sc_ok = Signal(w, name="sc_ok")  # positions whose reservation holds their word
+        self.sc_fail = Signal(w, name="sc_fail")  # last LSU cycle's sc.w results (registered)
 
 
 class LSU(wiring.Component):
@@ -268,6 +301,11 @@ class LSU(wiring.Component):
         self.bank_bits = min(ceil_log2(config.shared_banks), ceil_log2(shared_words))
         self.row_bits = ceil_log2(shared_words) - self.bank_bits  # rows of one window
         self.bank_memories: list[memory.Memory] = []
+        #: the reservation table (lr.w/sc.w): [warp slot][thread position]
+        self.reservations = [
+            [Signal(RESERVATION, name=f"reserved_w{v}_t{i}") for i in range(w)]
+            for v in range(geometry.warps)
+        ]
         super().__init__(lsu_signature(params, self.key_width))
 
     def elaborate(self, platform: object) -> Module:
@@ -277,17 +315,24 @@ class LSU(wiring.Component):
         entries = [Signal(ENTRY, name=f"thread{i}") for i in range(w)]
         threads = [self._thread(m, s, i, entry) for i, entry in enumerate(entries)]
         self._stall(m, s)
+        instr = s.instr
         m.d.comb += [
             self.busy.eq(s.active),
             s.lsu_cycle.eq(s.active & self.tree.granted),
             s.line_cycle.eq(s.lsu_cycle & s.pend_line.any()),
             s.shared_cycle.eq(s.lsu_cycle & ~s.pend_line.any() & s.pend_shared.any()),
+            s.lr.eq((instr.op == MemOp.AMO) & (instr.amo == LR_FUNCT5)),
+            s.sc.eq((instr.op == MemOp.AMO) & (instr.amo == SC_FUNCT5)),
+            s.rmw.eq((instr.op == MemOp.AMO) & ~s.lr & ~s.sc),
+            s.per_word.eq(s.rmw | s.sc),
         ]
-        self._line_request(m, s, threads)
-        bank_words = self._shared_banks(m, s, threads)
+        self._reservation_check(m, s, threads)
+        line_written = self._line_request(m, s, threads)
+        bank_words, bank_written = self._shared_banks(m, s, threads)
         self._results(m, s, threads, bank_words)
         windows, bad = self._start(m, s, entries)
         self._advance(m, s, entries, windows, bad)
+        self._reservation_update(m, s, threads, line_written, bank_written)
         return m
 
     # -- per thread -----------------------------------------------------------------------
@@ -321,9 +366,13 @@ class LSU(wiring.Component):
         physical = Signal(ADDR_BITS, name=f"physical{i}")
         byte_en = Signal(WORD_BYTES, name=f"byte_en{i}")
         spread = Signal(WORD_BITS, name=f"spread{i}")
+        reserved = Signal(RESERVED_WORD, name=f"reserved_word{i}")
         shared_word = a[WORD_SHIFT : ceil_log2(self.memmap.shared_size)]
+        shared = entry.window == Window.SHARED
         m.d.comb += [
             physical.eq(Mux(entry.window == Window.LOCAL, local, a)),
+            reserved.shared.eq(shared),
+            reserved.word.eq(Mux(shared, Cat(shared_word, s.instr.block), physical[WORD_SHIFT:])),
             byte_en.eq(Mux(size == 0, 1 << byte, Mux(size == 1, 0b11 << byte, 0b1111))),
             spread.eq(Mux(size == 0, d[:8].replicate(4), Mux(size == 1, d[:16].replicate(2), d))),
             self.tree.key[i].eq(physical[line_shift:]),
@@ -336,6 +385,7 @@ class LSU(wiring.Component):
             row=shared_word[self.bank_bits :],
             byte_en=byte_en,
             spread=spread,
+            reserved=reserved,
         )
 
     @staticmethod
@@ -377,11 +427,14 @@ class LSU(wiring.Component):
         with m.If(s.due & port.resp_valid & ~held):
             m.d.sync += held_line.eq(port.resp_rdata)
 
-    def _line_request(self, m: Module, s: _State, threads: list[_Thread]) -> None:
+    def _line_request(self, m: Module, s: _State, threads: list[_Thread]) -> Signal:
         """The line transaction of a global/local LSU cycle (seed 000 Sec 4.2): the tree's
-        lowest line and its threads; an AMO serves the lowest thread of each word."""
-        w, port, amo = self.warp_size, self.mem, s.instr.op == MemOp.AMO
+        lowest line and its threads; an AMO or ``sc.w`` serves the lowest thread of each word
+        (``sc.w`` writes the words of the served threads whose reservation holds, as a store;
+        ``lr.w`` is a load). Returns the words of the line the request writes."""
+        w, port, instr = self.warp_size, self.mem, s.instr
         on_line = Signal(w, name="on_line")
+        stores = (instr.op == MemOp.STORE) | s.rmw
         m.d.comb += [self.tree.valid.eq(s.pend_line), on_line.eq(self.tree.mask & s.pend_line)]
         words, enables = [], []
         firsts: Value = Const(0, w)
@@ -390,29 +443,38 @@ class LSU(wiring.Component):
             m.d.comb += member.eq(on_line & Cat(t.word_in_line == k for t in threads))
             first = lowest(m, f"line_word{k}_first", member)
             firsts = firsts | first
-            word, be = self._merge(m, f"line_word{k}", Mux(amo, first, member), threads)
+            served = Mux(s.per_word, first, member)
+            writer = Mux(stores, served, Mux(s.sc, first & s.sc_ok, 0))
+            word, be = self._merge(m, f"line_word{k}", writer, threads)
             words.append(word)
             enables.append(be)
+        written = Signal(len(enables), name="line_written")
         m.d.comb += [
-            s.line_served.eq(Mux(amo, firsts, on_line)),
+            s.line_served.eq(Mux(s.per_word, firsts, on_line)),
             port.req_addr.eq(Cat(Const(0, ceil_log2(self.line_bytes)), self.tree.min_key)),
-            port.req_op.eq(s.instr.op),
-            port.req_amo.eq(s.instr.amo),
-            port.req_be.eq(Mux(s.instr.op == MemOp.LOAD, 0, Cat(*enables))),
+            port.req_op.eq(Mux(s.lr, MemOp.LOAD, Mux(s.sc, MemOp.STORE, instr.op))),
+            port.req_amo.eq(instr.amo),
+            port.req_be.eq(Cat(*enables)),
             port.req_wdata.eq(Cat(*words)),
+            written.eq(Cat(be.any() for be in enables)),
         ]
+        return written
 
-    def _shared_banks(self, m: Module, s: _State, threads: list[_Thread]) -> list[Value]:
+    def _shared_banks(
+        self, m: Module, s: _State, threads: list[_Thread]
+    ) -> tuple[list[Value], list[tuple[Signal, Signal]]]:
         """The shared banks: in a shared LSU cycle each serves the word of its lowest pending
-        thread (all pending threads on it; an AMO that thread only, whose write follows in
-        the next cycle). Returns each bank's read data (of the previous cycle's read)."""
+        thread (all pending threads on it; an AMO or ``sc.w`` that thread only: an AMO's write
+        follows in the next cycle, a successful ``sc.w`` writes at once). Returns each bank's
+        read data (of the previous cycle's read), and per bank whether this cycle writes its
+        word, with that word as the reservation table names it."""
         w, instr = self.warp_size, s.instr
-        amo, store = instr.op == MemOp.AMO, instr.op == MemOp.STORE
+        store = instr.op == MemOp.STORE
         row_bits = self.row_bits + self.params.warp_bits
         amo_ops = {f5: AMO_HDL[name] for f5, name in AMO_BY_FUNCT5.items()}
         self.bank_memories = []
         served_all: Value = Const(0, w)
-        read_words = []
+        read_words, written = [], []
         for k in range(1 << self.bank_bits):
             member = Signal(w, name=f"bank{k}_pending")
             m.d.comb += member.eq(s.pend_shared & Cat(t.bank == k for t in threads))
@@ -422,17 +484,30 @@ class LSU(wiring.Component):
                 picked = picked | Mux(first[i], t.row, 0)
             row = Signal(row_bits, name=f"bank{k}_row")
             served = Signal(w, name=f"bank{k}_served")
+            writer = Signal(w, name=f"bank{k}_writer")  # whose data (or AMO operand) is written
             same = member & Cat(t.row == picked for t in threads)
-            m.d.comb += [row.eq(Cat(picked, instr.block)), served.eq(Mux(amo, first, same))]
+            m.d.comb += [
+                row.eq(Cat(picked, instr.block)),
+                served.eq(Mux(s.per_word, first, same)),
+                writer.eq(Mux(store | s.rmw, served, Mux(s.sc, first & s.sc_ok, 0))),
+            ]
             served_all = served_all | served
-            word, enables = self._merge(m, f"bank{k}", served, threads)
+            word, enables = self._merge(m, f"bank{k}", writer, threads)
+            writes = Signal(name=f"bank{k}_writes")
+            at = Signal(RESERVED_WORD, name=f"bank{k}_word")
+            m.d.comb += [
+                writes.eq(s.shared_cycle & writer.any()),
+                at.shared.eq(1),
+                at.word.eq(Cat(Const(k, self.bank_bits), picked, instr.block)),
+            ]
+            written.append((writes, at))
             # an AMO's read-modify-write: read in this cycle, write in the next
             rmw = Signal(name=f"bank{k}_rmw")
             rmw_row = Signal(row_bits, name=f"bank{k}_rmw_row")
             rmw_operand = Signal(WORD_BITS, name=f"bank{k}_rmw_operand")
             with m.If(s.adv):
                 m.d.sync += [
-                    rmw.eq(s.shared_cycle & amo & member.any()),
+                    rmw.eq(s.shared_cycle & s.rmw & member.any()),
                     rmw_row.eq(row),
                     rmw_operand.eq(word),
                 ]
@@ -450,7 +525,7 @@ class LSU(wiring.Component):
             write = Signal(name=f"bank{k}_write")
             m.d.comb += [
                 amo_new.eq(new),
-                write.eq(s.adv & (rmw | (s.shared_cycle & store & member.any()))),
+                write.eq(s.adv & (rmw | (s.shared_cycle & ~s.rmw & writer.any()))),
                 rp.addr.eq(row),
                 rp.en.eq(s.adv),
                 wp.addr.eq(Mux(rmw, rmw_row, row)),
@@ -459,7 +534,7 @@ class LSU(wiring.Component):
             ]
             read_words.append(rp.data)
         m.d.comb += s.shared_now.eq(served_all)
-        return read_words
+        return read_words, written
 
     # -- results, faults, state -------------------------------------------------------------
 
@@ -467,7 +542,8 @@ class LSU(wiring.Component):
         self, m: Module, s: _State, threads: list[_Thread], bank_words: list[Value]
     ) -> None:
         """``wb``: the due line response, else last cycle's shared reads, per position
-        extracted and extended (``data`` is meaningful where ``en`` is set only)."""
+        extracted and extended; for ``sc.w`` its result, 0 or 1 (``data`` is meaningful where
+        ``en`` is set only)."""
         instr, wb = s.instr, self.wb
         writes = Signal(name="writes_rd")
         m.d.comb += [
@@ -483,9 +559,10 @@ class LSU(wiring.Component):
             for k in range(1, len(bank_words)):
                 from_bank = Mux(t.bank == k, bank_words[k], from_bank)
             word = Signal(WORD_BITS, name=f"result{i}_word")
+            loaded = extend(word, t.entry.addr[:WORD_SHIFT], instr.size, instr.signed)
             m.d.comb += [
                 word.eq(Mux(s.due, s.line.word_select(t.word_in_line, WORD_BITS), from_bank)),
-                wb.data[i].eq(extend(word, t.entry.addr[:WORD_SHIFT], instr.size, instr.signed)),
+                wb.data[i].eq(Mux(s.sc, s.sc_fail[i], loaded)),
             ]
 
     def _start(self, m: Module, s: _State, entries: list[Signal]) -> tuple[list[Signal], Signal]:
@@ -552,8 +629,12 @@ class LSU(wiring.Component):
             self.release.mask.eq(s.instr.mask),
             self.release.global_.eq(s.made_line | s.line_cycle),
         ]
+        m.d.comb += s.served.eq(
+            Mux(s.line_cycle, s.line_served, 0) | Mux(s.shared_cycle, s.shared_now, 0)
+        )
         with m.If(s.adv):
             m.d.sync += [
+                s.sc_fail.eq(~s.sc_ok),
                 s.due.eq(self.mem.req_valid),
                 s.due_served.eq(s.line_served),
                 s.shared_due.eq(s.shared_cycle & (s.instr.op != MemOp.STORE)),
@@ -594,3 +675,58 @@ class LSU(wiring.Component):
                         for name, _ in s.instr.shape()
                     ),
                 ]
+
+    # -- LR/SC reservations -----------------------------------------------------------------
+
+    def _reservation_check(self, m: Module, s: _State, threads: list[_Thread]) -> None:
+        """``sc_ok``: the positions of the instruction's warp whose reservation is on their
+        word."""
+        for i, t in enumerate(threads):
+            held: Value = Const(0)
+            for v, slot in enumerate(self.reservations):
+                entry = slot[i]
+                held = held | ((s.instr.warp == v) & entry.valid & (entry.at == t.reserved))
+            m.d.comb += s.sc_ok[i].eq(held)
+
+    def _reservation_update(
+        self,
+        m: Module,
+        s: _State,
+        threads: list[_Thread],
+        line_written: Signal,
+        bank_written: list[tuple[Signal, Signal]],
+    ) -> None:
+        """The table's next state (cycles without stall): the written words' entries end, a
+        served ``lr.w`` sets its thread's, a served ``sc.w`` ends its thread's, and
+        ``clear`` ends a slot's once the LSU is not busy with that slot."""
+        line_shift = ceil_log2(self.line_bytes) - WORD_SHIFT
+        clear_pending = Signal(len(self.reservations), name="clear_pending")
+        clearing = Signal(len(self.reservations), name="clearing")
+        m.d.comb += clearing.eq(
+            (clear_pending | self.clear)
+            & ~Mux(s.active, 1 << s.instr.warp, 0)[: len(self.reservations)]
+        )
+        with m.If(s.adv):
+            m.d.sync += clear_pending.eq((clear_pending | self.clear) & ~clearing)
+        for v, slot in enumerate(self.reservations):
+            ours = s.lsu_cycle & (s.instr.warp == v)
+            for i, entry in enumerate(slot):
+                at = entry.at
+                on_line = (
+                    s.line_cycle
+                    & ~at.shared
+                    & (at.word[line_shift:] == self.tree.min_key)
+                    & line_written.bit_select(at.word[:line_shift], 1)
+                )  # fmt: skip
+                in_bank: Value = Const(0)
+                for writes, word in bank_written:
+                    in_bank = in_bank | (writes & (at == word))
+                broken = Signal(name=f"reserved_w{v}_t{i}_broken")
+                m.d.comb += broken.eq(on_line | in_bank)
+                with m.If(s.adv):
+                    with m.If(clearing[v]):
+                        m.d.sync += entry.valid.eq(0)
+                    with m.Elif(ours & s.served[i] & s.lr):
+                        m.d.sync += [entry.valid.eq(1), entry.at.eq(threads[i].reserved)]
+                    with m.Elif((ours & s.served[i] & s.sc) | broken):
+                        m.d.sync += entry.valid.eq(0)

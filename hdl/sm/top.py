@@ -18,9 +18,10 @@ Per cycle, in the order the signals flow:
    gets its ready time: the continuing split at once, a split not exposed before the update
    ``delay - 1`` cycles later (docs/sm-hardware.md, timing rules 1-2), the others keep theirs.
 4. **Barriers.** A block whose live threads all wait at one barrier is released (rule 4); threads
-   that exited, or waiting at different barriers, are a barrier fault.
+   that exited (in warps that have left too), or waiting at different barriers, are a barrier
+   fault. A block is known by its shared-memory window.
 5. **Dispatch.** Slots whose warp retired and whose write-backs drained are free; blocks enter
-   free slots in order (rule 5).
+   free slots in order (rule 5), each taking the lowest window no resident block holds.
 
 A fault stops the SM with its code and location on the status port. The core runs under a clock
 enable: while the LSU waits for the memory (a request not accepted, a response not yet there)
@@ -161,7 +162,11 @@ class _Core:
         self.active = Signal(N, name="active")
         self.block_of = [Signal(32, name=f"w{w}_block") for w in range(N)]
         self.warp_of = [Signal(8, name=f"w{w}_warp") for w in range(N)]
-        self.leader = [Signal(p.warp_bits, name=f"w{w}_leader") for w in range(N)]
+        # the shared-memory window of the warp's block, which also names the block among the
+        # resident ones (its barrier): no two resident blocks have the same window
+        self.window = [Signal(p.warp_bits, name=f"w{w}_window") for w in range(N)]
+        # per window: a thread of the block that holds it has exited (its warp may be gone)
+        self.window_exited = Signal(N, name="window_exited")
         self.threads = [Signal(W, name=f"w{w}_threads") for w in range(N)]
         self.age = [Signal(AGE_BITS, name=f"w{w}_age") for w in range(N)]
         self.pending = [Signal(PENDING_BITS, name=f"w{w}_pending") for w in range(N)]
@@ -734,7 +739,7 @@ class _Core:
             lsu.start.signed.eq(instr.mem_signed),
             lsu.start.amo.eq(instr.amo),
             lsu.start.warp.eq(now["warp"]),
-            lsu.start.block.eq(Array(self.leader)[now["warp"]]),
+            lsu.start.block.eq(Array(self.window)[now["warp"]]),
             lsu.start.rd.eq(Mux(instr.writes_rd, instr.rd, 0)),
             lsu.start.mask.eq(mask),
         ]
@@ -755,8 +760,11 @@ class _Core:
             tr.mask.eq(mask),
             tr.passes.eq(now["passes"]),
         ]
-        # exits
+        # exits (and the window of the exiting threads' block, for its barriers)
         ex = self.sm.exit
+        self.exit_windows = _named(
+            m, "exit_windows", Mux(go & instr.is_ecall, 1 << Array(self.window)[now["warp"]], 0), N
+        )
         m.d.comb += [
             ex.valid.eq(go & instr.is_ecall),
             ex.block.eq(Array(self.block_of)[now["warp"]]),
@@ -815,16 +823,21 @@ class _Core:
         self.release = [Signal(name=f"w{w}_release") for w in range(N)]
         self.barrier_fault = Signal(name="barrier_fault")
         faults = []
-        for b in range(N):
+        for b in range(N):  # the block whose shared-memory window is b
             members = [
-                _named(m, f"b{b}_has{w}", self.active[w] & (self.leader[w] == b)) for w in range(N)
+                _named(m, f"b{b}_has{w}", self.active[w] & (self.window[w] == b)) for w in range(N)
             ]
-            lead = self.active[b] & (self.leader[b] == b)
             still = []
             waits = []
-            exited = []
+            exited = [self.window_exited[b]]  # threads of its warps that are gone included
             quiet = []
             pcs_differ = []
+            # the barrier the block's first waiting warp waits at
+            first_pc: Value = Const(0, PC_WIDTH)
+            for w in reversed(range(N)):
+                waiting = members[w] & (self.units[w].waiting != 0)
+                first_pc = Mux(waiting, self.bar_pc[w], first_pc)
+            first_pc = _named(m, f"b{b}_bar_pc", first_pc, PC_WIDTH)
             for w in range(N):
                 unit = self.units[w]
                 still.append(members[w] & ((unit.live & ~unit.waiting) != 0))
@@ -833,12 +846,12 @@ class _Core:
                 quiet.append(~members[w] | (~unit.busy & (~self.updating[w] | self.settled[w])))
                 pcs_differ.append(
                     members[w] & (unit.waiting != 0)
-                    & (self.bar_mixed[w] | (self.bar_pc[w] != self.bar_pc[b]))
+                    & (self.bar_mixed[w] | (self.bar_pc[w] != first_pc))
                 )  # fmt: skip
             complete = _named(
                 m,
                 f"b{b}_barrier",
-                lead & ~any_of(still) & any_of(waits) & Cat(*quiet).all() & self.running,
+                ~any_of(still) & any_of(waits) & Cat(*quiet).all() & self.running,
             )
             bad = _named(m, f"b{b}_barrier_bad", complete & (any_of(exited) | any_of(pcs_differ)))
             faults.append(bad)
@@ -881,6 +894,20 @@ class _Core:
         ]  # fmt: skip
         dispatching = self.running & ~self.faulted
         blocks = _named(m, "dispatch_blocks", Mux(dispatching, sum(fits), 0), bits_for(N + 1))
+        # the windows of the blocks that stay resident; the n-th new block takes the n-th
+        # window none of them has (with N slots there are always enough: a resident block
+        # holds a slot that a new block cannot have)
+        staying = [self.active[w] & ~free[w] for w in range(N)]
+        in_use = _named(m, "windows_in_use", Cat(
+            any_of([staying[w] & (self.window[w] == k) for w in range(N)]) for k in range(N)
+        ))  # fmt: skip
+        unused_rank = []
+        rank_k = Const(0, bits_for(N + 1))
+        for k in range(N):
+            unused_rank.append(_named(m, f"window{k}_rank", rank_k, bits_for(N + 1)))
+            rank_k = rank_k + ~in_use[k]
+        taken = [~in_use[k] & (unused_rank[k] < blocks) for k in range(N)]
+        m.d.sync += self.window_exited.eq((self.window_exited | self.exit_windows) & ~Cat(*taken))
         self.launching = []
         rank = Const(0, bits_for(N + 1))
         for w in range(N):
@@ -902,20 +929,16 @@ class _Core:
                 unit.launch.pc.eq(launch.entry),
                 unit.launch.sp.eq(p.memmap.initial_sp),
             ]
-            # the block's first warp: the free slot ranked at this block's first rank
-            first = _named(m, f"w{w}_leader_rank", r - in_block, bits_for(N + 1))
-            leader = Signal(p.warp_bits, name=f"w{w}_new_leader")
-            rank2 = Const(0, bits_for(N + 1))
-            for v in range(N):
-                with m.If(free[v] & (rank2 == first)):
-                    m.d.comb += leader.eq(v)
-                rank2 = rank2 + free[v]
+            window = Signal(p.warp_bits, name=f"w{w}_new_window")
+            for k in range(N):
+                with m.If(~in_use[k] & (unused_rank[k] == nth)):
+                    m.d.comb += window.eq(k)
             with m.If(takes):
                 m.d.sync += [
                     self.active.bit_select(w, 1).eq(1),
                     self.block_of[w].eq(self.next_block + nth),
                     self.warp_of[w].eq(in_block),
-                    self.leader[w].eq(leader),
+                    self.window[w].eq(window),
                     self.threads[w].eq(mask),
                     self.age[w].eq(self.next_age + r),
                     self.updating.bit_select(w, 1).eq(0),
@@ -934,8 +957,12 @@ class _Core:
             ]
         rf = self.regfile
         # the register file forgets the slots that are launched (at most one per cycle is
-        # needed by the port; every launched slot is cleared through its own bit)
-        m.d.comb += rf.launch.slots.eq(Cat(*self.launching))
+        # needed by the port; every launched slot is cleared through its own bit), and so
+        # does the LSU's reservation table
+        m.d.comb += [
+            rf.launch.slots.eq(Cat(*self.launching)),
+            self.lsu.clear.eq(Cat(*self.launching)),
+        ]
 
     def _releases_by_warp(self) -> list[Value]:
         """Per warp slot, the number of its write-backs released in this cycle."""

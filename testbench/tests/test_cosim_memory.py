@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reconverge.golden.image import Image, Segment
-from reconverge.golden.isa import SPECS, Opcode, Spec
+from reconverge.golden.isa import SPECS, Spec
 from reconverge.golden.memmap import GLOBAL_BASE, MemoryMap
 from reconverge.golden.memory import GlobalMemory, LocalMemory, SharedMemory, WarpMemory
 from reconverge.testbench.memory_model import (
@@ -30,7 +30,7 @@ from reconverge.testbench.memory_model import (
 
 MEMMAP = MemoryMap(global_size=1 << 12, shared_size=1 << 10, local_size=1 << 8)
 WIDTH = 8
-AMOS = [spec for spec in SPECS if spec.opcode is Opcode.AMO]
+AMOS = [spec for spec in SPECS if spec.amo_op is not None]
 DATA = bytes(range(7, 7 + 200))
 IMAGE = Image(GLOBAL_BASE, (Segment(GLOBAL_BASE + 64, DATA, 256, "rw"),))
 
@@ -132,7 +132,7 @@ def test_amo_per_funct5_is_golden_amo(
     warp, golden = golden_warp()
     addrs = np.array([base + 4 * w for w in chosen], np.uint32)
     olds = warp.amo(
-        spec.name.removeprefix("amo").removesuffix(".w"),
+        spec.amo_op,
         addrs,
         np.array(operands, np.uint32),
         np.arange(len(chosen)),

@@ -15,16 +15,23 @@ another's build.
 
 from __future__ import annotations
 
+import functools
 import json
+import operator
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from reconverge.golden import cli
+from reconverge.golden.asm import assemble
 from reconverge.golden.functional import LaunchConfig
 from reconverge.golden.sm.config import Policy
+from reconverge.golden.tests import riscv_tests
+from reconverge.golden.tests.randprog import Program, programs, render
 from reconverge.testbench.cosim import cosim
 from reconverge.testbench.cosim_plan import (
     COSIM_GEOMETRY,
@@ -43,6 +50,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BAREMETAL = ROOT / "golden" / "tests" / "programs" / "baremetal"
 DEMO = ROOT / "kernels" / "divergent_demo.S"
 JUMP_TABLE = Path(__file__).parent / "programs" / "jump_table.S"
+ATOMICS = Path(__file__).parent / "programs" / "atomics.S"
 SPS, DPS, MP_OREC = Variant(Policy.SPS), Variant(Policy.DPS), Variant(Policy.MP_OREC)
 
 
@@ -264,6 +272,105 @@ def test_jump_table_program(variant: Variant, hws: bool) -> None:
     assert int(memory.read_words(symbols["counter"], 1)[0]) == 16
     hist = [sum(neighbour[0::2]), sum(neighbour[1::2])]
     assert list(memory.read_words(symbols["hist"], 2)) == hist
+
+
+@pytest.mark.usefixtures("verilator")
+@pytest.mark.parametrize(("variant", "hws"), [
+    pytest.param(v, h, id=f"{v.label}{'-hws' * h}",
+                 marks=pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, v, h)))
+    for v in VARIANTS for h in HWS
+])  # fmt: skip
+def test_atomics_program(variant: Variant, hws: bool) -> None:
+    """testbench/tests/programs/atomics.S, four blocks of 16 threads (blocks 2 and 3 enter the
+    slots of blocks 0 and 1): lr.w / sc.w retry loops on global and shared words and in a
+    divergent branch, private lr.w / sc.w on local memory, and the five AMOs beyond add, swap,
+    min and max, under every policy: level 4, and the RTL's memory holds the values the
+    program's header derives."""
+    image = cli.load_program(ATOMICS)
+    params = params_for(COSIM_GEOMETRY, variant, hws)
+    launch = LaunchConfig(4, 16, params.geometry)
+    report = cosim(image, launch, params, sim="verilator", level=4, source=str(ATOMICS))
+    assert report.reached == 4, report.format()
+    total = 64
+    memory, symbols = report.run.memory, image.symbols
+    names = ("lrsc", "blocks", "oddmax", "gor", "gand", "gxor", "gminu", "gmaxu")
+    words = {name: int(memory.read_words(symbols[name], 1)[0]) for name in names}
+    bits = (1 << 32) - 1  # gid mod 32 covers every bit twice over
+    assert words == {
+        "lrsc": total,
+        "blocks": total,
+        "oddmax": total - 1,
+        "gor": bits,
+        "gand": 0,
+        "gxor": functools.reduce(operator.xor, range(total)),
+        "gminu": 1,
+        "gmaxu": 0x8000_0000 | (total - 1),
+    }
+    assert list(memory.read_words(symbols["result"], total)) == [0x16] * total
+
+
+def check_random_program(program: Program, variant: Variant, hws: bool, block: int) -> None:
+    """A random program (golden/tests/randprog.py: jump tables, calls, recursion, loops with
+    break and continue, early exits, barriers, AMOs, lr.w / sc.w) on the SM's Verilog:
+    level 4 against golden."""
+    source = render(program)
+    image = assemble(source, "random.S")
+    params = params_for(COSIM_GEOMETRY, variant, hws)
+    launch = LaunchConfig(2, block, params.geometry, step_limit=200_000)
+    report = cosim(image, launch, params, sim="verilator", level=4, source="random.S")
+    assert report.reached == 4, f"{report.format()}\n{source}"
+
+
+@pytest.mark.usefixtures("verilator")
+@pytest.mark.parametrize(("variant", "hws"), [
+    pytest.param(v, False, id=v.label,
+                 marks=pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, v, False)))
+    for v in VARIANTS
+])  # fmt: skip
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@given(program=programs(), block=st.integers(1, 32))
+def test_random_programs(variant: Variant, hws: bool, program: Program, block: int) -> None:
+    """Random programs under every policy on Verilator, level 4 (more in make test-slow)."""
+    check_random_program(program, variant, hws, block)
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("verilator")
+@pytest.mark.parametrize(("variant", "hws"), [
+    pytest.param(v, h, id=f"{v.label}{'-hws' * h}",
+                 marks=pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, v, h)))
+    for v in VARIANTS for h in HWS
+])  # fmt: skip
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(program=programs(), block=st.integers(1, 32))
+def test_random_programs_sweep(variant: Variant, hws: bool, program: Program, block: int) -> None:
+    check_random_program(program, variant, hws, block)
+
+
+#: The public RISC-V ISA tests on the SM's Verilog: all but fence_i, which runs the instructions it
+#: stores, while the SM fetches from its instruction store (docs/sm-hardware.md).
+RISCV_TESTS = [n for n in riscv_tests.names() if n != "rv32ui-fence_i"] or ["riscv-tests-missing"]
+
+
+@pytest.fixture(scope="module")
+def riscv_tests_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("riscv-tests")
+
+
+@pytest.mark.usefixtures("verilator")
+@pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, MP_OREC, True))
+@pytest.mark.parametrize("name", RISCV_TESTS)
+def test_riscv_tests_on_the_sm(name: str, riscv_tests_dir: Path) -> None:
+    """The public RISC-V ISA tests (rv32ui, rv32um, rv32ua: golden/tests/riscv_tests.py) on
+    the SM's Verilog under mp-orec with hws, one thread: level 4, and the thread exits with 0
+    (a failing case exits with its number)."""
+    image = cli.load_program(riscv_tests.build(name, riscv_tests_dir))
+    params = params_for(COSIM_GEOMETRY, MP_OREC, True)
+    report = cosim(image, LaunchConfig(1, 1, params.geometry), params, sim="verilator", level=4)
+    assert report.reached == 4, report.format()
+    rtl = report.rtl
+    assert rtl.fault is None and rtl.exited.all(), report.format()
+    assert rtl.exit_codes.tolist() == [[0]], f"{name}: case {rtl.exit_codes[0][0]} failed"
 
 
 @pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, SPS, False))

@@ -20,9 +20,16 @@ from reconverge.golden.compiler import (
 )
 from reconverge.golden.geometry import Geometry
 
+#: The atomics whose final value does not depend on the order the threads apply them in (all but
+#: swap), so that the oracle's per-thread order gives the SM's result. A kernel uses one of them
+#: (two different ones on a word, such as add and and, do not commute with each other).
+COMMUTATIVE_ATOMICS = ["add", "and", "or", "xor", "min", "max", "minu", "maxu"]
+
 HEADER = """\
-from reconverge.golden.compiler import Array, atomic_add, barrier, ctaid, device, kernel
+from reconverge.golden.compiler import Array, barrier, ctaid, device, kernel
 from reconverge.golden.compiler import laneid, ntid, shared, tid, warpid
+from reconverge.golden.compiler import atomic_add, atomic_and, atomic_max, atomic_maxu
+from reconverge.golden.compiler import atomic_min, atomic_minu, atomic_or, atomic_xor
 
 
 @device
@@ -65,6 +72,7 @@ class _Gen:
         self.lines: list[str] = []
         self.loops = 0
         self.scope: list[str] = []  # loop variables usable here
+        self.atomic = self.pick(COMMUTATIVE_ATOMICS)  # the kernel's one atomic operation
 
     def pick(self, options: list):  # type: ignore[no-untyped-def]
         return self.draw(st.sampled_from(options))
@@ -127,7 +135,7 @@ class _Gen:
         elif kind == 3:
             self.emit(indent, f"out[g * 4 + {self.draw(st.integers(0, 3))}] = {self.expr(1)}")
         elif kind == 4:
-            self.emit(indent, f"atomic_add(acc, {self.expr(1)} & 3, {self.expr(1)})")
+            self.emit(indent, f"atomic_{self.atomic}(acc, {self.expr(1)} & 3, {self.expr(1)})")
         elif kind == 5:
             self.emit(indent, f"{var} = helper({self.expr(1)}, {self.expr(1)})")
         elif kind in (6, 7):

@@ -90,3 +90,41 @@ def test_loop_uniform_value_live_after_divergent_exit_stays_out_of_shared_memory
     assert regalloc.SHARED not in spilled.get("d", set())
     _, out, ref = run_case(sum_triangle.SPEC, "affine", 3, 32)
     assert np.array_equal(out["v"], ref["v"])
+
+
+REMAT_AFFINE_KERNEL = """\
+from reconverge.golden.compiler import *
+
+
+@kernel
+def k(out: Array, inp: Array, n: int):
+    a = 3 * tid() + 5
+    s = 0
+    t = n
+    for i in range(n):
+        s = s + inp[i] * t
+        t = t + s
+    out[tid()] = s + a + t
+"""
+
+
+def test_fig_4_3_row_iii_a_known_affine_value_is_rematerialised() -> None:
+    """Row (iii) of Fig 4.3: a spilled value whose state is (c1, c2), both known — here
+    a = 3T + 5 across a loop that needs the registers — is never stored: each reload is the
+    sequence c1 * T + c2."""
+    from reconverge.golden.compiler import kernels_from_source, oracle
+    from reconverge.golden.functional import run
+    from reconverge.golden.geometry import Geometry
+
+    k = kernels_from_source(REMAT_AFFINE_KERNEL, "<fig 4.3 iii>")["k"]
+    program = compile_kernel(k, "affine", 3)
+    (place,) = [p for r, p in program.allocations["k"].spilled.items() if r.name.startswith("a")]
+    assert (place.kind, regalloc.ROWS[place.kind]) == (regalloc.REMAT_AFFINE, "iii")
+    assert (place.slope, place.offset, place.slot) == (3, 5, None)
+    body = re.sub(r"[ \t]*#[^\n]*", "", program.asm)
+    assert re.search(r"csrr (\w+), tid\n\s+li (\w+), 3\n\s+mul \1, \1, \2\n\s+addi \1, \1, 5", body)
+    args = {"out": np.zeros(8, np.int32), "inp": np.arange(8, dtype=np.int32), "n": 5}
+    ref = oracle.run(k, args, block=8, warp_size=4)
+    launch = program.bind(**args)
+    result = run(launch.image, launch.config(1, 8, geometry=Geometry(4, 4))).check()
+    assert np.array_equal(launch.read(result, "out"), ref["out"])

@@ -1,5 +1,5 @@
 # rv32ima_selftest.S: a self-checking test of every instruction of the reconverge ISA that is
-# legal at run time (RV32I, RV32M, the four word AMOs, reads of the SIMT identity CSRs,
+# legal at run time (RV32I, RV32M, RV32A: the nine word AMOs, lr.w and sc.w; reads of the SIMT identity CSRs,
 # fence / fence.i, ecall, and the SIMT custom-0 `bar` and `rhint`), in the style of riscv-tests.
 #
 # Every thread runs the numbered test cases below in order. A test puts its number in s11
@@ -17,6 +17,12 @@
 #   gmax     amomax.w of every thread's global id (initially -2^31): the largest global id
 #   gmin     amomin.w of every thread's global id (initially 2^31-1): 0
 #   gswap    amoswap.w of every thread's global id (initially -1): the last one swapped in
+#   gor      amoor.w of 1 << (gid mod 32) (initially 0)
+#   gand     amoand.w of ~(1 << (gid mod 32)) (initially -1)
+#   gxor     amoxor.w of every global id (initially 0): their exclusive or
+#   gminu    amominu.w of every global id (initially 0xffffffff): 0
+#   gmaxu    amomaxu.w of 0x80000000 | gid (initially 0x7fffffff): 0x80000000 | the largest gid
+#   lrsc     incremented by every thread with an lr.w / sc.w retry loop: the thread count
 #   results  4 words per thread at results + 16 * gid, gid = ctaid * ntid + tid:
 #              [0] ctaid << 24 | warpid << 16 | laneid << 8 | tid
 #              [1] the old value amoadd.w returned from counter
@@ -962,6 +968,134 @@ auipc_minus:
     li   t2, 0x7fffffff
     jal  check
 
+    li   s11, 147               # amoxor.w returns the old value
+    li   a1, 0x0ff00ff0
+    sw   a1, 0(t3)
+    li   a2, 0x00ffff00
+    amoxor.w a0, a2, (t3)
+    li   t2, 0x0ff00ff0
+    jal  check
+
+    li   s11, 148               # amoxor.w stored old ^ rs2
+    lw   a0, 0(t3)
+    li   t2, 0x0f0ff0f0
+    jal  check
+
+    li   s11, 149               # amoand.w returns the old value
+    li   a1, 0xf0f0f0f0
+    sw   a1, 0(t3)
+    li   a2, 0x3c3c3c3c
+    amoand.w.aq a0, a2, (t3)
+    li   t2, 0xf0f0f0f0
+    jal  check
+
+    li   s11, 150               # amoand.w stored old & rs2
+    lw   a0, 0(t3)
+    li   t2, 0x30303030
+    jal  check
+
+    li   s11, 151               # amoor.w returns the old value
+    li   a1, 0x0000f000
+    sw   a1, 0(t3)
+    li   a2, 0x0f000001
+    amoor.w.rl a0, a2, (t3)
+    li   t2, 0x0000f000
+    jal  check
+
+    li   s11, 152               # amoor.w stored old | rs2
+    lw   a0, 0(t3)
+    li   t2, 0x0f00f001
+    jal  check
+
+    li   s11, 153               # amominu.w is unsigned: minu(0x80000000, 5) returns the old value
+    li   a1, 0x80000000
+    sw   a1, 0(t3)
+    li   a2, 5
+    amominu.w a0, a2, (t3)
+    li   t2, 0x80000000
+    jal  check
+
+    li   s11, 154               # amominu.w stored 5; and keeps 5 against 0xffffffff
+    li   a2, -1
+    amominu.w.aqrl x0, a2, (t3)
+    lw   a0, 0(t3)
+    li   t2, 5
+    jal  check
+
+    li   s11, 155               # amomaxu.w is unsigned: maxu(1, 0xffffffff) returns the old 1
+    li   a1, 1
+    sw   a1, 0(t3)
+    li   a2, -1
+    amomaxu.w a0, a2, (t3)
+    li   t2, 1
+    jal  check
+
+    li   s11, 156               # amomaxu.w stored 0xffffffff; and keeps it against 0x7fffffff
+    li   a2, 0x7fffffff
+    amomaxu.w x0, a2, (t3)
+    lw   a0, 0(t3)
+    li   t2, -1
+    jal  check
+
+# ---- lr.w / sc.w on a private word (local memory: only this thread's own writes reach it) ----
+
+    li   s11, 157               # lr.w loads the word
+    li   a1, 0x600d
+    sw   a1, 0(t3)
+    lr.w a0, (t3)
+    li   t2, 0x600d
+    jal  check
+
+    li   s11, 158               # sc.w with the reservation held stores and writes 0 to rd
+    li   a2, 0x5c5c
+    sc.w a0, a2, (t3)
+    lw   a1, 0(t3)
+    li   t2, 0x5c5c
+    bne  a1, t2, fail
+    li   t2, 0
+    jal  check
+
+    li   s11, 159               # the sc.w ended the reservation: a second sc.w fails (rd = 1)
+    li   a2, 0xbad             # and stores nothing
+    sc.w a0, a2, (t3)
+    lw   a1, 0(t3)
+    li   t2, 0x5c5c
+    bne  a1, t2, fail
+    li   t2, 1
+    jal  check
+
+    li   s11, 160               # sc.w to a word other than the reserved one fails
+    lr.w.aq a1, (t3)
+    addi t4, t3, 4
+    sw   zero, 0(t4)
+    li   a2, 0xbad
+    sc.w.rl a0, a2, (t4)
+    lw   a1, 0(t4)
+    bnez a1, fail
+    li   t2, 1
+    jal  check
+
+    li   s11, 161               # a store to the reserved word breaks the reservation
+    lr.w.aqrl a1, (t3)
+    sw   a1, 0(t3)
+    sc.w.aqrl a0, a2, (t3)
+    li   t2, 1
+    jal  check
+
+    li   s11, 162               # an AMO to the reserved word breaks it too
+    lr.w a1, (t3)
+    amoadd.w x0, zero, (t3)
+    sc.w a0, a2, (t3)
+    li   t2, 1
+    jal  check
+
+    li   s11, 163               # a new lr.w replaces the reservation: sc.w to the first fails
+    lr.w a1, (t3)
+    lr.w a1, (t4)
+    sc.w a0, a2, (t3)
+    li   t2, 1
+    jal  check
+
 # ---- fence and fence.i are no-ops -----------------------------------------------------------
 
     li   s11, 126               # a stored value and the registers survive fence and fence.i
@@ -1087,6 +1221,39 @@ auipc_minus:
     lui  t2, 0
     jal  check
 
+    li   s11, 164               # amoor.w / amoand.w of this thread's bit into gor / gand,
+    li   t3, 1                  # amoxor.w / amominu.w of gid into gxor / gminu, amomaxu.w of
+    sll  t3, t3, s7             # 0x80000000 | gid into gmaxu (results to x0)
+    la   t1, gor
+    amoor.w x0, t3, (t1)
+    not  t3, t3
+    la   t1, gand
+    amoand.w x0, t3, (t1)
+    la   t1, gxor
+    amoxor.w x0, s7, (t1)
+    la   t1, gminu
+    amominu.w x0, s7, (t1)
+    li   t3, 0x80000000
+    or   t3, t3, s7
+    la   t1, gmaxu
+    amomaxu.w x0, t3, (t1)
+    mv   a0, x0
+    lui  t2, 0
+    jal  check
+
+    li   s11, 165               # lr.w / sc.w retry loop adding 1 to lrsc: the value this thread
+    la   t1, lrsc               # read is below the thread count
+1:
+    lr.w a1, (t1)
+    addi a2, a1, 1
+    sc.w a3, a2, (t1)
+    rhint 2f
+    bnez a3, 1b
+2:
+    sltu a0, a1, t4
+    li   t2, 1
+    jal  check
+
 # ---- Divergence with reconvergence hints ----------------------------------------------------
 
     li   s11, 141               # if/else on the lane's parity; rhint names the join point
@@ -1180,6 +1347,18 @@ gmin:                           # amomin.w of every global id
     .word 0x7fffffff
 gswap:                          # amoswap.w of every global id
     .word 0xffffffff
+gor:                            # amoor.w of 1 << (gid mod 32)
+    .word 0
+gand:                           # amoand.w of ~(1 << (gid mod 32))
+    .word 0xffffffff
+gxor:                           # amoxor.w of every global id
+    .word 0
+gminu:                          # amominu.w of every global id
+    .word 0xffffffff
+gmaxu:                          # amomaxu.w of 0x80000000 | gid
+    .word 0x7fffffff
+lrsc:                           # lr.w / sc.w increments
+    .word 0
 load_data:                      # bytes ff 7f 80 01 01 80 fe 7f, read by the load tests
     .word 0x01807fff
     .word 0x7ffe8001

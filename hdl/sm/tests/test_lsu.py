@@ -43,6 +43,8 @@ from reconverge.golden.memory import AMO_OPS, GlobalMemory, LocalMemory, SharedM
 from reconverge.golden.semantics import MemAccess
 from reconverge.golden.sm.lsu import (
     AMO_BY_FUNCT5,
+    LR_FUNCT5,
+    SC_FUNCT5,
     AccessCost,
     MemOp,
     access_cost,
@@ -56,6 +58,18 @@ from reconverge.hdl.tools.lint import verilator_lint
 from reconverge.hdl.tools.verilog import to_verilog
 
 KINDS = {MemOp.LOAD: "load", MemOp.STORE: "store", MemOp.AMO: "amo"}
+#: The funct5 values of an AMO-opcode instruction: the AMOs, and lr.w / sc.w more often (an
+#: sc.w succeeds only after an lr.w of its thread on its word).
+A_FUNCT5 = sorted(AMO_BY_FUNCT5) + [LR_FUNCT5, SC_FUNCT5] * 4
+
+
+def kind_of(op: MemOp, funct5: int) -> str:
+    """``MemAccess.kind`` of a memory instruction."""
+    if op is MemOp.AMO and funct5 in (LR_FUNCT5, SC_FUNCT5):
+        return "lr" if funct5 == LR_FUNCT5 else "sc"
+    return KINDS[op]
+
+
 FAULT_BY_KIND = {code.kind: code for code in FaultCode}
 
 
@@ -97,6 +111,8 @@ class LsuWithTree(wiring.Component):
                 continue
             if member.is_signature:
                 wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(lsu, name))
+            elif member.flow is wiring.In:
+                m.d.comb += getattr(lsu, name).eq(getattr(self, name))
             else:
                 m.d.comb += getattr(self, name).eq(getattr(lsu, name))
         m.d.comb += [
@@ -128,6 +144,7 @@ class MemInstr:
     addrs: tuple[int, ...]
     data: tuple[int, ...]
     hws: bool  # squeezed passes (seed 001) instead of W / L quarters
+    clears: int = 0  # warp slots whose new warp is dispatched as this instruction starts
 
     @property
     def positions(self) -> list[int]:
@@ -186,7 +203,7 @@ def instructions(draw: st.DrawFn, params: SMParams) -> MemInstr:
         op=op,
         size=size,
         signed=draw(st.booleans()),
-        amo=draw(st.sampled_from(sorted(AMO_BY_FUNCT5))),
+        amo=draw(st.sampled_from(A_FUNCT5)),
         warp=draw(st.integers(0, slots - 1)),
         block=draw(st.integers(0, slots - 1)),
         rd=draw(st.integers(0, 31)),
@@ -194,6 +211,7 @@ def instructions(draw: st.DrawFn, params: SMParams) -> MemInstr:
         addrs=addrs,
         data=tuple(draw(word) for _ in range(w)),
         hws=draw(st.booleans()),
+        clears=draw(st.sampled_from([0] * 7) | st.integers(0, (1 << slots) - 1)),
     )
 
 
@@ -320,13 +338,15 @@ START_FIELDS = ("op", "size", "signed", "amo", "warp", "block", "rd", "mask")
 
 
 def top_inputs(ins: MemInstr | None, positions: int, last: bool) -> dict[str, int]:
-    """``capture`` and ``start`` as the top drives them in one pass (all zero when idle)."""
+    """``capture``, ``start`` and ``clear`` as the top drives them in one pass (all zero when
+    idle; the instruction's ``clears`` with ``start``)."""
     inputs = {
         "capture__valid": int(ins is not None),
         "capture__mask": positions,
         "capture__addr": _pack(ins.addrs, 32) if ins else 0,
         "capture__data": _pack(ins.data, 32) if ins else 0,
         "start__valid": int(last),
+        "clear": ins.clears if ins and last else 0,
     }
     for name in START_FIELDS:
         inputs[f"start__{name}"] = int(getattr(ins, name)) if ins and last else 0
@@ -439,31 +459,41 @@ class Golden:
         self.glob = GlobalMemory(memmap)
         self.shared = [SharedMemory(memmap) for _ in range(slots)]
         self.local = [LocalMemory(self.params.geometry.warp_size, memmap) for _ in range(slots)]
+        self.generation = [0] * slots  # a slot's threads are new after each clear
 
     def expect(self, ins: MemInstr) -> Observed:
-        """What the LSU must do for ``ins`` (and golden's memories do it)."""
+        """What the LSU must do for ``ins`` (and golden's memories do it). The threads of
+        slot v are golden's threads v * W + position of "block" = the slot's generation."""
         params, memmap = self.params, self.params.memmap
+        w = params.geometry.warp_size
+        for v in range(len(self.generation)):
+            self.generation[v] += ins.clears >> v & 1
         lanes = np.array(ins.positions, np.int64)
         addrs = np.array([ins.addrs[p] for p in lanes], np.uint32)
         values = np.array([ins.data[p] for p in lanes], np.uint32)
         mem = WarpMemory(
-            self.glob, self.shared[ins.block], self.local[ins.warp], block=0, first_thread=0
-        )
+            self.glob, self.shared[ins.block], self.local[ins.warp],
+            block=self.generation[ins.warp], first_thread=ins.warp * w,
+        )  # fmt: skip
         size = 1 << ins.size
+        kind = kind_of(ins.op, ins.amo)
         old = None
         try:
             if ins.op is MemOp.LOAD:
                 old = mem.load(addrs, size, ins.signed, lanes)
             elif ins.op is MemOp.STORE:
                 mem.store(addrs, values, size, lanes)
+            elif kind == "lr":
+                old = mem.load_reserved(addrs, lanes)
+            elif kind == "sc":
+                old = mem.store_conditional(addrs, values, lanes)
             else:
                 old = mem.amo(AMO_BY_FUNCT5[ins.amo], addrs, values, lanes)
         except MemoryFault as fault:
             assert fault.thread is not None
-            return Observed(
-                fault=(FAULT_BY_KIND[fault.kind], fault.thread, ins.addrs[fault.thread])
-            )
-        access = MemAccess(KINDS[ins.op], addrs, size)
+            position = fault.thread - ins.warp * w
+            return Observed(fault=(FAULT_BY_KIND[fault.kind], position, ins.addrs[position]))
+        access = MemAccess(kind, addrs, size)
         kw = {
             "warp_size": params.geometry.warp_size,
             "line_bytes": params.config.line_bytes,
@@ -632,6 +662,43 @@ def test_lsu_cycles_of_a_worked_access() -> None:
     assert run.observed[0].results[5] == 1 + 2  # amoadd: old = the sum of threads 0 and 1
 
 
+def test_lr_sc_worked_example() -> None:
+    """lr.w / sc.w (docs/isa.md, "LR/SC") on the three windows: per word the lowest thread's
+    sc.w succeeds and breaks the others' reservations (local words are private, so both
+    succeed); a byte store by another warp breaks a reservation; a new warp in a slot starts
+    without reservations."""
+    params = GEOMETRIES["W8-L4-line32-banks8"]
+    g, sh, loc = GLOBAL_BASE + 0x104, SHARED_BASE + 8, params.memmap.local_base + 4
+    lr, sc, full = MemOp.AMO, MemOp.AMO, 0xFF
+
+    def ins(op: MemOp, funct5: int, warp: int, mask: int, addrs: tuple[int, ...],
+            size: int = 2, clears: int = 0) -> MemInstr:  # fmt: skip
+        data = tuple(100 + p for p in range(8))
+        return MemInstr(op, size, False, funct5, warp, 0, 5, mask, addrs, data, False, clears)
+
+    spread = (g, g, g, g, sh, sh, loc, loc)
+    stream = [
+        ins(lr, LR_FUNCT5, 0, full, spread),
+        ins(sc, SC_FUNCT5, 0, full, spread),
+        ins(lr, LR_FUNCT5, 1, 0b11, (g,) * 8),
+        ins(MemOp.STORE, 0, 2, 0b1, (g + 3,) * 8, size=0),
+        ins(sc, SC_FUNCT5, 1, 0b11, (g,) * 8),
+        ins(lr, LR_FUNCT5, 3, 0b1, (sh,) * 8),
+        ins(sc, SC_FUNCT5, 3, 0b1, (sh,) * 8, clears=0b1000),
+        ins(lr, LR_FUNCT5, 3, 0b1, (sh,) * 8),
+        ins(sc, SC_FUNCT5, 3, 0b1, (sh,) * 8),
+    ]
+    run = simulate(params, stream, None)
+    check(params, stream, run)
+    results = [run.observed[i].results for i in (1, 4, 6, 8)]
+    assert results[0] == {0: 0, 1: 1, 2: 1, 3: 1, 4: 0, 5: 1, 6: 0, 7: 0}
+    assert results[1] == {0: 1, 1: 1}  # the sb broke both reservations
+    assert results[2] == {0: 1}  # the new warp in slot 3 holds no reservation
+    assert results[3] == {0: 0}
+    # one line for the two local words, g for threads 0-3 in turn, then shared: 2 bank cycles
+    assert run.observed[1].cycles == 1 + 4 + 2
+
+
 def test_fault_precedence() -> None:
     """Misaligned before unmapped, the lowest offending position (``WarpMemory._route``)."""
     params = GEOMETRIES["W8-L8-line16-banks4"]
@@ -744,8 +811,8 @@ def test_lsu_verilog_under_icarus(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 def icarus_stream(params: SMParams, rng: random.Random) -> list[MemInstr]:
     """A short stream for the Verilog run (one simulator start, so plain ``random``): loads,
-    stores and AMOs in turn on three addresses of the three windows, every ninth with a
-    misaligned address, then the shared sweep."""
+    stores and AMO-opcode instructions (AMOs, lr.w, sc.w) in turn on three addresses of the
+    three windows, every ninth with a misaligned address, then the shared sweep."""
     w, slots = params.geometry.warp_size, params.geometry.warps
     stream = []
     for i in range(36):
@@ -761,7 +828,7 @@ def icarus_stream(params: SMParams, rng: random.Random) -> list[MemInstr]:
                 op=op,
                 size=size,
                 signed=rng.random() < 0.5,
-                amo=rng.choice(sorted(AMO_BY_FUNCT5)),
+                amo=rng.choice(A_FUNCT5),
                 warp=rng.randrange(slots),
                 block=rng.randrange(slots),
                 rd=rng.randrange(1, 32),
