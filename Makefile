@@ -8,7 +8,7 @@ RV_PREFIX := riscv64-unknown-elf-
 APT_PACKAGES := iverilog binutils-riscv64-unknown-elf gcc-riscv64-unknown-elf verilator qemu-user
 JOBS ?= 2
 
-.PHONY: all setup system-deps run test test-slow lint docs results bench cosim area clean
+.PHONY: all setup system-deps run test test-slow soak lint docs results bench cosim area clean
 
 all: test
 
@@ -48,6 +48,12 @@ test: setup
 
 test-slow: setup
 	$(PY) -m pytest -n $(JOBS) --dist loadgroup -m slow
+
+# Random programs against every configuration for SOAK_SECONDS on JOBS processes; a failing
+# program is shrunk and saved to golden/tests/regressions/ (docs/testing.md).
+SOAK_SECONDS ?= 600
+soak: setup
+	$(PY) -u -m reconverge.golden.tests.soak --seconds $(SOAK_SECONDS) --jobs $(JOBS)
 
 lint: setup
 	$(VENV)/bin/ruff check .

@@ -1,8 +1,12 @@
-"""Properties of the cycle-level SM on random programs (tests/randprog.py), against the
-functional model: every policy, with and without hws, leaves the same memory and exit codes;
-no issue takes more than W/L passes; no policy deadlocks (barriers are only where every thread
-arrives); mp with unlimited tables and sps have the same SIMD efficiency when every branch
-reconverges at its IPDOM."""
+"""Properties of the golden models on random programs (tests/randprog.py). Against the
+functional model, at three geometries: every policy, dwf and en-dwf, with and without hws,
+leaves the same memory (outputs and the atomics' words) and exit codes, and executes the same
+instructions per thread (unless lr.w / sc.w loops retry as timing makes them); no issue takes
+more than W/L passes; no configuration deadlocks (barriers are only where every thread
+arrives). Against qemu-riscv32: every thread of a program whose threads do not communicate,
+run alone, exits with the functional model's code after its number of instructions. mp with
+unlimited tables and sps have the same SIMD efficiency when every branch reconverges at its
+IPDOM."""
 
 from __future__ import annotations
 
@@ -17,8 +21,10 @@ from hypothesis import strategies as st
 from reconverge.golden.asm import assemble
 from reconverge.golden.functional import LaunchConfig, RunResult, run
 from reconverge.golden.geometry import Geometry
+from reconverge.golden.image import Image
 from reconverge.golden.sm.config import Policy, SMConfig, WarpFormation
 from reconverge.golden.sm.core import SMResult, run_sm
+from reconverge.golden.sm.program import Program as Code
 from reconverge.golden.tests import gnu, qemu
 from reconverge.golden.tests.randprog import (
     ACC_WORDS,
@@ -56,61 +62,84 @@ def outputs(result: RunResult, image_symbols: dict[str, int], threads: int) -> l
     return result.memory.read_words(image_symbols["out"], NVARS * threads).tolist()
 
 
-def check_same(reference: RunResult, result: SMResult, program: Program,
+def check_same(reference: RunResult, result: SMResult, retries: bool,
                symbols: dict[str, int], threads: int, label: str) -> None:  # fmt: skip
     """Same exit codes, outputs and atomics' words; the same instructions per thread too,
-    unless lr.w / sc.w loops retry as often as the timing makes them."""
+    unless lr.w / sc.w loops (``retries``) retry as often as the timing makes them."""
     assert result.fault is None, f"{label}: {result.fault}"
     assert np.array_equal(result.exit_codes, reference.exit_codes), label
     assert np.array_equal(result.exited, reference.exited), label
     assert outputs(result, symbols, threads) == outputs(reference, symbols, threads), label
     acc = [r.memory.read_words(symbols["acc"], ACC_WORDS).tolist() for r in (result, reference)]
     assert acc[0] == acc[1], label
-    if not program.has_retries:
+    if not retries:
         assert np.array_equal(result.thread_instructions, reference.thread_instructions), label
 
 
-def check_every_policy(
-    program: Program, geometry: tuple[int, int], block: int, grid: int, hws: bool
+def check_image(
+    image: Image,
+    reference: RunResult,
+    launch: LaunchConfig,
+    geometry: tuple[int, int],
+    hws: bool,
+    label: str,
 ) -> None:
+    """Every configuration (the policies, dwf and en-dwf) against the functional model's
+    ``reference`` run of ``image``."""
+    retries = any(ins.is_lr for ins in (i.spec for i in Code(image).code.values()))
+    threads = launch.grid * launch.block
+    for config in CONFIGS:
+        config = replace(config, hws=hws)
+        where = f"{config} at W, L = {geometry}, {launch.grid} x {launch.block}\n{label}"
+        result = run_sm(image, launch, config, trace=True)
+        check_same(reference, result, retries, image.symbols, threads, where)
+        assert max(r.passes for r in result.trace) <= geometry[0] // geometry[1], where
+
+
+def check_every_policy(
+    program: Program,
+    geometry: tuple[int, int],
+    block: int,
+    grid: int,
+    hws: tuple[bool, ...] = (False, True),
+) -> int:
+    """Every configuration, with hws off and on, against the functional model at one
+    geometry; the thread instructions of the functional run."""
     source = render(program)
     image = assemble(source, "random.S")
     launch = launch_for(geometry, block, grid)
     reference = run(image, launch)
     assert reference.fault is None, f"{reference.fault}\n{source}"
-    passes = geometry[0] // geometry[1]
-    for config in CONFIGS:
-        config = replace(config, hws=hws)
-        label = f"{config} hws={hws}\n{source}"
-        result = run_sm(image, launch, config, trace=True)
-        check_same(reference, result, program, image.symbols, grid * block, label)
-        assert max(r.passes for r in result.trace) <= passes, label
+    for squeeze in hws:
+        check_image(image, reference, launch, geometry, squeeze, source)
+    return int(reference.thread_instructions.sum())
 
 
-LAUNCHES = {
-    "program": programs(),
-    "geometry": GEOMETRIES,
-    "block": st.integers(1, 24),
-    "grid": st.integers(1, 2),
-    "hws": st.booleans(),
-}
+#: The three geometries (W, L) every program runs at: one pass (W = L), two and four passes.
+GEOMETRY_SET = ((4, 4), (8, 4), (16, 4))
+PROGRAMS = {"program": programs(), "block": st.integers(1, 24), "grid": st.integers(1, 2)}
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(**LAUNCHES)
+@pytest.mark.parametrize("stream", range(4))  # four test items, so that workers share them
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(**PROGRAMS)
 def test_every_policy_computes_what_the_functional_model_computes(
-    program: Program, geometry: tuple[int, int], block: int, grid: int, hws: bool
+    stream: int, program: Program, block: int, grid: int
 ) -> None:
-    check_every_policy(program, geometry, block, grid, hws)
+    """Each program at three geometries, every configuration with hws off and on."""
+    for geometry in GEOMETRY_SET:
+        check_every_policy(program, geometry, block, grid)
 
 
 @pytest.mark.slow
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(**LAUNCHES)
+@pytest.mark.parametrize("stream", range(4))
+@settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck))
+@given(**PROGRAMS, geometry=GEOMETRIES, hws=st.booleans())
 def test_every_policy_computes_what_the_functional_model_computes_sweep(
-    program: Program, geometry: tuple[int, int], block: int, grid: int, hws: bool
+    stream: int, program: Program, block: int, grid: int, geometry: tuple[int, int], hws: bool
 ) -> None:
-    check_every_policy(program, geometry, block, grid, hws)
+    """More programs, each at one geometry and one hws setting (every configuration)."""
+    check_every_policy(program, geometry, block, grid, (hws,))
 
 
 IDENTITY = ("tid", "ntid", "ctaid", "nctaid", "laneid", "warpid", "warpsize")
@@ -139,6 +168,7 @@ def check_threads_on_qemu(
             assert count == reference.thread_instructions[b, t], label
 
 
+@pytest.mark.parametrize("stream", range(2))
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     program=programs(barriers=False, atomics=False),
@@ -147,8 +177,9 @@ def check_threads_on_qemu(
     grid=st.integers(1, 2),
 )
 def test_threads_alone_on_qemu_agree_with_the_functional_model(
-    program: Program, geometry: tuple[int, int], block: int, grid: int, tmp_path: Path
-) -> None:
+    stream: int, program: Program, geometry: tuple[int, int], block: int, grid: int,
+    tmp_path: Path,
+) -> None:  # fmt: skip
     check_threads_on_qemu(program, geometry, block, grid, tmp_path)
 
 
