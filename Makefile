@@ -7,6 +7,8 @@ STAMP := $(VENV)/.installed
 RV_PREFIX := riscv64-unknown-elf-
 APT_PACKAGES := iverilog binutils-riscv64-unknown-elf gcc-riscv64-unknown-elf verilator qemu-user
 JOBS ?= 2
+# long targets print their progress as it happens, not when their output buffer fills
+export PYTHONUNBUFFERED := 1
 
 .PHONY: all setup system-deps run test test-slow soak lint docs results bench cosim area clean
 
@@ -53,7 +55,7 @@ test-slow: setup
 # program is shrunk and saved to golden/tests/regressions/ (docs/testing.md).
 SOAK_SECONDS ?= 600
 soak: setup
-	$(PY) -u -m reconverge.golden.tests.soak --seconds $(SOAK_SECONDS) --jobs $(JOBS)
+	$(PY) -m reconverge.golden.tests.soak --seconds $(SOAK_SECONDS) --jobs $(JOBS)
 
 lint: setup
 	$(VENV)/bin/ruff check .
@@ -62,6 +64,7 @@ lint: setup
 # Regenerate the generated parts of docs/ from the code that defines them.
 docs: setup
 	$(PY) -m reconverge.golden.isadoc docs/isa.md
+	$(PY) -m reconverge.golden.tests.test_bad_input docs/testing.md
 
 # Every policy on the whole kernel suite (docs/results.md, about a minute).
 results: setup

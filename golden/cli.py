@@ -2,30 +2,55 @@
 in this module, so scripts can call ``reconverge.golden.cli.exec_elf(...)`` directly.
 
 Exit status: 0 on success, 1 when a program ran but a thread faulted or exited non-zero,
-2 for a user error (bad file, bad assembly, bad option).
+2 for a user error (bad file, bad assembly, bad option, a launch too large for the machine),
+130 when interrupted (Ctrl-C). A user error is one line on standard error, ``reconverge
+COMMAND: cause`` (with ``--json``, a JSON object on standard output); never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+
+import numpy as np
 
 from reconverge.golden.asm import assemble
 from reconverge.golden.command import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command
 from reconverge.golden.disasm import disassemble_image
 from reconverge.golden.elf import read_elf, write_elf
 from reconverge.golden.errors import UserError
-from reconverge.golden.functional import LaunchConfig, RunResult, run
+from reconverge.golden.faults import StepLimitFault
+from reconverge.golden.functional import (
+    DEFAULT_BLOCK,
+    DEFAULT_GRID,
+    LaunchConfig,
+    RunResult,
+    memory_needed,
+    run,
+)
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.image import Image
+from reconverge.golden.output import check_output, write_output
+from reconverge.golden.progress import check_memory, progress_for
 
 
 class UsageError(UserError):
     """A bad option or file the CLI reports in one line (exit status 2)."""
+
+
+EXIT_INTERRUPTED = 130  # the shell's status for a process ended by SIGINT
+#: The default budget of warp instructions of a run: up to half a minute of the functional
+#: model and a minute or two of the cycle-level SM on divergent code at W = 32, on this
+#: project's 2-core reference machine (a progress line shows after two seconds).
+DEFAULT_STEP_LIMIT = 1_000_000
+#: The largest grid or block a command accepts (the SIMT CSRs are 32-bit; the memory a launch
+#: needs is checked separately).
+MAX_LAUNCH = (1 << 31) - 1
 
 
 # ----------------------------------------------------------------------------------------------
@@ -50,6 +75,7 @@ def load_program(path: str | Path) -> Image:
 
 def result_json(result: RunResult, config: LaunchConfig, source: str) -> dict[str, Any]:
     """The stable JSON form of a functional run (keys documented in README.md)."""
+    listed = min(config.grid * config.block, MAX_JSON_THREADS)
     threads = [
         {
             "block": b,
@@ -57,8 +83,7 @@ def result_json(result: RunResult, config: LaunchConfig, source: str) -> dict[st
             "exit_code": int(result.exit_codes[b, t]) if result.exited[b, t] else None,
             "instructions": int(result.thread_instructions[b, t]),
         }
-        for b in range(config.grid)
-        for t in range(config.block)
+        for b, t in (divmod(i, config.block) for i in range(listed))
     ]
     fault = result.fault
     return {
@@ -68,6 +93,7 @@ def result_json(result: RunResult, config: LaunchConfig, source: str) -> dict[st
         "warp_size": config.geometry.warp_size,
         "ok": run_ok(result),
         "threads": threads,
+        "threads_total": config.grid * config.block,
         "thread_instructions": int(result.thread_instructions.sum()),
         "warp_instructions": int(result.warp_instructions),
         "simd_efficiency": simd_efficiency(result, config.geometry),
@@ -93,17 +119,24 @@ def simd_efficiency(result: RunResult, geometry: Geometry) -> float:
     return float(result.thread_instructions.sum()) / issued if issued else 0.0
 
 
-def _runs(
-    values: Sequence[tuple[int | None, int]],
-) -> list[tuple[int, int, tuple[int | None, int]]]:
-    """Group consecutive equal values: (first index, last index, value)."""
-    groups: list[tuple[int, int, tuple[int | None, int]]] = []
-    for i, v in enumerate(values):
-        if groups and groups[-1][2] == v:
-            groups[-1] = (groups[-1][0], i, v)
-        else:
-            groups.append((i, i, v))
-    return groups
+#: Lines of per-thread results a report shows at most, and threads ``--json`` lists at most.
+MAX_REPORT_RUNS = 40
+MAX_JSON_THREADS = 1 << 16
+
+
+def thread_runs(result: RunResult) -> tuple[np.ndarray, np.ndarray]:
+    """Runs of consecutive threads of one block with the same exit code (or none) and
+    instruction count, in (block, thread) order: the flat index of each run's first thread, and
+    of the thread after its last."""
+    exited = result.exited.ravel()
+    codes = np.where(exited, result.exit_codes.ravel().astype(np.int64), 1 << 40)
+    counts = result.thread_instructions.ravel()
+    block = result.exit_codes.shape[1]
+    change = np.ones(len(codes), bool)
+    change[1:] = (codes[1:] != codes[:-1]) | (counts[1:] != counts[:-1])
+    change[::block] = True
+    starts = np.flatnonzero(change)
+    return starts, np.append(starts[1:], len(codes))
 
 
 def format_result(result: RunResult, config: LaunchConfig, source: str) -> str:
@@ -113,18 +146,17 @@ def format_result(result: RunResult, config: LaunchConfig, source: str) -> str:
         f"{source}: grid {config.grid} x block {config.block}, "
         f"warp size {config.geometry.warp_size}"
     ]
-    for b in range(config.grid):
-        per_thread = [
-            (
-                int(result.exit_codes[b, t]) if result.exited[b, t] else None,
-                int(result.thread_instructions[b, t]),
-            )
-            for t in range(config.block)
-        ]
-        for first, last, (code, count) in _runs(per_thread):
-            who = f"thread {first}" if first == last else f"threads {first}-{last}"
-            status = "did not exit" if code is None else f"exit {code}"
-            lines.append(f"  block {b} {who}: {status}, {count} instructions")
+    starts, ends = thread_runs(result)
+    for start, end in zip(starts[:MAX_REPORT_RUNS].tolist(), ends.tolist(), strict=False):
+        b, first = divmod(start, config.block)
+        last = end - 1 - b * config.block
+        who = f"thread {first}" if first == last else f"threads {first}-{last}"
+        code = int(result.exit_codes[b, first]) if result.exited[b, first] else None
+        status = "did not exit" if code is None else f"exit {code}"
+        count = int(result.thread_instructions[b, first])
+        lines.append(f"  block {b} {who}: {status}, {count} instructions")
+    if len(starts) > MAX_REPORT_RUNS:
+        lines.append(f"  ... and {len(starts) - MAX_REPORT_RUNS} more (--json lists threads)")
     lines.append(
         f"warp instructions {result.warp_instructions}, thread instructions "
         f"{int(result.thread_instructions.sum())}, SIMD efficiency "
@@ -132,6 +164,11 @@ def format_result(result: RunResult, config: LaunchConfig, source: str) -> str:
     )
     if result.fault is not None:
         lines.append(f"fault: {result.fault}")
+        if isinstance(result.fault, StepLimitFault) and "watchdog" not in str(result.fault):
+            lines.append(
+                f"(the run stopped after its budget of {config.step_limit:,} warp instructions: "
+                "give a larger --step-limit to let it run longer)"
+            )
     lines.append("ok" if run_ok(result) else "FAILED")
     return "\n".join(lines)
 
@@ -143,16 +180,24 @@ def format_result(result: RunResult, config: LaunchConfig, source: str) -> str:
 def exec_elf(
     path: str | Path,
     *,
-    grid: int = 1,
-    block: int = 1,
+    grid: int = DEFAULT_GRID,
+    block: int = DEFAULT_BLOCK,
     warp_size: int = 32,
     args: Sequence[int] = (),
-    step_limit: int = 10_000_000,
+    step_limit: int = DEFAULT_STEP_LIMIT,
+    quiet: bool = True,
 ) -> tuple[RunResult, LaunchConfig, Image]:
-    """Run a program on the golden functional model."""
-    image = load_program(path)
+    """Run a program on the golden functional model (with a progress line on a terminal
+    unless ``quiet``); a launch that needs more memory than the machine has is refused."""
     config = _launch_config(grid, block, warp_size, args, step_limit)
-    return run(image, config), config, image
+    check_memory(memory_needed(config), f"a launch of {grid} x {block} threads")
+    image = load_program(path)
+    progress = progress_for(f"{image.source}", grid, quiet)
+    try:
+        return run(image, config, progress=progress), config, image
+    finally:
+        if progress is not None:
+            progress.close()
 
 
 def _launch_config(
@@ -172,9 +217,11 @@ def _launch_config(
 
 
 def asm_file(source: str | Path, output: str | Path) -> Image:
-    """Assemble ``source`` into the ELF file ``output`` (written only when assembly succeeds)."""
+    """Assemble ``source`` into the ELF file ``output`` (written only when assembly succeeds,
+    and all at once)."""
+    check_output(output)
     image = load_program(source)
-    Path(output).write_bytes(write_elf(image))
+    write_output(output, write_elf(image))
     return image
 
 
@@ -193,19 +240,39 @@ def parse_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
 
 
+def parse_positive(text: str) -> int:
+    """An integer from 1 to :data:`MAX_LAUNCH`."""
+    value = parse_int(text)
+    if not 1 <= value <= MAX_LAUNCH:
+        raise argparse.ArgumentTypeError(f"must be from 1 to {MAX_LAUNCH}, not {value}")
+    return value
+
+
+def parse_word(text: str) -> int:
+    """A 32-bit register value, signed or unsigned: -2**31 .. 2**32 - 1."""
+    value = parse_int(text)
+    if not -(1 << 31) <= value < 1 << 32:
+        raise argparse.ArgumentTypeError(
+            f"{value} does not fit a 32-bit register (-2147483648 .. 4294967295)"
+        )
+    return value
+
+
 def add_launch_options(
     p: argparse.ArgumentParser, grid: int | None, block: int | None, warp: int
 ) -> None:
     """Launch options; a default of None means "the workload's own" (a kernel's case)."""
-    p.add_argument("--grid", type=parse_int, default=grid, help="blocks in the grid")
-    p.add_argument("--block", type=parse_int, default=block, help="threads per block")
-    p.add_argument("--warp-size", type=parse_int, default=warp, help="threads per warp (W)")
+    p.add_argument("--grid", type=parse_positive, default=grid, help="blocks in the grid")
+    p.add_argument("--block", type=parse_positive, default=block, help="threads per block")
+    p.add_argument("--warp-size", type=parse_positive, default=warp, help="threads per warp (W)")
     p.add_argument(
-        "--arg", type=parse_int, action="append", default=[], help="kernel argument (a0, a1, ...)"
-    )
+        "--arg", type=parse_word, action="append", default=[],
+        help="kernel argument (a0, a1, ...): a 32-bit value",
+    )  # fmt: skip
     p.add_argument(
-        "--step-limit", type=parse_int, default=10_000_000, help="warp steps before giving up"
-    )
+        "--step-limit", type=parse_positive, default=DEFAULT_STEP_LIMIT,
+        help=f"warp instructions before the run stops (default {DEFAULT_STEP_LIMIT:,})",
+    )  # fmt: skip
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
@@ -217,6 +284,7 @@ def _cmd_exec(ns: argparse.Namespace) -> int:
         warp_size=ns.warp_size,
         args=ns.arg,
         step_limit=ns.step_limit,
+        quiet=ns.json,
     )
     return _report(result, config, image.source, ns.json)
 
@@ -255,7 +323,7 @@ def _file_and_json(p: argparse.ArgumentParser) -> None:
 
 def _configure_exec(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="ELF file (or .S assembly)")
-    add_launch_options(p, grid=1, block=1, warp=32)
+    add_launch_options(p, grid=DEFAULT_GRID, block=DEFAULT_BLOCK, warp=32)
 
 
 def _configure_asm(p: argparse.ArgumentParser) -> None:
@@ -281,8 +349,25 @@ def commands() -> list[Command]:
     return [*BASE_COMMANDS, *COMPILER, *SM_COMMANDS, *HDL_COMMANDS, *COSIM]
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse whose errors are :class:`UsageError`s, reported in one line by :func:`main`."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return f"reconverge {metadata.version('reconverge')}"
+    except metadata.PackageNotFoundError:
+        return "reconverge (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="reconverge", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="reconverge", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True)
     for command in commands():
         p = sub.add_parser(command.name, help=command.help, description=command.help)
@@ -291,12 +376,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def report_error(command: str, message: str, kind: str, as_json: bool) -> None:
+    """One line on standard error, or with ``--json`` one JSON object on standard output."""
+    if as_json:
+        print(json.dumps({"command": command, "error": kind, "message": message}))
+    else:
+        print(f"reconverge{' ' + command if command else ''}: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    ns = build_parser().parse_args(argv)
+    args = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in args
+    command = next((a for a in args if not a.startswith("-")), "")
     try:
+        ns = build_parser().parse_args(args)
         return ns.fn(ns)
     except UserError as exc:
-        print(f"reconverge {ns.command}: {exc}", file=sys.stderr)
+        report_error(command, str(exc), "usage", as_json)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        report_error(command, "interrupted", "interrupted", as_json)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader went away (``reconverge ... | head``): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except MemoryError:
+        report_error(command, "out of memory (a smaller launch or size fits)", "memory", as_json)
         return EXIT_USAGE
 
 

@@ -9,6 +9,7 @@ Only what a loader needs is interpreted; anything that would make the program ru
 
 from __future__ import annotations
 
+import itertools
 import struct
 from collections.abc import Callable
 from pathlib import Path
@@ -74,7 +75,9 @@ def read_elf(data: bytes, source: str = "<elf>") -> Image:
         raise fail(f"truncated: {len(data)} bytes, shorter than the ELF header ({_EHDR.size})")
     ident = data[:16]
     if ident[4] != ELFCLASS32:
-        raise fail("not a 32-bit ELF file (the SM runs RV32: build with -march=rv32im -mabi=ilp32)")
+        raise fail(
+            "not a 32-bit ELF file (the SM runs RV32: build with -march=rv32ima_zicsr -mabi=ilp32)"
+        )
     if ident[5] != ELFDATA2LSB:
         raise fail("not a little-endian ELF file")
     (_, e_type, e_machine, _, e_entry, e_phoff, e_shoff, e_flags, _, e_phentsize, e_phnum,
@@ -86,7 +89,7 @@ def read_elf(data: bytes, source: str = "<elf>") -> Image:
     if e_flags & EF_RISCV_RVC:
         raise fail(
             "built with compressed instructions (EF_RISCV_RVC), which the SM does not run: "
-            "rebuild with -march=rv32im"
+            "rebuild with -march=rv32ima_zicsr"
         )
     if e_phnum and e_phentsize != _PHDR.size:
         raise fail(f"program header size {e_phentsize} is not {_PHDR.size}")
@@ -111,10 +114,48 @@ def read_elf(data: bytes, source: str = "<elf>") -> Image:
 
     symbols: dict[str, int] = {}
     spills: dict[int, str] = {}
-    if e_shnum and e_shentsize == _SHDR.size and e_shoff + e_shnum * _SHDR.size <= len(data):
+    sections = e_shnum and e_shentsize == _SHDR.size and e_shoff + e_shnum * _SHDR.size <= len(data)
+    if sections:
         symbols = _read_symbols(data, e_shoff, e_shnum)
         spills = _read_spills(data, e_shoff, e_shnum, fail)
+        segments = _without_leading_headers(segments, _lowest_allocated(data, e_shoff, e_shnum))
+    _check_layout(segments, e_entry, fail)
     return Image(e_entry, tuple(segments), symbols, source, spills)
+
+
+def _lowest_allocated(data: bytes, e_shoff: int, e_shnum: int) -> int | None:
+    """The lowest address of a section the program occupies in memory (SHF_ALLOC)."""
+    headers = [_SHDR.unpack_from(data, e_shoff + i * _SHDR.size) for i in range(e_shnum)]
+    addrs = [h[3] for h in headers if h[2] & SHF_ALLOC and h[5]]
+    return min(addrs, default=None)
+
+
+def _without_leading_headers(segments: list[Segment], lowest: int | None) -> list[Segment]:
+    """GNU ld linking with ``-Ttext=0x80000000`` starts the first segment a page below, with
+    the ELF and program headers: what lies below the program's lowest section is not part of
+    the program, and is not loaded."""
+    if lowest is None:
+        return segments
+    out = []
+    for seg in segments:
+        if seg.vaddr < lowest < seg.end:
+            cut = lowest - seg.vaddr
+            seg = Segment(lowest, seg.data[cut:], seg.memsz - cut, seg.flags)
+        out.append(seg)
+    return out
+
+
+def _check_layout(segments: list[Segment], entry: int, fail: Callable[[str], ElfError]) -> None:
+    """Segments may not overlap, and the entry point must lie in an executable one."""
+    ordered = sorted(segments, key=lambda s: s.vaddr)
+    for a, b in itertools.pairwise(ordered):
+        if b.vaddr < a.end:
+            raise fail(
+                f"segments at {a.vaddr:#010x}-{a.end - 1:#010x} and {b.vaddr:#010x}-"
+                f"{b.end - 1:#010x} overlap"
+            )
+    if not any(s.vaddr <= entry < s.vaddr + len(s.data) and "x" in s.flags for s in segments):
+        raise fail(f"the entry point {entry:#010x} lies in no executable segment")
 
 
 SPILL_SECTION = ".reconverge.spill"

@@ -51,6 +51,7 @@ from reconverge.golden.isa import (
 )
 from reconverge.golden.memmap import MemoryMap
 from reconverge.golden.memory import GlobalMemory, LocalMemory, SharedMemory, WarpMemory
+from reconverge.golden.progress import EVERY, Callback, launch_bytes
 from reconverge.golden.semantics import WarpContext, execute
 
 REG_GP = 3
@@ -58,6 +59,10 @@ MAX_ARGS = 8  # a0..a7
 GLOBAL_POINTER_SYMBOL = "__global_pointer$"
 
 _NOT_RUNNABLE = np.uint64(2**64 - 1)  # SP:PC key of threads that take no part in arbitration
+
+
+#: The launch of a program when the command line does not give one (``exec`` and ``run``).
+DEFAULT_GRID, DEFAULT_BLOCK = 1, 32
 
 
 @dataclass(frozen=True)
@@ -239,11 +244,19 @@ class _Machine:
     """One run: global memory, the per-thread results, and the warp-instruction budget."""
 
     def __init__(
-        self, image: Image, config: LaunchConfig, observer: Observer | None = None
+        self,
+        image: Image,
+        config: LaunchConfig,
+        observer: Observer | None = None,
+        progress: Callback | None = None,
     ) -> None:
         self.image = image
         self.config = config
         self.observer = observer
+        self.progress = progress
+        self.blocks_done = 0
+        # the next step at which to report progress or stop at the limit
+        self.checkpoint = min(config.step_limit, EVERY) if progress else config.step_limit
         self.memory = GlobalMemory(config.memmap)
         self.memory.load_image(image)
         shape = (config.grid, config.block)
@@ -257,6 +270,7 @@ class _Machine:
         try:
             for block in range(self.config.grid):
                 self._run_block(block)
+                self.blocks_done += 1
         except SimtFault as exc:
             fault = exc
         return RunResult(
@@ -295,8 +309,12 @@ class _Machine:
                     return
                 _complete_barrier(block, warps, self.config.block)
                 continue
-            if self.steps >= self.config.step_limit:
-                raise _step_limit_fault(block, warps, self.config.step_limit)
+            if self.steps >= self.checkpoint:
+                if self.steps >= self.config.step_limit:
+                    raise _step_limit_fault(block, warps, self.config.step_limit)
+                assert self.progress is not None
+                self.progress(self.steps, self.blocks_done)
+                self.checkpoint = min(self.config.step_limit, self.steps + EVERY)
             pc, lanes = warp.issue()
             if self.observer is not None:
                 self.observer(block, warp.index, pc, lanes, warp.regs)
@@ -352,7 +370,12 @@ def _step_limit_fault(block: int, warps: list[_Warp], limit: int) -> StepLimitFa
     )
 
 
-def run(image: Image, config: LaunchConfig, observer: Observer | None = None) -> RunResult:
+def run(
+    image: Image,
+    config: LaunchConfig,
+    observer: Observer | None = None,
+    progress: Callback | None = None,
+) -> RunResult:
     """Run ``image`` from its entry point in every thread of the launch (see the module
     docstring for the execution model). Raises only for host-side errors (e.g. an image that
     does not fit global memory, :class:`~reconverge.golden.memory.AddressError`).
@@ -361,5 +384,18 @@ def run(image: Image, config: LaunchConfig, observer: Observer | None = None) ->
     ``observer(block, warp, pc, lanes, regs)``: the warp's index in its block, the
     instruction's pc, the indices of the lanes that executed it (increasing) and the warp's
     registers afterwards (a ``(W, 32)`` uint32 array, lane-major; read it, do not keep or
-    modify it). The compiler's dynamic soundness check of the divergence analysis uses it."""
-    return _Machine(image, config, observer).run()
+    modify it). The compiler's dynamic soundness check of the divergence analysis uses it.
+    ``progress`` is called every ``golden.progress.EVERY`` warp instructions with the warp
+    instructions and the blocks finished so far."""
+    return _Machine(image, config, observer, progress).run()
+
+
+def memory_needed(config: LaunchConfig) -> int:
+    """The memory a functional run of ``config`` needs besides global memory: it holds one
+    block at a time (``golden.progress.launch_bytes``)."""
+    width = config.geometry.warp_size
+    resident = -(-config.block // width) * width
+    memmap = config.memmap
+    return launch_bytes(
+        config.grid, config.block, resident, memmap.local_size, memmap.shared_size, 1
+    )

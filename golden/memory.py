@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from reconverge.golden.errors import UserError
 from reconverge.golden.faults import MemoryFault
 from reconverge.golden.image import Image
 from reconverge.golden.isa import ILEN_BYTES, MASK32, sext
@@ -62,8 +63,9 @@ _EXTENTS = (
 )
 
 
-class AddressError(ValueError):
-    """A host-side access (image loading, inspection) outside global memory."""
+class AddressError(UserError, ValueError):
+    """A host-side access (image loading, inspection) outside global memory: for a program
+    that does not fit, the user's error."""
 
 
 class Bank:

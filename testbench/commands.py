@@ -23,6 +23,7 @@ from typing import Any
 
 from reconverge.golden import cli
 from reconverge.golden.geometry import Geometry
+from reconverge.golden.output import check_output
 from reconverge.golden.sm.commands import (
     _latencies,
     add_kernel_options,
@@ -105,6 +106,8 @@ def _configure(p: argparse.ArgumentParser) -> None:
 def _cmd_cosim(ns: argparse.Namespace) -> int:
     from reconverge.testbench.cosim import Backpressure, SimulationError, cosim
 
+    if ns.waves:
+        check_output(ns.waves, (".fst", ".vcd"))
     params = params_of(ns)
     hints = params.config.explicit
     work = workload_of(ns, ns.file)

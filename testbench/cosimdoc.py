@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from reconverge.golden.output import write_output
 from reconverge.golden.sm.config import Policy
 from reconverge.testbench.cosim_plan import (
     GEOMETRIES,
@@ -211,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.monotonic()
     rows = sweep(ns.kernel or KERNELS, ns.jobs, ns.sim)
     text = document(rows, ns.sim, time.monotonic() - start)
-    ns.output.write_text(text)
+    write_output(ns.output, text)
     print(f"wrote {ns.output}: {sum(r.level == 4 for r in rows)} of {len(rows)} cells at level 4")
     return 0
 

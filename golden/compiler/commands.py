@@ -17,6 +17,7 @@ from reconverge.golden.compiler.codegen import compile_kernel
 from reconverge.golden.compiler.errors import CompileError
 from reconverge.golden.compiler.launch import Program
 from reconverge.golden.elf import write_elf
+from reconverge.golden.output import check_output, write_output
 
 EXIT_OK = 0
 
@@ -124,13 +125,12 @@ def _configure_compile(p: argparse.ArgumentParser) -> None:
 def _cmd_compile(ns: argparse.Namespace) -> int:
     if ns.output is None and ns.emit is None and not ns.json:
         raise CompileError("nothing to do: give -o FILE.elf, --emit ir|gsa|asm or --json")
+    if ns.output is not None:
+        check_output(ns.output)
     k = resolve_kernel(ns.kernel, ns.kernel_name)
     program = compile_kernel(k, ns.allocator, ns.regs)
     if ns.output is not None:
-        try:
-            Path(ns.output).write_bytes(write_elf(program.image))
-        except OSError as exc:
-            raise CompileError(f"{ns.output}: {exc.strerror or exc}") from None
+        write_output(ns.output, write_elf(program.image))
     if ns.json:
         data = compile_json(program, ns.kernel, ns.output)
         if ns.emit:

@@ -16,7 +16,10 @@ from reconverge.golden.compiler.regalloc import ALLOCATORS
 from reconverge.golden.functional import LaunchConfig
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.image import Image
+from reconverge.golden.output import atomic_output, check_output, write_output
+from reconverge.golden.progress import check_memory, progress_for
 from reconverge.golden.sm.config import (
+    LEGEND,
     POLICY_NAMES,
     Latencies,
     Policy,
@@ -26,7 +29,7 @@ from reconverge.golden.sm.config import (
     WarpFormation,
     parse_policy,
 )
-from reconverge.golden.sm.core import SMResult, run_sm
+from reconverge.golden.sm.core import SMResult, memory_needed, run_sm
 from reconverge.golden.sm.workload import Workload, load_workload
 from reconverge.kernels import suite
 
@@ -142,13 +145,24 @@ def workload_of(ns: argparse.Namespace, spec: str) -> Workload:
 
 
 def run_on_sm(
-    image: Image, launch: LaunchConfig, config: SMConfig, *, trace: bool = False
+    image: Image,
+    launch: LaunchConfig,
+    config: SMConfig,
+    *,
+    trace: bool = False,
+    quiet: bool = True,
 ) -> SMResult:
-    """Run, turning a launch the SM cannot hold into a usage error."""
+    """Run, refusing a launch that needs more memory than the machine has and turning one the
+    SM cannot hold into a usage error; with a progress line on a terminal unless ``quiet``."""
+    check_memory(memory_needed(launch), f"a launch of {launch.grid} x {launch.block} threads")
+    progress = progress_for(f"{image.source} on the SM", launch.grid, quiet)
     try:
-        return run_sm(image, launch, config, trace=trace)
+        return run_sm(image, launch, config, trace=trace, progress=progress)
     except ValueError as exc:
         raise cli.UsageError(str(exc)) from None
+    finally:
+        if progress is not None:
+            progress.close()
 
 
 def run_json(
@@ -234,7 +248,7 @@ def add_kernel_options(p: argparse.ArgumentParser) -> None:
     """How a suite kernel given instead of a program file is compiled and sized."""
     p.add_argument("--allocator", choices=ALLOCATORS, default="linear", help="for kernels")
     p.add_argument("--regs", type=cli.parse_int, default=16, help="for kernels: registers")
-    p.add_argument("--size", type=cli.parse_int, default=None, help="for kernels: input size")
+    p.add_argument("--size", type=cli.parse_positive, default=None, help="for kernels: input size")
     p.add_argument("--seed", type=cli.parse_int, default=0, help="for kernels: input seed")
 
 
@@ -280,29 +294,36 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     add_sm_options(p)
 
 
+#: The image formats of ``--plot``.
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
+
+
 def _cmd_run(ns: argparse.Namespace) -> int:
+    if ns.trace:
+        check_output(ns.trace)
+    if ns.plot:
+        check_output(ns.plot, PLOT_SUFFIXES)
     work = workload_of(ns, ns.file)
     variant = Variant(Policy(ns.policy), ns.hints, ns.hws, WarpFormation(ns.warp_formation))
     config = sm_config(ns, variant)
     launch = work.config(_geometry(ns), ns.step_limit, config.explicit)
     image = work.image_for(config.explicit)
-    result = run_on_sm(image, launch, config, trace=bool(ns.trace or ns.plot))
+    result = run_on_sm(image, launch, config, trace=bool(ns.trace or ns.plot), quiet=ns.json)
     if ns.trace:
-        with open(ns.trace, "w") as f:
-            for record in result.trace:
-                f.write(json.dumps(record.to_json()) + "\n")
+        write_output(ns.trace, "".join(json.dumps(r.to_json()) + "\n" for r in result.trace))
     if ns.plot:
         from reconverge.golden.sm.plot import plot_run  # matplotlib: only when plotting
 
         assert result.metrics is not None
-        plot_run(
-            result.trace,
-            cycles=result.metrics.cycles,
-            warp_size=launch.geometry.warp_size,
-            simd_width=launch.geometry.simd_width,
-            title=f"{Path(ns.file).name} under {variant.label}",
-            path=ns.plot,
-        )
+        with atomic_output(ns.plot, PLOT_SUFFIXES) as path:
+            plot_run(
+                result.trace,
+                cycles=result.metrics.cycles,
+                warp_size=launch.geometry.warp_size,
+                simd_width=launch.geometry.simd_width,
+                title=f"{Path(ns.file).name} under {variant.label}",
+                path=path,
+            )
     wrong = work.mismatches(result, config.explicit)
     if ns.json:
         print(json.dumps(run_json(result, launch, config, work), indent=1))
@@ -327,7 +348,7 @@ def compare(
         for variant in chosen:
             config = sm_config(ns, variant)
             launch = work.config(_geometry(ns), ns.step_limit, config.explicit)
-            result = run_on_sm(work.image_for(config.explicit), launch, config)
+            result = run_on_sm(work.image_for(config.explicit), launch, config, quiet=ns.json)
             assert result.metrics is not None
             outcome = (results_of(work, result, config.explicit), result.exit_codes.tolist())
             first = first or (result, outcome)
@@ -370,12 +391,35 @@ COLUMNS = (
 )
 
 
+#: Columns that mean nothing for some configurations: (column key, the configurations whose
+#: label starts with one of these): dynamic warp formation has no warp splits.
+NOT_APPLICABLE = {"splits_per_warp": ("dwf", "en-dwf")}
+
+
+def _cell(row: dict[str, Any], key: str, fmt: str) -> str:
+    if row["label"].startswith(NOT_APPLICABLE.get(key, ())):
+        return "-"
+    return fmt.format(row[key])
+
+
+def _fastest(group: list[dict[str, Any]]) -> str:
+    """The line naming a file's fastest configuration (among the runs that completed)."""
+    done = [r for r in group if r["ok"] and r["cycles"]]
+    if not done:
+        return "  fastest: none completed"
+    best = min(done, key=lambda r: r["cycles"])
+    return (
+        f"  fastest: {best['label']}, {best['cycles']} cycles, {best['speedup']:.2f}x "
+        f"{group[0]['label']}"
+    )
+
+
 def format_table(rows: list[dict[str, Any]]) -> str:
     lines = []
     for path in dict.fromkeys(r["file"] for r in rows):
         group = [r for r in rows if r["file"] == path]
         cells = [[title for _, title, _ in COLUMNS]] + [
-            [fmt.format(r[key]) for key, _, fmt in COLUMNS] for r in group
+            [_cell(r, key, fmt) for key, _, fmt in COLUMNS] for r in group
         ]
         widths = [max(len(c[i]) for c in cells) for i in range(len(COLUMNS))]
         lines.append(path)
@@ -396,7 +440,60 @@ def format_table(rows: list[dict[str, Any]]) -> str:
                 lines.append(f"  {r['label']}: RESULTS DIFFER from {group[0]['label']}")
             elif r["oracle_mismatches"]:
                 lines.append(f"  {r['label']}: differs from the oracle in {r['oracle_mismatches']}")
+        lines += [_fastest(group), ""]
     return "\n".join(lines)
+
+
+def format_summary(rows: list[dict[str, Any]]) -> str:
+    """The closing statement of a comparison: every run checked, or what failed."""
+    files = len({r["file"] for r in rows})
+    failed = [r for r in rows if not r["ok"]]
+    differ = [r for r in rows if not r["same_results"]]
+    wrong = [r for r in rows if r["oracle_mismatches"]]
+    if not (failed or differ or wrong):
+        kernels = sum(r["oracle_mismatches"] is not None for r in rows)
+        checked = (
+            f"every kernel run ({kernels}) matched its oracle (the kernel run as plain Python "
+            "per thread), and "
+            if kernels
+            else ""
+        )
+        return (
+            f"All {len(rows)} runs of {files} file(s) completed: {checked}every configuration "
+            "of a file left the same results."
+        )
+    parts = []
+    if failed:
+        parts.append(f"{len(failed)} run(s) faulted or exited non-zero")
+    if differ:
+        parts.append(f"{len(differ)} run(s) left other results than the first configuration")
+    if wrong:
+        parts.append(f"{len(wrong)} run(s) differ from the kernel's oracle")
+    return "FAILED: " + "; ".join(parts) + " (see above)."
+
+
+def format_preamble(ns: argparse.Namespace, chosen: list[Variant]) -> str:
+    """What a comparison ran on: the geometry and configuration, and the legend of labels."""
+    g = _geometry(ns)
+    config = sm_config(ns, chosen[0])
+    lat = config.latencies
+    lines = [
+        f"SM: W = {g.warp_size} threads per warp on L = {g.simd_width} lanes, {g.warps} warp "
+        f"slots, {config.scheduler.value} scheduler, stacks {g.stack_depth} deep, split table "
+        f"{g.split_table},\n    reconvergence table {g.reconv_table}, latencies alu {lat.alu}, "
+        f"mul {lat.mul}, div {lat.div}, shared {lat.shared}, global {lat.global_}, branch "
+        f"{lat.branch}, {config.line_bytes}-byte lines",
+        "configurations:",
+    ]
+    labels = {v.label.removesuffix(" +hws") for v in chosen}
+    if any(v.hws for v in chosen):
+        labels.add("+hws")
+    lines += [f"  {name:<15} {text}" for name, text in LEGEND.items() if name in labels]
+    lines.append(
+        "columns: speedup over the first configuration; SIMD eff = active threads / W per "
+        "warp instruction;\n    lane util = active threads / (passes x L); '-': not applicable"
+    )
+    return "\n".join(lines) + "\n"
 
 
 def _compare_options(
@@ -419,11 +516,14 @@ def configure_compare(p: argparse.ArgumentParser) -> None:
 
 def _cmd_compare(ns: argparse.Namespace) -> int:
     files = list(suite()) if ns.files == ["all"] else ns.files
-    rows = compare(files, ns, variants(ns.policies, ns.hws))
+    chosen = variants(ns.policies, ns.hws)
+    rows = compare(files, ns, chosen)
     if ns.json:
         print(json.dumps(rows, indent=1))
     else:
+        print(format_preamble(ns, chosen))
         print(format_table(rows))
+        print(format_summary(rows))
     good = all(r["ok"] and r["same_results"] and not r["oracle_mismatches"] for r in rows)
     return cli.EXIT_OK if good else cli.EXIT_FAILED
 

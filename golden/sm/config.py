@@ -31,6 +31,20 @@ class Policy(enum.Enum):
 
 POLICY_NAMES: tuple[str, ...] = tuple(p.value for p in Policy)
 
+#: What each column label of a comparison means (``reconverge demo`` prints this legend).
+LEGEND: dict[str, str] = {
+    "sps": "IPDOM reconvergence stack (seed 002 Sec 2.2), the baseline",
+    "stackless": "per-thread PC and SP, common PC = min(SP:PC) (seed 000)",
+    "dps": "dual-path stack (seed 003)",
+    "ppc": "dual-path stack with paired-path comparison, with hints (seed 003)",
+    "ppc (implicit)": "paired-path comparison without hints (seed 003)",
+    "mp": "multi-path: split table + reconvergence table (seed 002 Sec 3)",
+    "mp-orec": "multi-path with opportunistic early reconvergence (seed 002 Sec 4)",
+    "dwf": "dynamic warp formation (seed 001 Sec 3.6), instead of a policy",
+    "en-dwf": "enhanced dynamic warp formation (seed 001 Sec 4.4)",
+    "+hws": "hybrid warp size: squeeze active threads into fewer issue passes (seed 001)",
+}
+
 
 def parse_policy(name: str) -> Policy:
     try:

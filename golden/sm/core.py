@@ -52,6 +52,7 @@ from reconverge.golden.functional import LaunchConfig, RunResult, decode_word, i
 from reconverge.golden.image import Image
 from reconverge.golden.isa import ILEN_BYTES, MASK32, REG_A0, REG_A7, REG_SP, Instr
 from reconverge.golden.memory import GlobalMemory, LocalMemory, SharedMemory, WarpMemory
+from reconverge.golden.progress import EVERY, Callback, launch_bytes
 from reconverge.golden.semantics import MemAccess, Outcome, WarpContext, execute
 from reconverge.golden.sm.config import (
     Policy,
@@ -296,10 +297,14 @@ class SM:
         *,
         trace: bool = False,
         observer: Observer | None = None,
+        progress: Callback | None = None,
     ) -> None:
         self.image = image
         self.launch = launch
         self.config = config
+        self.progress = progress
+        # the next warp instruction count at which to report progress or stop at the limit
+        self.checkpoint = min(launch.step_limit, EVERY) if progress else launch.step_limit
         self.geometry = launch.geometry
         self.program = Program(image)
         self.memory = GlobalMemory(launch.memmap)
@@ -544,11 +549,8 @@ class SM:
 
     def _issue(self, warp: _Warp, split: Split, op: Decoded) -> None:
         t, pc, ins = self.t, split.pc, op.ins
-        if self.counters.warp_instructions >= self.launch.step_limit:
-            raise StepLimitFault(
-                f"no completion within {self.launch.step_limit} warp instructions",
-                block=warp.block.index,
-            )
+        if self.counters.warp_instructions >= self.checkpoint:
+            self._at_checkpoint(warp.block.index)
         lanes = lane_array(split.mask)
         passes = self.passes(split.mask)
         update = t + passes - 1  # u: the outcome reaches the divergence unit (rule 1)
@@ -798,6 +800,17 @@ class SM:
             f"no warp split can issue any more under {self.config.policy.value}: {running}"
         )
 
+    def _at_checkpoint(self, block: int | None) -> None:
+        """Stop at the step limit, or report progress (every ``EVERY`` warp instructions)."""
+        done = self.counters.warp_instructions
+        if done >= self.launch.step_limit:
+            raise StepLimitFault(
+                f"no completion within {self.launch.step_limit} warp instructions", block=block
+            )
+        assert self.progress is not None
+        self.progress(done, self.next_block - len({w.block.index for w in self.resident}))
+        self.checkpoint = min(self.launch.step_limit, done + EVERY)
+
     def _watchdog(self) -> StepLimitFault:
         running = "; ".join(
             f"warp {w.gid} at {', '.join(f'{s.pc:#010x}' for s in w.splits) or 'no split'}"
@@ -816,14 +829,27 @@ def run_sm(
     *,
     trace: bool = False,
     observer: Observer | None = None,
+    progress: Callback | None = None,
 ) -> SMResult:
     """Run ``image`` on the cycle-level SM. Like the functional model it never raises for a
     fault of the program: the result carries it. ``observer`` is called after every issue
     (before the next) with the issue record and the warp's divergence unit. With dynamic warp
-    formation (``config.warp_formation``) the SM is :class:`~reconverge.golden.sm.dwf.DwfSM`."""
+    formation (``config.warp_formation``) the SM is :class:`~reconverge.golden.sm.dwf.DwfSM`.
+    ``progress`` is called every ``golden.progress.EVERY`` warp instructions with the warp
+    instructions and the blocks finished so far."""
     config = config or SMConfig()
     if config.warp_formation is WarpFormation.STATIC:
-        return SM(image, launch, config, trace=trace, observer=observer).run()
+        return SM(image, launch, config, trace=trace, observer=observer, progress=progress).run()
     from reconverge.golden.sm.dwf import DwfSM  # it builds on this module
 
-    return DwfSM(image, launch, config, trace=trace, observer=observer).run()
+    return DwfSM(image, launch, config, trace=trace, observer=observer, progress=progress).run()
+
+
+def memory_needed(launch: LaunchConfig) -> int:
+    """The memory a cycle-level run of ``launch`` needs besides global memory: its warp slots
+    hold whole warps of resident blocks (``golden.progress.launch_bytes``)."""
+    g, memmap = launch.geometry, launch.memmap
+    return launch_bytes(
+        launch.grid, launch.block, g.warps * g.warp_size, memmap.local_size, memmap.shared_size,
+        g.warps,
+    )  # fmt: skip

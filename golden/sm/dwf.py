@@ -29,7 +29,6 @@ import numpy as np
 
 from reconverge.golden.blocks.divergence import DivergenceUnit, Executed, Split, lanes_of
 from reconverge.golden.blocks.squeezer import squeeze
-from reconverge.golden.faults import StepLimitFault
 from reconverge.golden.isa import ILEN_BYTES, MASK32
 from reconverge.golden.semantics import MemAccess, execute
 from reconverge.golden.sm.config import WarpFormation
@@ -219,8 +218,8 @@ class DwfSM(SM):
 
     def _issue(self, dyn: DynamicWarp, op: Decoded) -> None:  # type: ignore[override]
         t, pc, ins = self.t, dyn.pc, op.ins
-        if self.counters.warp_instructions >= self.launch.step_limit:
-            raise StepLimitFault(f"no completion within {self.launch.step_limit} warp instructions")
+        if self.counters.warp_instructions >= self.checkpoint:
+            self._at_checkpoint(None)
         self.pool.remove(dyn)
         passes = self.passes(dyn.mask)
         slot_of = {thread: i for i, thread in enumerate(dyn.slots) if thread is not None}

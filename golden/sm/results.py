@@ -11,6 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from reconverge.golden.output import write_output
 from reconverge.golden.sm.commands import compare, configure_compare, variants
 from reconverge.golden.sm.config import Latencies
 from reconverge.kernels import suite
@@ -86,7 +87,7 @@ def render() -> str:
 def main(argv: list[str] | None = None) -> int:
     args = argv if argv is not None else sys.argv[1:]
     path = Path(args[0] if args else "docs/results.md")
-    path.write_text(render())
+    write_output(path, render())
     print(f"{path}: written")
     return 0
 

@@ -20,14 +20,13 @@ import numpy as np
 from reconverge.golden import cli
 from reconverge.golden.compiler.errors import CompileError
 from reconverge.golden.compiler.launch import Launch
-from reconverge.golden.functional import LaunchConfig, RunResult
+from reconverge.golden.functional import DEFAULT_BLOCK, DEFAULT_GRID, LaunchConfig, RunResult
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.image import Image
 from reconverge.golden.sm.params import SMParams
 from reconverge.kernels import SuiteKernel, suite
 
 PROGRAM_SUFFIXES = (".elf", ".s", ".S", ".asm")
-DEFAULT_GRID, DEFAULT_BLOCK = 1, 32
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from reconverge.golden.asm import assemble
 from reconverge.golden.functional import run
+from reconverge.golden.output import write_output
 from reconverge.golden.tests import test_sm_random as checks
 from reconverge.golden.tests.randprog import Program, programs, render
 
@@ -76,10 +77,11 @@ def save_reproducer(source: str, block: int, grid: int, directory: Path) -> Path
     return path
 
 
-def worker(seconds: float, directory: Path) -> Tally:
-    """Batches of programs until ``seconds`` have passed."""
+def worker(index: int, seconds: float, directory: Path) -> Tally:
+    """Batches of programs until ``seconds`` have passed; a progress line after each batch."""
     tally = Tally()
-    deadline = time.monotonic() + seconds
+    start = time.monotonic()
+    deadline = start + seconds
     last: dict[str, object] = {}
 
     # no explain phase: it runs variants after the minimal example, which ``last`` would keep
@@ -103,6 +105,11 @@ def worker(seconds: float, directory: Path) -> Tally:
                 directory,
             )
             tally.reproducers += (str(path),)
+        print(
+            f"soak worker {index}: {tally.programs} programs, {tally.mismatches} mismatches, "
+            f"{time.monotonic() - start:.0f} s",
+            file=sys.stderr,
+        )
     return tally
 
 
@@ -116,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     start = time.monotonic()
     jobs = max(1, ns.jobs)
     with multiprocessing.Pool(jobs) as pool:
-        parts = pool.starmap(worker, [(ns.seconds, Path(ns.out))] * jobs)
+        parts = pool.starmap(worker, [(i, ns.seconds, Path(ns.out)) for i in range(jobs)])
     total = Tally()
     for part in parts:
         total.add(part)
@@ -131,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for path in total.reproducers:
         print(f"  reproducer: {path}")
     if ns.json:
-        Path(ns.json).write_text(json.dumps(asdict(total), indent=1) + "\n")
+        write_output(ns.json, json.dumps(asdict(total), indent=1) + "\n")
     return 1 if total.mismatches else 0
 
 

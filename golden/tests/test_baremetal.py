@@ -1,4 +1,5 @@
-"""An ordinary bare-metal C program (programs/baremetal/: main.c, crt0.S, link.ld), compiled by
+"""An ordinary bare-metal C program (programs/baremetal/main.c, with the project's kernels/crt0.S
+and kernels/link.ld as README.md's recipe builds it), compiled by
 GNU gcc at test time, runs on the golden model through the Python API and through
 ``reconverge exec``.
 
@@ -27,7 +28,8 @@ from reconverge.golden.sm.config import Policy, SMConfig
 from reconverge.golden.sm.core import run_sm
 
 PROGRAM_DIR = Path(__file__).parent / "programs" / "baremetal"
-SOURCES = ("crt0.S", "main.c")
+KERNELS_DIR = Path(__file__).parents[2] / "kernels"
+SOURCES = (KERNELS_DIR / "crt0.S", PROGRAM_DIR / "main.c")
 CFLAGS = (
     "-march=rv32im",
     "-mabi=ilp32",
@@ -76,7 +78,7 @@ def build(tmp_path_factory: pytest.TempPathFactory) -> Build:
         if (opt, fail) not in built:
             elf = tmp_path_factory.mktemp("baremetal") / f"baremetal{opt}{'-fail' * fail}.elf"
             cmd = [gcc(), *CFLAGS, opt, *(["-DFAIL"] if fail else [])]
-            cmd += ["-T", str(PROGRAM_DIR / "link.ld"), *(str(PROGRAM_DIR / s) for s in SOURCES)]
+            cmd += ["-T", str(KERNELS_DIR / "link.ld"), *(str(s) for s in SOURCES)]
             done = subprocess.run([*cmd, "-o", str(elf)], capture_output=True, text=True)
             if done.returncode:
                 pytest.fail(f"{' '.join(cmd)} failed:\n{done.stderr}", pytrace=False)

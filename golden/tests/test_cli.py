@@ -15,7 +15,7 @@ DEMO = Path(cli.__file__).resolve().parents[1] / "kernels" / "divergent_demo.S"
 RECONVERGE = str(Path(sys.executable).with_name("reconverge"))
 
 RESULT_KEYS = {
-    "file", "grid", "block", "warp_size", "ok", "threads", "thread_instructions",
+    "file", "grid", "block", "warp_size", "ok", "threads", "threads_total", "thread_instructions",
     "warp_instructions", "simd_efficiency", "fault",
 }  # fmt: skip
 

@@ -98,6 +98,10 @@ def test_round_trip_of_any_image(
         with pytest.raises(ElfError, match="no loadable"):
             read_elf(write_elf(image))
         return
+    if not any(s.vaddr == image.entry and s.data and "x" in s.flags for s in loadable):
+        with pytest.raises(ElfError, match="lies in no executable segment"):
+            read_elf(write_elf(image))
+        return
     written = write_elf(image)
     back = read_elf(written)
     assert (back.entry, back.segments, dict(back.symbols)) == (image.entry, loadable, symbols)
@@ -198,13 +202,13 @@ def broken_files(good: bytes) -> list[tuple[str, bytes, str]]:
     phoff, phdr = first_phdr(good)
     p_offset, p_filesz = phdr[1], phdr[4]
     rvc_msg = ("built with compressed instructions (EF_RISCV_RVC), which the SM does not run: "
-               "rebuild with -march=rv32im")  # fmt: skip
+               "rebuild with -march=rv32ima_zicsr")  # fmt: skip
     return [
         ("not ELF", b"#!/bin/sh\necho hello\n" * 4, "not an ELF file (no \\x7fELF header)"),
         ("empty", b"", "not an ELF file (no \\x7fELF header)"),
         ("truncated header", good[:40], "truncated: 40 bytes, shorter than the ELF header (52)"),
         ("64-bit", patched(good, 4, "B", 2),
-         "not a 32-bit ELF file (the SM runs RV32: build with -march=rv32im -mabi=ilp32)"),
+         "not a 32-bit ELF file (the SM runs RV32: build with -march=rv32ima_zicsr -mabi=ilp32)"),
         ("big-endian", patched(good, 5, "B", 2), "not a little-endian ELF file"),
         ("x86-64", patched(good, 18, "<H", 62), "machine 62 is not RISC-V (243)"),
         ("relocatable", patched(good, 16, "<H", 1),

@@ -12,10 +12,10 @@ import pytest
 
 from reconverge.golden.asm import assemble
 from reconverge.golden.functional import run
+from reconverge.golden.tests import soak
 from reconverge.golden.tests import test_sm_random as checks
-from reconverge.golden.tests.soak import REGRESSIONS
 
-FILES = sorted(REGRESSIONS.glob("*.S"))
+FILES = sorted(soak.REGRESSIONS.glob("*.S"))
 LAUNCH = re.compile(r"# reconverge soak reproducer: grid (\d+) block (\d+)")
 
 
@@ -32,3 +32,22 @@ def test_reproducer(path: Path) -> None:
         assert reference.fault is None, str(reference.fault)
         for hws in (False, True):
             checks.check_image(image, reference, launch, geometry, hws, str(path))
+
+
+def test_soak_shrinks_and_saves_a_failing_program(tmp_path: Path, monkeypatch) -> None:
+    """The soak's own machinery, on a check that fails for every block of three or more
+    threads: the saved reproducer is the shrunk case (block 3, grid 1) and replays as written."""
+
+    def fails_from_three_threads(program, block: int, grid: int, tally: soak.Tally) -> None:
+        tally.programs += 1
+        assert block < 3, "seeded mismatch"
+
+    monkeypatch.setattr(soak, "check", fails_from_three_threads)
+    tally = soak.worker(0, 0.5, tmp_path)
+    assert tally.mismatches >= 1 and len(tally.reproducers) == tally.mismatches
+    saved = Path(tally.reproducers[0])
+    assert saved.parent == tmp_path and not list(tmp_path.glob("*.tmp"))
+    source = saved.read_text()
+    match = LAUNCH.match(source)
+    assert match and (int(match[1]), int(match[2])) == (1, 3)
+    assert run(assemble(source, str(saved)), checks.launch_for((4, 4), 3, 1)).fault is None

@@ -116,7 +116,7 @@ def test_verilog_command_split_tables(capsys) -> None:
         (["verilog", "split_tables", "--param", "orec=2"], "orec='2' is not 0 or 1"),
         (["verilog", "split_tables", "--param", "pc_width=40"], "pc_width must be in 6..32"),
         (["verilog", "split_tables", "--param", "st_size=4"], "bad parameter 'st_size=4'"),
-        (["verilog", "arbiter", "-o", "/nonexistent/dir/a.v"], "No such file"),
+        (["verilog", "arbiter", "-o", "/nonexistent/dir/a.v"], "no folder /nonexistent/dir"),
     ],
 )
 def test_bad_input_is_one_line_user_error(argv, message: str, capsys) -> None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from reconverge.golden.blocks.base import BlockParams
+from reconverge.golden.output import write_output
 from reconverge.golden.sm.commands import Variant, variants
 from reconverge.golden.sm.params import CONFIGS
 from reconverge.hdl.registry import BLOCKS, BlockSpec
@@ -300,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         done[key] = r
         print(f"{r['block']} {r.get('variant') or r['params']}: {r['seconds']} s", file=sys.stderr)
         if ns.json:
-            Path(ns.json).write_text(json.dumps(list(done.values()), indent=1) + "\n")
+            write_output(ns.json, json.dumps(list(done.values()), indent=1) + "\n")
 
     jobs = [spec.make(values) for spec in BLOCKS.values() for values in spec.area_sets]
     keys = [_key({"block": p.name, "params": p.values()}) for p in jobs]
@@ -316,7 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = synth_sm(design, part=SM_AREA.device, refuse_overflow=False)
             record(key, {**result, "variant": variant.label})
     results = [done[key] for key in keys]
-    Path(ns.output).write_text(render(results))
+    write_output(ns.output, render(results))
     return 0
 
 

@@ -20,13 +20,12 @@ import argparse
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from reconverge.golden import cli
 from reconverge.golden.blocks.base import BlockParams
 from reconverge.golden.command import EXIT_OK, Command
-from reconverge.golden.errors import UserError
+from reconverge.golden.output import write_output
 from reconverge.golden.sm.commands import add_kernel_options, add_sm_options, workload_of
 from reconverge.golden.sm.config import POLICY_NAMES, Policy
 from reconverge.golden.sm.params import CONFIGS, SMParams
@@ -244,10 +243,7 @@ def _cmd_verilog(ns: argparse.Namespace) -> int:
         ports = [{"name": p.name, "direction": p.direction, "bits": p.bits}
                  for p in params.flat_ports]  # fmt: skip
     if ns.output:
-        try:
-            Path(ns.output).write_text(text)
-        except OSError as exc:
-            raise UserError(f"{ns.output}: {exc.strerror or exc}") from None
+        write_output(ns.output, text)
     elif not ns.json:
         print(text, end="")
     if ns.json:

@@ -105,10 +105,9 @@ def test_bad_assembly_is_one_line_exit_2(
 
 
 def test_level_outside_1_to_4_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exit_:
-        parse("--level", "5")
-    assert exit_.value.code == cli.EXIT_USAGE
-    assert "invalid choice: 5" in capsys.readouterr().err
+    assert cli.main(["cosim", "nested", "--level", "5"]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "invalid choice: 5" in err and len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, Variant(Policy.MP), False))

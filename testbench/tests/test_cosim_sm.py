@@ -173,8 +173,8 @@ def baremetal(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.fail("riscv64-unknown-elf-gcc not found: `make setup` installs it")
     elf = tmp_path_factory.mktemp("baremetal") / "baremetal.elf"
     flags = ["-march=rv32im", "-mabi=ilp32", "-nostdlib", "-nostartfiles", "-ffreestanding"]
-    sources = [str(BAREMETAL / s) for s in ("crt0.S", "main.c")]
-    cmd = [gcc, *flags, "-O2", "-T", str(BAREMETAL / "link.ld"), *sources, "-o", str(elf)]
+    sources = [str(ROOT / "kernels" / "crt0.S"), str(BAREMETAL / "main.c")]
+    cmd = [gcc, *flags, "-O2", "-T", str(ROOT / "kernels" / "link.ld"), *sources, "-o", str(elf)]
     done = subprocess.run(cmd, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return elf

@@ -1,4 +1,5 @@
-# crt0.S: start-up code for bare-metal C programs on the reconverge SM (link with link.ld).
+# kernels/crt0.S: start-up code for bare-metal C programs on the reconverge SM (link with
+# kernels/link.ld; README.md, "Bare-metal programs", gives the command).
 #
 # Every thread of every block starts here, concurrently, at 0x80000000.
 #   * gp is set to __global_pointer$ (with relaxation off, so that this `la` is not itself

@@ -1,0 +1,67 @@
+"""Output files of the commands (``-o``, ``--trace``, ``--plot``, the generated docs): checked
+before the work starts, and written all at once or not at all — into a temporary file beside
+the target that replaces it only when complete, so an interrupted or failing run never leaves
+a half-written file."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from reconverge.golden.errors import UserError
+
+
+class OutputError(UserError):
+    """An output path that cannot be written (no such folder, a folder, a bad suffix)."""
+
+
+def check_output(path: str | Path, suffixes: tuple[str, ...] = ()) -> Path:
+    """``path`` if a file can be created there (its folder exists, it is not a folder, and
+    its suffix is one of ``suffixes`` when given); an :class:`OutputError` otherwise."""
+    path = Path(path)
+    if path.is_dir():
+        raise OutputError(f"{path} is a folder, not a file to write")
+    folder = path.parent
+    if not folder.is_dir():
+        raise OutputError(f"cannot write {path}: no folder {folder}")
+    if not os.access(folder, os.W_OK):
+        raise OutputError(f"cannot write {path}: the folder {folder} is not writable")
+    if suffixes and path.suffix.lower() not in suffixes:
+        raise OutputError(f"{path}: the file name must end in {' or '.join(suffixes)}")
+    return path
+
+
+@contextmanager
+def atomic_output(path: str | Path, suffixes: tuple[str, ...] = ()) -> Iterator[Path]:
+    """A temporary path (same folder and suffix) to write; it becomes ``path`` when the block
+    ends normally and is removed when it raises."""
+    target = check_output(path, suffixes)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{target.name}.", suffix=f".tmp{target.suffix}", dir=target.parent
+    )
+    os.close(fd)
+    os.chmod(tmp, 0o666 & ~_umask())  # as open() would create it, not mkstemp's 0600
+    try:
+        yield Path(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_output(path: str | Path, data: str | bytes) -> None:
+    """Write ``data`` to ``path`` atomically."""
+    with atomic_output(path) as tmp:
+        if isinstance(data, bytes):
+            tmp.write_bytes(data)
+        else:
+            tmp.write_text(data)
