@@ -152,7 +152,8 @@ def document(rows: Iterable[Row], sim: str, seconds: float) -> str:
         "level 4 golden's and the RTL's are equal by definition. `*` marks a cell below level "
         "4 (its cause is listed below); `oracle!` marks RTL outputs that differ from the "
         "kernel's oracle. The tests (`testbench/tests/test_cosim_sm.py`) hold every cell to "
-        "the level shown here: `make test` the W=8 L=4 grid, `make test-slow` the rest.",
+        "the level shown here: `make test` and `make test-slow` the W=8 L=4 grid and a subset "
+        "of the others, `make test-sweep` the rest.",
         "",
         f"{at_4} of {len(rows)} cells reach level 4 ({len(KERNELS)} kernels x {len(VARIANTS)} "
         f"policies x hws off/on x {len(GEOMETRIES)} geometries; {seconds / 60:.0f} min of wall "

@@ -118,7 +118,7 @@ LONG += [
 LONG = [case for case in LONG if "random" in {s.name for s in applicable(case.values[0])}]
 
 
-@pytest.mark.slow
+@pytest.mark.sweep
 @pytest.mark.parametrize("params", LONG)
 def test_cocotb_long_random(params: BlockParams) -> None:
     """20 000 random cycles on every parameter set, the extra shapes included."""

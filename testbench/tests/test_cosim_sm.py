@@ -1,11 +1,12 @@
 """Programs on the SM's generated Verilog, held to golden (the co-simulation plan of issue 12,
 :mod:`reconverge.testbench.cosim_plan`).
 
-``make test``: every suite kernel at its default size under every policy, hws off and on, at
-the cosim configuration (W = 8, L = 4, 4 warp slots) on Verilator; a subset on Icarus; the
-GNU-built bare-metal program and the assembler demo through ``reconverge cosim``; two more
-geometries (W = L = 8, and W = 16, L = 4) on a subset. ``make test-slow``: the rest of the
-kernel x policy x hws x geometry sweep. Every cell must reach exactly its expected level (4
+``make test``: every suite kernel at its default size under every policy with hws off, and
+with hws on for sps and mp-orec, at the cosim configuration (W = 8, L = 4, 4 warp slots) on
+Verilator; a subset on Icarus; the GNU-built bare-metal program and the assembler demo through
+``reconverge cosim``; W = L = 8 on a subset. ``make test-slow``: the other policies with hws,
+and W = 16, L = 4 on a subset. ``make test-sweep``: the rest of the kernel x policy x hws x
+geometry sweep. Every cell must reach exactly its expected level (4
 unless ``cosim_plan.KNOWN`` documents it) and the RTL's outputs must match the kernel's oracle.
 
 Tests that run on one SM build share an ``xdist_group`` (``make test`` distributes with
@@ -59,7 +60,9 @@ def _variant(label: str) -> Variant:
     return next(v for v in VARIANTS if v.label == label)
 
 
-def cell(kernel: str, geometry: str, variant: Variant, hws: bool, sim: str = "") -> object:
+def cell(
+    kernel: str, geometry: str, variant: Variant, hws: bool, sim: str = "", *marks: object
+) -> object:
     """A pytest parameter set of one cell, in the xdist group of its SM build."""
     suffix = f"-{sim}" if sim else ""
     return pytest.param(
@@ -68,43 +71,64 @@ def cell(kernel: str, geometry: str, variant: Variant, hws: bool, sim: str = "")
         variant,
         hws,
         id=f"{kernel}-{variant.label}{'-hws' * hws}-{geometry.replace(' ', '-')}{suffix}",
-        marks=pytest.mark.xdist_group(build_group(geometry, variant, hws)),
+        marks=(pytest.mark.xdist_group(build_group(geometry, variant, hws)), *marks),
     )
 
 
+#: The SM builds of make test at the cosim configuration: every policy with hws off, and hws on
+#: for sps and mp-orec (each build is minutes of Verilog generation and C++ compilation, the
+#: bulk of make test); the other policies with hws are built in make test-slow.
+DEFAULT_BUILDS: tuple[tuple[Variant, bool], ...] = (
+    *((v, False) for v in VARIANTS),
+    (SPS, True),
+    (MP_OREC, True),
+)
+SLOW_BUILDS = tuple((v, True) for v in VARIANTS if (v, True) not in DEFAULT_BUILDS)
+
+
+def build_params() -> list[object]:
+    """(variant, hws) parameter sets of every cosim-configuration build, the slow ones marked."""
+    return [
+        pytest.param(v, h, id=f"{v.label}{'-hws' * h}",
+                     marks=(pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, v, h)),
+                            *([pytest.mark.slow] if (v, h) in SLOW_BUILDS else [])))
+        for v, h in (*DEFAULT_BUILDS, *SLOW_BUILDS)
+    ]  # fmt: skip
+
+
 CELL_ARGS = ("kernel", "geometry", "variant", "hws")
-#: make test: the whole grid at the cosim configuration.
-COSIM_CELLS = [cell(k, COSIM_GEOMETRY, v, h) for v in VARIANTS for h in HWS for k in KERNELS]
+#: make test: the whole suite on the default builds; make test-slow: on the others.
+COSIM_CELLS = [cell(k, COSIM_GEOMETRY, v, h) for v, h in DEFAULT_BUILDS for k in KERNELS] + [
+    cell(k, COSIM_GEOMETRY, v, h, "", pytest.mark.slow) for v, h in SLOW_BUILDS for k in KERNELS
+]
 #: make test, on Icarus: nested (seed 002 Fig 6) under every policy, ifElse with hws.
 ICARUS_CELLS = [cell("nested", COSIM_GEOMETRY, v, False, "icarus") for v in VARIANTS] + [
     cell("ifElse", COSIM_GEOMETRY, v, True, "icarus") for v in (SPS, MP_OREC)
 ]
-#: make test, the other geometries: W = L = 8 (one pass: the stack-less tree coalesces all
-#: eight lanes) and W = 16 on four passes with and without hws; five control-flow shapes (if/else,
-#: nesting, a loop with break, a conditional call, atomics and barriers).
+#: The other geometries on five control-flow shapes (if/else, nesting, a loop with break, a
+#: conditional call, atomics and barriers): W = L = 8 (one pass: the stack-less tree coalesces
+#: all eight lanes) in make test, W = 16 on four passes in make test-slow.
 GEOMETRY_SUBSET = {
-    "W=8 L=8": ((Variant(Policy.STACKLESS), False),),
-    "W=16 L=4": ((Variant(Policy.PPC), True), (Variant(Policy.MP), False)),
+    ("W=8 L=8", (Variant(Policy.STACKLESS), False), False),
+    ("W=16 L=4", (Variant(Policy.MP), False), True),
 }
 SUBSET_KERNELS = ("ifElse", "nested", "loopBreak", "condCall", "bfs")
 GEOMETRY_CELLS = [
-    cell(k, g, v, h)
-    for g, builds in GEOMETRY_SUBSET.items()
-    for v, h in builds
+    cell(k, g, v, h, "", *([pytest.mark.slow] if slow else []))
+    for g, (v, h), slow in sorted(GEOMETRY_SUBSET, key=str)
     for k in SUBSET_KERNELS
 ]
-#: make test-slow: every other cell of the sweep.
-_fast = {
-    (k, g, v, h) for g, builds in GEOMETRY_SUBSET.items() for v, h in builds for k in SUBSET_KERNELS
-}
-SLOW_CELLS = [
+#: make test-sweep (and make cosim, which writes docs/cosim.md): every other cell of the sweep,
+#: 26 more SM builds -- more than CI's bounded slow step holds.
+_planned = {(k, g, v, h) for g, (v, h), _ in GEOMETRY_SUBSET for k in SUBSET_KERNELS}
+SWEEP_CELLS = [
     cell(k, g, v, h)
     for g in GEOMETRIES
     if g != COSIM_GEOMETRY
     for v in VARIANTS
     for h in HWS
     for k in KERNELS
-    if (k, g, v, h) not in _fast
+    if (k, g, v, h) not in _planned
 ]
 
 
@@ -136,19 +160,19 @@ def test_other_geometries(kernel: str, geometry: str, variant: Variant, hws: boo
     check(kernel, geometry, variant, hws, "verilator")
 
 
-@pytest.mark.slow
+@pytest.mark.sweep
 @pytest.mark.usefixtures("verilator")
-@pytest.mark.parametrize(CELL_ARGS, SLOW_CELLS)
+@pytest.mark.parametrize(CELL_ARGS, SWEEP_CELLS)
 def test_sweep_other_geometries(kernel: str, geometry: str, variant: Variant, hws: bool) -> None:
     """The rest of the kernel x policy x hws x geometry sweep."""
     check(kernel, geometry, variant, hws, "verilator")
 
 
 def test_the_plan_covers_the_sweep() -> None:
-    """The default and slow cells together are the whole sweep, each once, and every known
+    """The default, slow and sweep cells together are the whole sweep, each once, and every known
     exception names a cell of it with a level below 4 and a cause."""
     everything = {(k, g, v, h) for g in GEOMETRIES for v in VARIANTS for h in HWS for k in KERNELS}
-    planned = [tuple(p.values) for p in (*COSIM_CELLS, *GEOMETRY_CELLS, *SLOW_CELLS)]
+    planned = [tuple(p.values) for p in (*COSIM_CELLS, *GEOMETRY_CELLS, *SWEEP_CELLS)]
     assert len(planned) == len(set(planned)) and set(planned) == everything
     labels = {v.label for v in VARIANTS}
     for (kernel, geometry, label, hws), (level, cause) in KNOWN.items():
@@ -249,11 +273,7 @@ def test_assembler_demo(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.usefixtures("verilator")
-@pytest.mark.parametrize(("variant", "hws"), [
-    pytest.param(v, h, id=f"{v.label}{'-hws' * h}",
-                 marks=pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, v, h)))
-    for v in VARIANTS for h in HWS
-])  # fmt: skip
+@pytest.mark.parametrize(("variant", "hws"), build_params())
 def test_jump_table_program(variant: Variant, hws: bool) -> None:
     """testbench/tests/programs/jump_table.S, 16 threads: a ``jalr`` to five targets and a
     ``ret`` without a call to three (more target groups than the stacks and tables take in one
@@ -276,11 +296,7 @@ def test_jump_table_program(variant: Variant, hws: bool) -> None:
 
 
 @pytest.mark.usefixtures("verilator")
-@pytest.mark.parametrize(("variant", "hws"), [
-    pytest.param(v, h, id=f"{v.label}{'-hws' * h}",
-                 marks=pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, v, h)))
-    for v in VARIANTS for h in HWS
-])  # fmt: skip
+@pytest.mark.parametrize(("variant", "hws"), build_params())
 def test_atomics_program(variant: Variant, hws: bool) -> None:
     """testbench/tests/programs/atomics.S, four blocks of 16 threads (blocks 2 and 3 enter the
     slots of blocks 0 and 1): lr.w / sc.w retry loops on global and shared words and in a
@@ -350,11 +366,7 @@ def test_random_programs(variant: Variant, hws: bool, program: Program, block: i
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("verilator")
-@pytest.mark.parametrize(("variant", "hws"), [
-    pytest.param(v, h, id=f"{v.label}{'-hws' * h}",
-                 marks=pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, v, h)))
-    for v in VARIANTS for h in HWS
-])  # fmt: skip
+@pytest.mark.parametrize(("variant", "hws"), build_params())
 @settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
 @given(program=programs(), block=st.integers(1, 32))
 def test_random_programs_sweep(variant: Variant, hws: bool, program: Program, block: int) -> None:
