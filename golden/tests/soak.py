@@ -71,9 +71,7 @@ def save_reproducer(source: str, block: int, grid: int, directory: Path) -> Path
     directory.mkdir(parents=True, exist_ok=True)
     text = HEADER.format(grid=grid, block=block) + source
     path = directory / f"{hashlib.sha1(text.encode()).hexdigest()[:12]}.S"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+    write_output(path, text)
     return path
 
 
