@@ -10,7 +10,9 @@ a hint that names another PC than the postdominator is an error.
 The control-flow graph is intraprocedural, over instructions: a branch goes to its target and
 the next instruction; ``j`` to its target; a call (``jal``/``jalr`` that links) returns to the
 next instruction; a jump through a register that does not link (``ret``, ``jr``) and ``ecall``
-(exit) end the function. A branch of the kernel whose postdominator is that end has no
+(exit) end the function, except that a ``jr`` right after an ``rhint`` (a jump table) goes to
+the hinted join: its targets are not in the binary, but every one of them reaches the join, so
+the branches around the jump table postdominate through it as they do in the source. A branch of the kernel whose postdominator is that end has no
 reconvergence PC (:data:`~reconverge.golden.blocks.divergence.NEVER`): its splits meet again only
 by exiting; a branch of a device function whose postdominator is the function's end reconverges
 when the function returns (:data:`~reconverge.golden.blocks.divergence.RETURN`).
@@ -79,7 +81,11 @@ class Program:
 
         def succ(pc: int) -> list[int]:
             ins = self.code.get(pc)
-            return [] if ins is None else [s for s in successors(pc, ins) if s in self.code]
+            if ins is None:
+                return []
+            if ins.name == "jalr" and not ins.rd and pc in self.hints:
+                return [self.hints[pc]] if self.hints[pc] in self.code else []
+            return [s for s in successors(pc, ins) if s in self.code]
 
         calls = sorted(
             (pc + ins.imm) & MASK32 for pc, ins in self.code.items() if ins.name == "jal" and ins.rd

@@ -191,6 +191,46 @@ join:
     assert fixed.rpc(GLOBAL_BASE + 8) == GLOBAL_BASE + 0x14
 
 
+
+JUMP_TABLE_IN_ELSE = f"""
+# The else side of the branch is a jump table whose cases end at its join; the binary does not
+# say where jr goes, the hint does. The branch reconverges at join (then its threads meet at the
+# barrier together), not at the end of the kernel.
+_start:
+    csrr t0, tid
+    andi t1, t0, 1
+    bnez t1, other
+    addi t0, t0, 1
+    j    join
+other:
+    la   t1, table
+    lw   t1, 0(t1)
+    rhint join
+    jr   t1
+case:
+    addi t0, t0, 2
+    j    join
+join:
+    bar
+    andi a0, t0, 255
+    {EXIT}
+    .data
+table:
+    .word case
+"""
+
+
+def test_a_branch_around_a_jump_table_reconverges_at_the_hinted_join() -> None:
+    """Found by the random programs (a barrier deadlock under sps): without its hinted join as
+    successor, ``jr`` ended the control-flow graph and the branch's IPDOM was the exit."""
+    image = assemble(JUMP_TABLE_IN_ELSE, "jt.S")
+    code = Program(image)
+    branch, join = (GLOBAL_BASE + 8, image.symbols["join"])
+    assert code.rpc(branch) == join
+    result = run_sm(image, launch(), SMConfig(policy=Policy.SPS))
+    assert result.fault is None, result.fault
+    assert result.exit_codes.tolist() == [[1, 3, 3, 5]]
+
 # ----------------------------------------------------------------------------------------------
 # Memory
 
