@@ -86,11 +86,13 @@ cosim: setup
 	$(PY) -m reconverge.testbench.cosimdoc docs/cosim.md --jobs $(JOBS)
 
 # Area and timing of the HDL blocks and of the SM under every policy, from real Yosys/nextpnr
-# runs (hours: the SM runs one at a time). Raw results in build/area.json; after an
-# interruption, `$(PY) -m reconverge.hdl.tools.area docs/area.md --json build/area.json --resume`.
+# runs (hours: the SM runs one at a time). The raw results are kept in docs/area.json: a run
+# synthesises only the rows whose design, flow or tools changed, or that were never run.
+# AREA_BUDGET=SECONDS starts no synthesis after that long (the page lists what is left).
+AREA_BUDGET ?=
 area: setup
-	mkdir -p build
-	$(PY) -m reconverge.hdl.tools.area docs/area.md --jobs $(JOBS) --json build/area.json
+	$(PY) -m reconverge.hdl.tools.area docs/area.md --jobs $(JOBS) --json docs/area.json --resume \
+	  $(if $(AREA_BUDGET),--budget $(AREA_BUDGET))
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis sim_build

