@@ -13,13 +13,49 @@ from dataclasses import dataclass
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
+#: Every sub-command, in the order ``reconverge --help`` lists them: its one line of help and
+#: the module whose ``COMMANDS`` define it (imported only when the command runs).
+INDEX: dict[str, tuple[str, str]] = {
+    "exec": ("run an ELF (or assembly) program on golden", "reconverge.golden.programs"),
+    "asm": ("assemble RISC-V assembly into an ELF", "reconverge.golden.programs"),
+    "disasm": ("disassemble an ELF (or assembly) program", "reconverge.golden.programs"),
+    "compile": (
+        "compile a kernel to an ELF (or print its IR, GSA or assembly)",
+        "reconverge.golden.compiler.commands",
+    ),
+    "analyze": (
+        "print the divergence analyses of a kernel (seed 004 Fig 2.2 columns)",
+        "reconverge.golden.compiler.commands",
+    ),
+    "demo": (
+        "the main job: compile the demo kernels, run them under every policy, compare",
+        "reconverge.golden.sm.commands",
+    ),
+    "run": (
+        "run a program on the cycle-level SM under one policy",
+        "reconverge.golden.sm.commands",
+    ),
+    "compare": ("compare policies on programs, side by side", "reconverge.golden.sm.commands"),
+    "verilog": (
+        "generate the Verilog of an HDL block or of the SM",
+        "reconverge.hdl.tools.commands",
+    ),
+    "synth": (
+        "synthesise an HDL block or the SM: Yosys cell counts and transistors, ECP5 LUTs/FFs/Fmax",
+        "reconverge.hdl.tools.commands",
+    ),
+    "cosim": (
+        "co-simulate a program on the SM's Verilog (cocotb) against golden",
+        "reconverge.testbench.commands",
+    ),
+}
+
+
 @dataclass(frozen=True)
 class Command:
     """A sub-command: ``configure`` adds its arguments, ``run`` executes it and returns the exit
-    status. Feature modules define their own and ``reconverge.golden.cli.commands`` lists
-    them."""
+    status. Feature modules define their own as ``COMMANDS``; :data:`INDEX` lists them."""
 
     name: str
-    help: str
     configure: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]

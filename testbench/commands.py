@@ -22,6 +22,7 @@ from dataclasses import fields, replace
 from typing import Any
 
 from reconverge.golden import cli
+from reconverge.golden.command import Command
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.output import check_output
 from reconverge.golden.sm.commands import (
@@ -139,11 +140,4 @@ def _cmd_cosim(ns: argparse.Namespace) -> int:
     return cli.EXIT_OK if report.ok and not wrong else cli.EXIT_FAILED
 
 
-COMMANDS = (
-    cli.Command(
-        "cosim",
-        "co-simulate a program on the SM's Verilog (cocotb) against golden",
-        _configure,
-        _cmd_cosim,
-    ),
-)
+COMMANDS = (Command("cosim", _configure, _cmd_cosim),)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from reconverge.golden.command import Command
 from reconverge.golden.compiler import analysis, lang, regalloc
 from reconverge.golden.compiler.codegen import compile_kernel
 from reconverge.golden.compiler.errors import CompileError
@@ -169,19 +169,7 @@ def _cmd_analyze(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _command(name: str, help: str, configure: Callable[..., None], run: Callable[..., int]) -> Any:
-    from reconverge.golden.cli import Command
-
-    return Command(name, help, configure, run)
-
-
 COMMANDS = (
-    _command(
-        "compile", "compile a kernel to an ELF (or print its IR, GSA or assembly)",
-        _configure_compile, _cmd_compile,
-    ),
-    _command(
-        "analyze", "print the divergence analyses of a kernel (seed 004 Fig 2.2 columns)",
-        _configure_analyze, _cmd_analyze,
-    ),
-)  # fmt: skip
+    Command("compile", _configure_compile, _cmd_compile),
+    Command("analyze", _configure_analyze, _cmd_analyze),
+)

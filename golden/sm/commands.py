@@ -11,7 +11,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from reconverge.golden import cli
+from reconverge.golden import cli, programs
+from reconverge.golden.command import Command
 from reconverge.golden.compiler.regalloc import ALLOCATORS
 from reconverge.golden.functional import LaunchConfig
 from reconverge.golden.geometry import Geometry
@@ -169,7 +170,7 @@ def run_json(
     result: SMResult, launch: LaunchConfig, config: SMConfig, work: Workload
 ) -> dict[str, Any]:
     """The JSON form of ``reconverge run`` (keys documented in README.md)."""
-    out = cli.result_json(result, launch, work.source)
+    out = programs.result_json(result, launch, work.source)
     assert result.metrics is not None
     g = launch.geometry
     out.update(
@@ -328,12 +329,12 @@ def _cmd_run(ns: argparse.Namespace) -> int:
     if ns.json:
         print(json.dumps(run_json(result, launch, config, work), indent=1))
     else:
-        print(cli.format_result(result, launch, work.source))
+        print(programs.format_result(result, launch, work.source))
         print(format_metrics(result, config))
         if work.launches is not None and result.fault is None:
             print(f"outputs differ from the oracle: {', '.join(wrong)}" if wrong else
                   "outputs match the oracle")  # fmt: skip
-    return cli.EXIT_OK if cli.run_ok(result) and not wrong else cli.EXIT_FAILED
+    return cli.EXIT_OK if programs.run_ok(result) and not wrong else cli.EXIT_FAILED
 
 
 def compare(
@@ -362,7 +363,7 @@ def compare(
                     "hws": variant.hws,
                     "warp_formation": variant.formation.value,
                     "label": variant.label,
-                    "ok": cli.run_ok(result),
+                    "ok": programs.run_ok(result),
                     "fault": None if result.fault is None else str(result.fault),
                     "same_results": same,
                     "oracle_mismatches": work.mismatches(result, config.explicit)
@@ -548,16 +549,7 @@ def _configure_demo(p: argparse.ArgumentParser) -> None:
 
 
 COMMANDS = (
-    cli.Command(
-        "demo",
-        "the main job: compile the demo kernels, run them under every policy, compare",
-        _configure_demo,
-        lambda ns: _cmd_compare(ns),
-    ),
-    cli.Command(
-        "run", "run a program on the cycle-level SM under one policy", _configure_run, _cmd_run
-    ),
-    cli.Command(
-        "compare", "compare policies on programs, side by side", configure_compare, _cmd_compare
-    ),
+    Command("demo", _configure_demo, lambda ns: _cmd_compare(ns)),
+    Command("run", _configure_run, _cmd_run),
+    Command("compare", configure_compare, _cmd_compare),
 )

@@ -12,9 +12,10 @@ the next instruction; ``j`` to its target; a call (``jal``/``jalr`` that links) 
 next instruction; a jump through a register that does not link (``ret``, ``jr``) and ``ecall``
 (exit) end the function, except that a ``jr`` right after an ``rhint`` (a jump table) goes to
 the hinted join: its targets are not in the binary, but every one of them reaches the join, so
-the branches around the jump table postdominate through it as they do in the source. A branch of the kernel whose postdominator is that end has no
-reconvergence PC (:data:`~reconverge.golden.blocks.divergence.NEVER`): its splits meet again only
-by exiting; a branch of a device function whose postdominator is the function's end reconverges
+the branches around the jump table postdominate through it as they do in the source. A branch
+of the kernel whose postdominator is that end has no reconvergence PC
+(:data:`~reconverge.golden.blocks.divergence.NEVER`): its splits meet again only by exiting; a
+branch of a device function whose postdominator is the function's end reconverges
 when the function returns (:data:`~reconverge.golden.blocks.divergence.RETURN`).
 """
 

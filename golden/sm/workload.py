@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reconverge.golden import cli
+from reconverge.golden import cli, programs
 from reconverge.golden.compiler.errors import CompileError
 from reconverge.golden.compiler.launch import Launch
 from reconverge.golden.functional import DEFAULT_BLOCK, DEFAULT_GRID, LaunchConfig, RunResult
@@ -125,7 +125,7 @@ def load_workload(
     """A program file, or a suite kernel (by name or ``FILE.py``) compiled and bound."""
     path = Path(spec)
     if path.suffix in PROGRAM_SUFFIXES or (path.is_file() and path.suffix != ".py"):
-        image = cli.load_program(path)
+        image = programs.load_program(path)
         return Workload(image.source, image, grid or DEFAULT_GRID, block or DEFAULT_BLOCK, args)
     if path.suffix == ".py":
         if not path.is_file():

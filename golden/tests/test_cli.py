@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from reconverge.golden import cli
+from reconverge.golden import cli, programs
 
 DEMO = Path(cli.__file__).resolve().parents[1] / "kernels" / "divergent_demo.S"
 RECONVERGE = str(Path(sys.executable).with_name("reconverge"))
@@ -34,13 +34,13 @@ def reconverge(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize(("grid", "block", "warp"), [(1, 1, 1), (2, 16, 8), (1, 40, 32)])
 def test_divergent_program_computes_collatz_steps(grid: int, block: int, warp: int) -> None:
-    result, config, image = cli.exec_elf(DEMO, grid=grid, block=block, warp_size=warp)
+    result, config, image = programs.exec_elf(DEMO, grid=grid, block=block, warp_size=warp)
     result.check()
     words = result.memory.read_words(image.symbols["result"], grid * block)
     assert [int(w) for w in words] == [collatz_steps(g + 1) for g in range(grid * block)]
-    assert cli.run_ok(result)
+    assert programs.run_ok(result)
     # The loop trip counts differ per thread, so warps diverge: efficiency below 1 for W > 1.
-    efficiency = cli.simd_efficiency(result, config.geometry)
+    efficiency = programs.simd_efficiency(result, config.geometry)
     assert (efficiency == 1.0) if warp == 1 else (0 < efficiency < 1)
 
 

@@ -191,7 +191,6 @@ join:
     assert fixed.rpc(GLOBAL_BASE + 8) == GLOBAL_BASE + 0x14
 
 
-
 JUMP_TABLE_IN_ELSE = f"""
 # The else side of the branch is a jump table whose cases end at its join; the binary does not
 # say where jr goes, the hint does. The branch reconverges at join (then its threads meet at the
@@ -230,6 +229,7 @@ def test_a_branch_around_a_jump_table_reconverges_at_the_hinted_join() -> None:
     result = run_sm(image, launch(), SMConfig(policy=Policy.SPS))
     assert result.fault is None, result.fault
     assert result.exit_codes.tolist() == [[1, 3, 3, 5]]
+
 
 # ----------------------------------------------------------------------------------------------
 # Memory

@@ -321,17 +321,7 @@ def _cmd_synth(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-HDL_COMMANDS = (
-    Command(
-        "verilog",
-        "generate the Verilog of an HDL block or of the SM",
-        _configure_verilog,
-        _cmd_verilog,
-    ),
-    Command(
-        "synth",
-        "synthesise an HDL block or the SM: Yosys cell counts and transistors, ECP5 LUTs/FFs/Fmax",
-        _configure_synth,
-        _cmd_synth,
-    ),
+COMMANDS = (
+    Command("verilog", _configure_verilog, _cmd_verilog),
+    Command("synth", _configure_synth, _cmd_synth),
 )

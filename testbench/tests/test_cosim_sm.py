@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 from reconverge.golden import cli
 from reconverge.golden.asm import assemble
 from reconverge.golden.functional import LaunchConfig
+from reconverge.golden.programs import load_program
 from reconverge.golden.sm.config import Policy
 from reconverge.golden.tests import riscv_tests
 from reconverge.golden.tests.randprog import Program, programs, render
@@ -279,7 +280,7 @@ def test_jump_table_program(variant: Variant, hws: bool) -> None:
     ``ret`` without a call to three (more target groups than the stacks and tables take in one
     clock), a barrier, shared memory and AMOs, under every policy: level 4, and the RTL's
     memory holds the values the program's header derives per thread."""
-    image = cli.load_program(JUMP_TABLE)
+    image = load_program(JUMP_TABLE)
     params = params_for(COSIM_GEOMETRY, variant, hws)
     launch = LaunchConfig(1, 16, params.geometry, args=(5,))
     report = cosim(image, launch, params, sim="verilator", level=4, source=str(JUMP_TABLE))
@@ -303,7 +304,7 @@ def test_atomics_program(variant: Variant, hws: bool) -> None:
     divergent branch, private lr.w / sc.w on local memory, and the five AMOs beyond add, swap,
     min and max, under every policy: level 4, and the RTL's memory holds the values the
     program's header derives."""
-    image = cli.load_program(ATOMICS)
+    image = load_program(ATOMICS)
     params = params_for(COSIM_GEOMETRY, variant, hws)
     launch = LaunchConfig(4, 16, params.geometry)
     report = cosim(image, launch, params, sim="verilator", level=4, source=str(ATOMICS))
@@ -332,7 +333,7 @@ def test_two_resident_blocks_keep_their_windows() -> None:
     """testbench/tests/programs/two_resident_blocks.S (a random program that found the bug):
     a block entering the slots of another block's warps while that block still runs keeps its
     own barrier and shared-memory window: level 4 under sps."""
-    image = cli.load_program(TWO_BLOCKS)
+    image = load_program(TWO_BLOCKS)
     params = params_for(COSIM_GEOMETRY, SPS, False)
     report = cosim(image, LaunchConfig(2, 20, params.geometry), params, sim="verilator", level=4)
     assert report.reached == 4, report.format()
@@ -390,7 +391,7 @@ def test_riscv_tests_on_the_sm(name: str, riscv_tests_dir: Path) -> None:
     """The public RISC-V ISA tests (rv32ui, rv32um, rv32ua: golden/tests/riscv_tests.py) on
     the SM's Verilog under mp-orec with hws, one thread: level 4, and the thread exits with 0
     (a failing case exits with its number)."""
-    image = cli.load_program(riscv_tests.build(name, riscv_tests_dir))
+    image = load_program(riscv_tests.build(name, riscv_tests_dir))
     params = params_for(COSIM_GEOMETRY, MP_OREC, True)
     report = cosim(image, LaunchConfig(1, 1, params.geometry), params, sim="verilator", level=4)
     assert report.reached == 4, report.format()
