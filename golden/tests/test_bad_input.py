@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
 import signal
 import struct
@@ -246,6 +247,18 @@ def test_a_fault_in_json_is_in_the_report(tmp: Path, capsys: pytest.CaptureFixtu
     assert report["fault"]["kind"] == "illegal instruction" and report["fault"]["pc"] is not None
 
 
+def cpu_seconds_of(pid: int, at_least: float, timeout: float = 120.0) -> float:
+    """Wait until process ``pid`` has used ``at_least`` seconds of CPU (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    deadline = time.monotonic() + timeout
+    while True:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        used = (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+        if used >= at_least or time.monotonic() > deadline:
+            return used
+        time.sleep(0.05)
+
+
 def test_ctrl_c_is_one_line_and_leaves_no_file(tmp: Path) -> None:
     """SIGINT during a long run: 'interrupted', status 130, no trace file written."""
     trace = tmp / "interrupted.jsonl"
@@ -254,7 +267,7 @@ def test_ctrl_c_is_one_line_and_leaves_no_file(tmp: Path) -> None:
          "--step-limit", "100000000", "--trace", str(trace)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    time.sleep(3)
+    cpu_seconds_of(proc.pid, at_least=1.0)  # into the run, past start-up, however loaded
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == cli.EXIT_INTERRUPTED
