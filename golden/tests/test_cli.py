@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from reconverge.golden import cli, programs
+from reconverge.golden.command import INDEX
 
 DEMO = Path(cli.__file__).resolve().parents[1] / "kernels" / "divergent_demo.S"
 RECONVERGE = str(Path(sys.executable).with_name("reconverge"))
@@ -126,3 +128,23 @@ def test_asm_writes_nothing_on_error(tmp_path: Path) -> None:
     proc = reconverge("asm", str(src), "-o", str(out))
     assert proc.returncode == 2 and "bad.S:2:" in proc.stderr
     assert not out.exists()
+
+
+def test_the_index_names_every_command_once_and_help_loads_none() -> None:
+    """Each INDEX entry is a command its module defines, each module's commands are all in the
+    index; ``--help`` and ``exec`` import no other command's module (start-up, issue 9)."""
+    modules = {module for _, module in INDEX.values()}
+    defined = {c.name for m in modules for c in importlib.import_module(m).COMMANDS}
+    assert defined == set(INDEX)
+    assert all(cli.command(name).name == name for name in INDEX)
+    probe = (
+        "import sys; from reconverge.golden import cli; "
+        "cli.build_parser(only=sys.argv[1]); "
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('reconverge'))))"
+    )
+    for name, expected in (("", "reconverge.golden.command"), ("exec", INDEX["exec"][1])):
+        done = subprocess.run([sys.executable, "-c", probe, name], capture_output=True,
+                              text=True, check=True)  # fmt: skip
+        loaded = set(done.stdout.split())
+        assert expected in loaded
+        assert not loaded & (modules - {INDEX["exec"][1] if name else ""}), loaded
