@@ -4,14 +4,16 @@ of a pass, and the writes of a whole warp, reach their threads' registers in par
 banked register file of seed 001 (Sec 3.6, Fig 5.3), one bank per lane position, which is why
 the squeeze keeps every thread in its lane (Sec 4.1, rule 1).
 
-Storage: per bank an Amaranth ``lib.memory.Memory`` of warps x 32 words with two asynchronous
-read ports and three write ports. A memory is one array in the Verilog (``reg [31:0] m[..]``),
-which Icarus and Verilator simulate far faster than W x warps x 32 separate registers behind
-read multiplexers, and which synthesis maps to flip-flops or LUT RAM as the target allows
-(block RAM has neither asynchronous reads nor three write ports). Amaranth leaves two writes
-to one row in one cycle undefined, so the enables are gated: of several ports writing the
-same (slot, register) of a position, the last of ``write_lane``, ``write_div``, ``write_lsu``
-wins. Writes to x0 are dropped.
+Storage: a bank is a *live-value table* multi-ported memory (LaForest and Steffan, FPGA
+2010): for each write port and each read port, an Amaranth ``lib.memory.Memory`` of warps x
+32 words with one write port and one asynchronous read port — what the ECP5's distributed RAM
+(and most FPGAs' LUT RAM) provides, so synthesis maps the register file to LUT RAM instead of
+flip-flops and multiplexers (docs/hdl.md: the flip-flop file was half of the SM). A port
+writes its own copies; the live-value table, two bits per (slot, register) of a position in
+flip-flops, records which port wrote a row last, and a read takes that port's copy. Of several
+ports writing the same (slot, register) of a position in one cycle the last of
+``write_lane``, ``write_div``, ``write_lsu`` wins (the earlier ones' enables are dropped).
+Writes to x0 are dropped.
 
 A per-(slot, position, register) *written* bit, in flip-flops, lets a launch mark a whole slot
 unwritten in one cycle; an unwritten register reads its initial value
@@ -26,7 +28,7 @@ from __future__ import annotations
 from functools import reduce
 from operator import or_
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, unsigned
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -130,28 +132,51 @@ class RegisterFile(wiring.Component):
         cleared = Signal(rows, name="launch_clear")
         m.d.comb += cleared.eq(Cat(self.launch.slots[s].replicate(NUM_REGS) for s in range(slots)))
         read = self.read
-        init_rs1 = self._initial(m, "init_rs1", read.rs1)
-        init_rs2 = self._initial(m, "init_rs2", read.rs2)
+        reads = (
+            (read.rs1, self._initial(m, "init_rs1", read.rs1), read.rs1_data),
+            (read.rs2, self._initial(m, "init_rs2", read.rs2), read.rs2_data),
+        )
+        write_rows = [Cat(port.rd, port.warp) for port in ports]
+        decoded = [Signal(rows, name=f"{name}_row") for name in WRITE_PORTS]
+        for row, one_hot in zip(write_rows, decoded, strict=True):
+            m.d.comb += one_hot.eq(Const(1, rows) << row)
         for j in range(width):
-            bank = Memory(shape=WORD, depth=rows, init=[])
-            m.submodules[f"bank{j}"] = bank
+            # The rows each port writes at this position this cycle.
+            sets = [Signal(rows, name=f"set{j}_{name}") for name in WRITE_PORTS]
+            for set_bits, one_hot, enable in zip(sets, decoded, enables, strict=True):
+                m.d.comb += set_bits.eq(one_hot & enable[j].replicate(rows))
             written = Signal(rows, name=f"written{j}")
-            set_bits = []
-            for port, enable in zip(ports, enables, strict=True):
-                writer = bank.write_port()
-                row = Cat(port.rd, port.warp)
-                m.d.comb += [writer.addr.eq(row), writer.data.eq(port.data[j])]
-                m.d.comb += writer.en.eq(enable[j])
-                set_bits.append(Mux(enable[j], Const(1, rows) << row, 0))
-            m.d.sync += written.eq((written | reduce(or_, set_bits)) & ~cleared)
-            for reg, init, out in (
-                (read.rs1, init_rs1, read.rs1_data),
-                (read.rs2, init_rs2, read.rs2_data),
-            ):
-                reader = bank.read_port(domain="comb")
+            m.d.sync += written.eq((written | reduce(or_, sets)) & ~cleared)
+            live = Array(Signal(range(len(ports)), name=f"live{j}_{r}") for r in range(rows))
+            for r in range(rows):
+                for w, set_bits in enumerate(sets):  # a later port's write is the live one
+                    with m.If(set_bits[r]):
+                        m.d.sync += live[r].eq(w)
+            copies = []
+            for w, (port, row, enable) in enumerate(zip(ports, write_rows, enables, strict=True)):
+                per_read = []
+                for k in range(len(reads)):
+                    bank = Memory(shape=WORD, depth=rows, init=[])
+                    m.submodules[f"bank{j}_{WRITE_PORTS[w]}_{k}"] = bank
+                    writer = bank.write_port()
+                    m.d.comb += [
+                        writer.addr.eq(row),
+                        writer.data.eq(port.data[j]),
+                        writer.en.eq(enable[j]),
+                    ]
+                    per_read.append(bank.read_port(domain="comb"))
+                copies.append(per_read)
+            for k, (reg, init, out) in enumerate(reads):
                 row = Cat(reg, read.warp)
-                m.d.comb += reader.addr.eq(row)
-                m.d.comb += out[j].eq(Mux(written.bit_select(row, 1), reader.data, init))
+                which = Signal(range(len(ports)), name=f"live{j}_read{k}")
+                m.d.comb += which.eq(live[row])
+                value = Signal(WORD, name=f"value{j}_read{k}")
+                with m.Switch(which):
+                    for w, per_read in enumerate(copies):
+                        m.d.comb += per_read[k].addr.eq(row)
+                        with m.Case(w):
+                            m.d.comb += value.eq(per_read[k].data)
+                m.d.comb += out[j].eq(Mux(written.bit_select(row, 1), value, init))
         return m
 
     def _write_enable(self, m: Module, index: int, ports: list[wiring.PureInterface]) -> Signal:
