@@ -208,10 +208,11 @@ def submodule_groups(result: dict[str, Any]) -> dict[str, dict[str, int]]:
 
 #: Why a kind of submodule is large, said when it is among the largest.
 WHY = {
-    "regfile": "the register file's banks have three write ports and two asynchronous read "
-    "ports, which neither EBR nor the ECP5's distributed RAM (one write, one read port) "
-    "provides, so Yosys builds them from flip-flops and multiplexers",
-    "divider": "each lane's divider is unrolled over the 32 steps of a division",
+    "regfile": "the register file keeps a LUT-RAM copy of every bank per write and read port "
+    "(a live-value table: three write and two asynchronous read ports, which the ECP5's "
+    "distributed RAM, one of each, does not have), and its read side selects among the copies",
+    "divider": "each lane's divider is pipelined over the 32 steps of a division, so that one "
+    "can start every cycle",
 }
 
 
