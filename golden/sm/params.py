@@ -138,8 +138,9 @@ COSIM = SMParams(
 #: still diverges and squeezes — one warp slot of W = 4 threads on L = 2 lanes (two passes, so
 #: hws has something to squeeze), 4-entry stacks, tables and scoreboard, a 256-word instruction
 #: store, the co-simulation latencies, 16-byte lines — so that it fits an ECP5 LFE5U-85F under
-#: every policy. With two warp slots the SM already needs about 95k LUT4 (its register file,
-#: 3 write and 2 asynchronous read ports per bank, becomes flip-flops and multiplexers).
+#: every policy. With two warp slots the SM needed about 95k LUT4 while its register file was
+#: flip-flops; with the file in LUT RAM one slot takes 47k (docs/hdl.md, "The synthesis
+#: configuration"), two slots are not measured yet.
 SYNTH = SMParams(
     geometry=Geometry(
         warp_size=4,
