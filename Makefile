@@ -48,8 +48,10 @@ run: setup
 test: setup
 	$(PY) -m pytest -n $(JOBS) --dist loadgroup -m "not slow and not sweep"
 
+# TESTS=FILE... narrows the slow tests to some files (CI runs the random programs' sweep).
+TESTS ?=
 test-slow: setup
-	$(PY) -m pytest -n $(JOBS) --dist loadgroup -m slow
+	$(PY) -m pytest -n $(JOBS) --dist loadgroup -m slow $(TESTS)
 
 # What does not fit in CI: the rest of the co-simulation sweep (26 more SM builds; make cosim
 # runs the same cells and writes docs/cosim.md) and 20 000 random cycles of every HDL block.

@@ -133,7 +133,7 @@ def test_every_policy_computes_what_the_functional_model_computes(
 
 @pytest.mark.slow
 @pytest.mark.parametrize("stream", range(4))
-@settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=625, deadline=None, suppress_health_check=list(HealthCheck))
 @given(**PROGRAMS, geometry=GEOMETRIES, hws=st.booleans())
 def test_every_policy_computes_what_the_functional_model_computes_sweep(
     stream: int, program: Program, block: int, grid: int, geometry: tuple[int, int], hws: bool
