@@ -16,7 +16,7 @@ from reconverge.golden.asm import assemble
 from reconverge.golden.cli import DEFAULT_STEP_LIMIT, UsageError, add_launch_options
 from reconverge.golden.command import EXIT_FAILED, EXIT_OK, Command
 from reconverge.golden.disasm import disassemble_image
-from reconverge.golden.elf import read_elf, write_elf
+from reconverge.golden.elf import load_elf, write_elf
 from reconverge.golden.faults import StepLimitFault
 from reconverge.golden.functional import (
     DEFAULT_BLOCK,
@@ -38,13 +38,13 @@ from reconverge.golden.progress import check_memory, progress_for
 def load_program(path: str | Path) -> Image:
     """An ELF file, or an assembly source (``.s``/``.S``) assembled on the fly."""
     path = Path(path)
+    if path.suffix not in (".s", ".S", ".asm"):
+        return load_elf(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise UsageError(f"{path}: {exc.strerror or exc}") from None
-    if path.suffix in (".s", ".S", ".asm"):
-        return assemble(data.decode(errors="replace"), str(path))
-    return read_elf(data, str(path))
+    return assemble(data.decode(errors="replace"), str(path))
 
 
 # ----------------------------------------------------------------------------------------------
