@@ -10,7 +10,7 @@ JOBS ?= 2
 # long targets print their progress as it happens, not when their output buffer fills
 export PYTHONUNBUFFERED := 1
 
-.PHONY: all setup system-deps run test test-slow test-sweep soak lint docs results bench cosim area clean
+.PHONY: all setup system-deps run test test-slow test-sweep soak lint docs results eval bench cosim area clean
 
 all: test
 
@@ -76,6 +76,13 @@ docs: setup
 # Every policy on the whole kernel suite (docs/results.md, about a minute).
 results: setup
 	$(PY) -m reconverge.golden.sm.results docs/results.md
+
+# The seeds' experiments on the evaluation machines (docs/evaluation.md, docs/figures/): about
+# EVAL_MINUTES minutes on 2 cores the first time; every run's result is kept in build/eval-cache,
+# so a re-run computes only what changed (EXPERIMENTS="seed002 seed001" runs some).
+EXPERIMENTS ?=
+eval: setup
+	$(VENV)/bin/reconverge eval --jobs $(JOBS) $(EXPERIMENTS)
 
 # Start-up and simulation speed of the golden models, each beside the code before the speed work
 # (checked out of git), and of the SM's Verilog (Icarus, Verilator): docs/performance.md.

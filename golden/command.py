@@ -36,6 +36,10 @@ INDEX: dict[str, tuple[str, str]] = {
         "reconverge.golden.sm.commands",
     ),
     "compare": ("compare policies on programs, side by side", "reconverge.golden.sm.commands"),
+    "eval": (
+        "run the seeds' experiments on the golden SM and write docs/evaluation.md",
+        "reconverge.golden.evaluation.commands",
+    ),
     "verilog": (
         "generate the Verilog of an HDL block or of the SM",
         "reconverge.hdl.tools.commands",

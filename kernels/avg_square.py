@@ -31,4 +31,6 @@ def make(size: int, seed: int) -> Case:
     return Case({"m": m, "v": np.zeros(block, np.int32), "c": size}, grid=1, block=block)
 
 
-SPEC = SuiteKernel("avgSquare", avgSquare, make, 6, "seed 004 Fig 2.1 avgSquare: uniform loop")
+SPEC = SuiteKernel(
+    "avgSquare", avgSquare, make, 6, "seed 004 Fig 2.1 avgSquare: uniform loop", eval_size=256
+)

@@ -55,7 +55,11 @@ def make(size: int, seed: int) -> Case:
     row, col = random_graph(n, 3, seed)
     level = np.full(n, UNSEEN, np.int32)
     level[0] = 0
-    return Case({"level": level, "row": row, "col": col, "n": n}, grid=1, block=min(n, 16))
+    return Case(
+        {"level": level, "row": row, "col": col, "n": n}, grid=1, block=min(n, max(16, n // 8))
+    )
 
 
-SPEC = SuiteKernel("bfs", bfs, make, 24, "BFS on a random graph: atomics, barriers, shared flag")
+SPEC = SuiteKernel(
+    "bfs", bfs, make, 24, "BFS on a random graph: atomics, barriers, shared flag", eval_size=2048
+)

@@ -36,4 +36,6 @@ def make(size: int, seed: int) -> Case:
     return Case({"out": np.zeros(n, np.int32), "data": data}, grid=2, block=size)
 
 
-SPEC = SuiteKernel("condCall", condCall, make, 8, "seed 000 Listing 1: conditional call")
+SPEC = SuiteKernel(
+    "condCall", condCall, make, 8, "seed 000 Listing 1: conditional call", eval_size=768
+)

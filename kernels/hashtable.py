@@ -53,8 +53,8 @@ def make(size: int, seed: int) -> Case:
     for node, key in enumerate(keys.tolist()):
         b = host_hash(key) % nbuckets
         nexts[node], heads[b] = heads[b], node
-    block = 16
-    nq = 2 * block
+    block = min(128, max(16, size))  # full warps of 32 from size 32 on
+    nq = block * max(2, -(-3 * size // block))  # about one query per key
     present = rng.choice(keys, nq // 2)
     absent = rng.integers(100_000, 200_000, nq - nq // 2)
     queries = int32_array(rng.permutation(np.concatenate([present, absent])))
@@ -66,4 +66,6 @@ def make(size: int, seed: int) -> Case:
     )  # fmt: skip
 
 
-SPEC = SuiteKernel("hashLookup", hashLookup, make, 8, "hash-table lookup with chaining")
+SPEC = SuiteKernel(
+    "hashLookup", hashLookup, make, 8, "hash-table lookup with chaining", eval_size=1024
+)

@@ -27,4 +27,6 @@ def make(size: int, seed: int) -> Case:
     return Case({"out": np.zeros(n, np.int32), "data": data}, grid=2, block=size)
 
 
-SPEC = SuiteKernel("ifElse", ifElse, make, 8, "seed 002 Fig 2: if/else reconverging at D")
+SPEC = SuiteKernel(
+    "ifElse", ifElse, make, 8, "seed 002 Fig 2: if/else reconverging at D", eval_size=768
+)

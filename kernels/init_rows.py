@@ -25,4 +25,6 @@ def make(size: int, seed: int) -> Case:
     return Case({"m": np.zeros(rows * cols, np.int32), "n": cols}, grid=1, block=rows)
 
 
-SPEC = SuiteKernel("initRows", initRows, make, 8, "seed 004 Fig 3.10: degree-2 affine rows")
+SPEC = SuiteKernel(
+    "initRows", initRows, make, 8, "seed 004 Fig 3.10: degree-2 affine rows", eval_size=512
+)

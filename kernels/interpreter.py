@@ -95,4 +95,6 @@ def make(size: int, seed: int) -> Case:
     )  # fmt: skip
 
 
-SPEC = SuiteKernel("interpreter", interpreter, make, 8, "switch-heavy bytecode interpreter")
+SPEC = SuiteKernel(
+    "interpreter", interpreter, make, 8, "switch-heavy bytecode interpreter", eval_size=768
+)

@@ -36,4 +36,6 @@ def make(size: int, seed: int) -> Case:
     )  # fmt: skip
 
 
-SPEC = SuiteKernel("laplace3d", laplace3d, make, 5, "3-D Laplace stencil: boundary branches")
+SPEC = SuiteKernel(
+    "laplace3d", laplace3d, make, 5, "3-D Laplace stencil: boundary branches", eval_size=48
+)

@@ -33,4 +33,6 @@ def make(size: int, seed: int) -> Case:
     return Case({"out": np.zeros(size, np.int32), "data": data, "limit": 12}, grid=1, block=size)
 
 
-SPEC = SuiteKernel("loopBreak", loopBreak, make, 16, "seed 002 Fig 10: loop with break")
+SPEC = SuiteKernel(
+    "loopBreak", loopBreak, make, 16, "seed 002 Fig 10: loop with break", eval_size=1536
+)

@@ -35,7 +35,7 @@ def mandelbrot(out: Array, width: int, height: int, max_iter: int):
 
 def make(size: int, seed: int) -> Case:
     width, height = size, max(2, size // 2 + seed % 3)
-    block = 16
+    block = min(64, max(16, size))  # full warps of 32 from size 32 on
     grid = -(-(width * height) // block)
     return Case(
         {"out": np.zeros(width * height, np.int32), "width": width, "height": height,
@@ -44,4 +44,6 @@ def make(size: int, seed: int) -> Case:
     )  # fmt: skip
 
 
-SPEC = SuiteKernel("mandelbrot", mandelbrot, make, 8, "fixed-point Mandelbrot: divergent exits")
+SPEC = SuiteKernel(
+    "mandelbrot", mandelbrot, make, 8, "fixed-point Mandelbrot: divergent exits", eval_size=128
+)

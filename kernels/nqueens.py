@@ -56,4 +56,6 @@ def make(size: int, seed: int) -> Case:
     )  # fmt: skip
 
 
-SPEC = SuiteKernel("nqueens", nqueens, make, 5, "N-Queens by backtracking: irregular search")
+SPEC = SuiteKernel(
+    "nqueens", nqueens, make, 5, "N-Queens by backtracking: irregular search", eval_size=7
+)

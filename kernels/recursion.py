@@ -44,4 +44,6 @@ def make(size: int, seed: int) -> Case:
     return Case({"out": np.zeros(size, np.int32), "ns": ns}, grid=1, block=size)
 
 
-SPEC = SuiteKernel("recursion", recursion, make, 8, "recursion: divergent call depth")
+SPEC = SuiteKernel(
+    "recursion", recursion, make, 8, "recursion: divergent call depth", eval_size=1536
+)

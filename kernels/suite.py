@@ -28,14 +28,16 @@ class Case:
 @dataclass(frozen=True)
 class SuiteKernel:
     """A workload of the suite. ``make(size, seed)`` builds a launch; ``size`` scales the
-    work, ``default_size`` is small enough for RTL co-simulation. ``shape`` says which seed
-    figure or control-flow shape it reproduces."""
+    work, ``default_size`` is small enough for RTL co-simulation, ``eval_size`` fills the
+    evaluation SM (docs/evaluation.md: full warps of 32, about 1536 threads or more where the
+    kernel scales). ``shape`` says which seed figure or control-flow shape it reproduces."""
 
     name: str
     kernel: Kernel
     make: Callable[[int, int], Case]
     default_size: int
     shape: str
+    eval_size: int | None = None  # None: the default size
 
     def case(self, size: int | None = None, seed: int = 0) -> Case:
         return self.make(self.default_size if size is None else size, seed)

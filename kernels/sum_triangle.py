@@ -33,5 +33,10 @@ def make(size: int, seed: int) -> Case:
 
 
 SPEC = SuiteKernel(
-    "sumTriangle", sumTriangle, make, 6, "seed 004 Fig 2.1 sumTriangle: divergent loop"
+    "sumTriangle",
+    sumTriangle,
+    make,
+    6,
+    "seed 004 Fig 2.1 sumTriangle: divergent loop",
+    eval_size=256,
 )

@@ -8,7 +8,7 @@ The named configurations (:data:`CONFIGS`) are documented in docs/architecture.m
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from reconverge.golden.blocks.base import bits_for
 from reconverge.golden.geometry import Geometry
@@ -156,5 +156,53 @@ SYNTH = SMParams(
     imem_words=256,
 )
 
+#: The evaluation configuration (docs/evaluation.md): one SM of the GeForce GTX 480 that
+#: seed 002 Sec 5 simulates with GPGPU-Sim 3.1, with the numbers of GPGPU-Sim's distributed
+#: GTX 480 configuration: 48 warp slots of W = 32 (1536 threads), a warp instruction per cycle
+#: (GPGPU-Sim runs the core at half the 1.4 GHz shader clock so that a warp takes one cycle on
+#: Fermi's 16-wide pipelines: L = 32 here), greedy-then-oldest, 8 scoreboard entries per warp
+#: (seed 002 Sec 6.6), ST entries = W (Sec 3.2), integer latencies add 4, mul 4, div 145,
+#: 128-byte lines, 32 shared banks, and global memory at the DRAM path's 120 (ROP) + 100 (DRAM)
+#: cycles: this SM has no data cache, so every global access pays it. Shared-memory latency is
+#: not a parameter of that file; 24 cycles is of its class (Fermi microbenchmarks).
+EVAL = SMParams(
+    geometry=Geometry(
+        warp_size=32,
+        simd_width=32,
+        warps=48,
+        stack_depth=32,
+        split_table=32,
+        reconv_table=32,
+        scoreboard_entries=8,
+    ),
+    config=SMConfig(
+        latencies=Latencies(alu=4, mul=4, div=145, shared=24, global_=220, branch=2),
+        line_bytes=128,
+        shared_banks=32,
+        max_cycles=50_000_000,
+    ),
+    memmap=MemoryMap(global_size=64 << 20, shared_size=64 << 10, local_size=4 << 10),
+    imem_words=1 << 14,
+)
+
+#: Seed 001's machine (its Table 5.1): a compute-capability 1.x SM of 24 warp slots of W = 32
+#: on L = 8 lanes (four quarter-warps: what hws squeezes), perfect memory (here the hardware's
+#: minimum of 2 cycles), no caches; the other sizes as :data:`EVAL`.
+EVAL_TESLA = SMParams(
+    geometry=replace(EVAL.geometry, simd_width=8, warps=24),
+    config=replace(
+        EVAL.config,
+        latencies=replace(EVAL.config.latencies, shared=2, global_=2),
+        shared_banks=16,
+    ),
+    memmap=replace(EVAL.memmap, shared_size=16 << 10),
+    imem_words=EVAL.imem_words,
+)
+
 #: Named configurations (``--config NAME``).
-CONFIGS: dict[str, SMParams] = {"cosim": COSIM, "synth": SYNTH}
+CONFIGS: dict[str, SMParams] = {
+    "cosim": COSIM,
+    "synth": SYNTH,
+    "eval": EVAL,
+    "eval-tesla": EVAL_TESLA,
+}

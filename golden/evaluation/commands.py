@@ -1,0 +1,79 @@
+"""``reconverge eval``: run the seeds' experiments (all, or the ones named) on the golden SM,
+through the result cache and a process pool, and write docs/evaluation.md with its figures."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+
+from reconverge.golden import cli
+from reconverge.golden.command import Command
+from reconverge.golden.evaluation.experiments import EXPERIMENTS, FULL, SMOKE
+from reconverge.golden.evaluation.report import EvaluationError, check, render, sections
+from reconverge.golden.evaluation.runner import DEFAULT_CACHE, Cache, run_tasks
+from reconverge.golden.output import check_output, write_output
+
+SCALES = {"full": FULL, "smoke": SMOKE}
+
+
+def _configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "experiments", nargs="*", metavar="EXPERIMENT",
+        help=f"which to run (default: all of {', '.join(EXPERIMENTS)})",
+    )  # fmt: skip
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="runs in parallel")
+    p.add_argument("--json", action="store_true", help="print the claims and runs as JSON")
+    p.add_argument("--output", default="docs/evaluation.md", help="the page to write")
+    p.add_argument(
+        "--figures", help="folder of the PNG figures (default: figures/ beside --output)"
+    )
+    p.add_argument("--cache", default=str(DEFAULT_CACHE), help="folder of kept results")
+    p.add_argument("--no-cache", action="store_true", help="run everything again")
+    p.add_argument(
+        "--scale", choices=sorted(SCALES), default="full",
+        help="full: the evaluation machines and sizes; smoke: a small slice of each experiment",
+    )  # fmt: skip
+
+
+def _run(ns: argparse.Namespace) -> int:
+    names = ns.experiments or list(EXPERIMENTS)
+    unknown = [n for n in names if n not in EXPERIMENTS]
+    if unknown:
+        raise cli.UsageError(
+            f"unknown experiment {', '.join(unknown)} (known: {', '.join(EXPERIMENTS)})"
+        )
+    if ns.jobs < 1:
+        raise cli.UsageError(f"--jobs must be at least 1, not {ns.jobs}")
+    output = Path(ns.output)
+    figures = Path(ns.figures) if ns.figures else output.parent / "figures"
+    check_output(output)
+    scale = SCALES[ns.scale]
+    tasks = [t for n in names for t in EXPERIMENTS[n].tasks(scale)]
+    cache = None if ns.no_cache else Cache(Path(ns.cache))
+    results = run_tasks(tasks, jobs=ns.jobs, cache=cache)
+    try:
+        check(results)
+    except EvaluationError as exc:
+        print(f"reconverge eval: {exc}")
+        return cli.EXIT_FAILED
+    parts = sections(scale, names, results)
+    page = render(scale, parts, results, figures, os.path.relpath(figures, output.parent))
+    write_output(output, page + "\n")
+    claims = [c for s in parts for c in s.claims]
+    if ns.json:
+        print(json.dumps({
+            "claims": [{**asdict(c), "direction_agrees": c.direction_agrees,
+                        "size_agrees": c.size_agrees} for c in claims],
+            "runs": list(results.values()),
+        }, indent=1))  # fmt: skip
+        return cli.EXIT_OK
+    agree = sum(c.direction_agrees and c.size_agrees for c in claims)
+    print(f"{output}: {len(claims)} claims of the seeds, {agree} agree in direction and size; "
+          f"{len(results)} runs; figures in {figures}")  # fmt: skip
+    return cli.EXIT_OK
+
+
+COMMANDS = (Command("eval", _configure, _run),)

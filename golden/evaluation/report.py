@@ -1,0 +1,183 @@
+"""docs/evaluation.md: the machines, the kernels at their evaluation sizes, every claim of the
+seeds beside ours, each experiment's tables and figures (PNG), and why ours differs where it
+does (:data:`~reconverge.golden.evaluation.findings.FINDINGS`)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from reconverge.golden.evaluation.experiments import (
+    EXPERIMENTS,
+    Claim,
+    Results,
+    Scale,
+    Section,
+)
+from reconverge.golden.evaluation.findings import FINDINGS
+from reconverge.golden.evaluation.tasks import Task
+from reconverge.golden.sm.params import CONFIGS
+from reconverge.kernels import suite
+
+
+class EvaluationError(Exception):
+    """A run that must not happen in an evaluation: a fault, an output that differs from the
+    oracle's, or two configurations computing different outputs."""
+
+
+def check(results: Results) -> None:
+    """Refuse results in which a run failed or configurations disagree on what a kernel
+    computes (a policy never changes it: DESIGN.md)."""
+    digests: dict[tuple[str, int, int], set[str]] = defaultdict(set)
+    for task, r in results.items():
+        if "error" in r:
+            continue  # a kernel that does not compile is reported as such
+        if not r["ok"] or r["oracle_mismatches"]:
+            raise EvaluationError(
+                f"{task.kernel} (size {task.size}) under {task.label} on {task.machine}: "
+                f"fault {r['fault']}, outputs differing from the oracle: {r['oracle_mismatches']}"
+            )
+        digests[task.kernel, task.size, task.seed].add(r["outputs_digest"])
+    for (kernel, size, _), seen in digests.items():
+        if len(seen) > 1:
+            raise EvaluationError(
+                f"{kernel} (size {size}): configurations computed different outputs"
+            )
+
+
+def _machine(name: str) -> str:
+    p = CONFIGS[name]
+    g, c, lat = p.geometry, p.config, p.config.latencies
+    return (
+        f"- `{name}`: W = {g.warp_size}, L = {g.simd_width}, {g.warps} warp slots, stack "
+        f"{g.stack_depth}, ST {g.split_table}, RT {g.reconv_table}, scoreboard "
+        f"{g.scoreboard_entries} entries per warp, {c.scheduler.value} scheduler; latencies "
+        f"alu {lat.alu}, mul {lat.mul}, div {lat.div}, shared {lat.shared}, global "
+        f"{lat.global_}, branch {lat.branch}; {c.line_bytes}-byte lines, {c.shared_banks} "
+        "shared banks."
+    )
+
+
+def _kernels(scale: Scale, results: Results) -> list[str]:
+    rows = []
+    for k in scale.kernels:
+        sps = next(
+            (r for t, r in results.items()
+             if t.kernel == k and t.machine == scale.machine and t.policy == "sps"
+             and t.formation == "static" and not t.hws and t.allocator == "linear"
+             and t.regs == Task.regs and t.split_table is None and "metrics" in r),
+            None,
+        )  # fmt: skip
+        if sps is None:
+            continue
+        m = sps["metrics"]
+        rows.append(
+            f"| {k} | {suite()[k].shape} | {scale.size(k)} | {sps['grid']} x {sps['block']} | "
+            f"{m['thread_instructions']:,} | {m['cycles']:,} |"
+        )
+    return [
+        "| kernel | shape | size | grid x block | thread instructions (sps) | cycles (sps) |",
+        "|---|---|---|---|---|---|",
+        *rows,
+    ]
+
+
+def _claims(claims: Sequence[Claim]) -> list[str]:
+    def yes(ok: bool) -> str:
+        return "yes" if ok else "**no**"
+
+    out = [
+        "| quantity | paper | ours | over | direction | size | source |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in claims:
+        out.append(
+            f"| {c.what} | {c.paper:.3f} | {c.ours:.3f} | {c.over} | "
+            f"{yes(c.direction_agrees)} | {yes(c.size_agrees)} | {c.source} |"
+        )
+    return out
+
+
+def _why(claims: Sequence[Claim]) -> list[str]:
+    out = []
+    for c in claims:
+        if c.direction_agrees and c.size_agrees:
+            continue
+        reason = FINDINGS.get(c.what, "not explained yet (golden/evaluation/findings.py).")
+        out += [f"- **{c.what}** (paper {c.paper:.3f}, ours {c.ours:.3f}): {reason}"]
+    return out
+
+
+def draw(figures: dict[str, Any], folder: Path) -> list[Path]:
+    """Write each figure as ``folder/NAME.png``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, plot in figures.items():
+        fig, ax = plt.subplots(figsize=(7, 3.6))
+        plot(ax)
+        fig.tight_layout()
+        path = folder / f"{name}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def sections(scale: Scale, names: Sequence[str], results: Results) -> list[Section]:
+    return [EXPERIMENTS[n].report(scale, results) for n in names]
+
+
+def render(
+    scale: Scale,
+    parts: Sequence[Section],
+    results: Results,
+    figures: Path | None,
+    figures_link: str = "figures",
+) -> str:
+    """The markdown page of the experiments' sections (from :func:`sections` of checked
+    results); with ``figures``, the PNGs written there and linked as ``figures_link/NAME.png``."""
+    claims = [c for s in parts for c in s.claims]
+    machines = dict.fromkeys([scale.machine, scale.quarter_machine])
+    lines = [
+        "# Evaluation: the seeds' experiments on the kernel suite",
+        "",
+        "Generated by `make eval` (`reconverge eval`) from runs of the golden cycle-level SM; "
+        "every run ended cleanly, matched the kernel's oracle, and computed the same outputs "
+        "under every configuration. The machines (golden/sm/params.py):",
+        "",
+        *(_machine(m) for m in machines),
+        "",
+        "The kernels, at their "
+        + ("evaluation" if scale.eval_sizes else "default (co-simulation)")
+        + " sizes (linear-scan allocation, 16 registers):",
+        "",
+        *_kernels(scale, results),
+        "",
+        "## Every claim beside ours",
+        "",
+        "*direction*: ours changes the same way as the paper's (both up, both down, or both "
+        "within 1 % of the baseline); *size*: our change is within half of the paper's change "
+        "of it. *over* names the mean each paper uses and the kernels ours covers.",
+        "",
+        *_claims(claims),
+        "",
+    ]
+    why = _why(claims)
+    if why:
+        lines += ["## Where ours differs, and why", "", *why, ""]
+    for s in parts:
+        lines += [f"## {s.title}", "", *s.lines]
+        if s.claims:
+            lines += [*_claims(s.claims), ""]
+        if figures is not None:
+            draw(s.figures, figures)
+            lines += [f"![{name}]({figures_link}/{name}.png)" for name in s.figures]
+            lines += [""]
+    return "\n".join(lines)

@@ -1,0 +1,128 @@
+"""Runs the evaluation's tasks: each result is kept in a content-addressed cache (a file named
+by :meth:`Task.key`, so a re-run computes only the tasks whose kernel, inputs, configuration
+or code changed), the others run as independent processes of a pool, and a status line on a
+terminal shows how far the runs are."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Any, TextIO
+
+from reconverge.golden.evaluation.tasks import Task, run_task
+from reconverge.golden.output import write_output
+
+#: Where results are kept unless told otherwise.
+DEFAULT_CACHE = Path("build/eval-cache")
+
+Result = dict[str, Any]
+
+
+class Cache:
+    """One JSON file per task key under ``root`` (written atomically)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _path(self, task: Task) -> Path:
+        key = task.key()
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, task: Task) -> Result | None:
+        path = self._path(task)
+        if not path.is_file():
+            return None
+        try:
+            return dict(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            return None  # a damaged entry is computed again
+
+    def put(self, task: Task, result: Result) -> None:
+        path = self._path(task)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_output(path, json.dumps(result) + "\n")
+
+
+class Status:
+    """``eval: 12/40 runs (8 cached), 1m05s, about 3m left`` redrawn on a terminal's standard
+    error; nothing when it is not a terminal."""
+
+    def __init__(self, total: int, stream: TextIO | None = None) -> None:
+        self.total = total
+        self.stream = stream if stream is not None else sys.stderr
+        self.show = self.stream.isatty()
+        self.start = time.monotonic()
+        self.done = self.cached = 0
+
+    def update(self, *, cached: bool = False) -> None:
+        self.done += 1
+        self.cached += cached
+        if not self.show:
+            return
+        elapsed = time.monotonic() - self.start
+        ran = self.done - self.cached
+        left = self.total - self.done
+        eta = f", about {_minutes(elapsed / ran * left)} left" if ran and left else ""
+        self.stream.write(
+            f"\reval: {self.done}/{self.total} runs ({self.cached} cached), "
+            f"{_minutes(elapsed)}{eta}\x1b[K"
+        )
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.show:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+def _minutes(seconds: float) -> str:
+    m, s = divmod(int(seconds), 60)
+    return f"{m}m{s:02d}s"
+
+
+def run_tasks(
+    tasks: Iterable[Task],
+    *,
+    jobs: int = 1,
+    cache: Cache | None = None,
+    run: Callable[[Task], Result] = run_task,
+    status: Status | None = None,
+) -> dict[Task, Result]:
+    """Every task's result: from the cache when there, otherwise computed (in ``jobs``
+    processes when more than one) and stored."""
+    todo = list(dict.fromkeys(tasks))
+    status = status or Status(len(todo))
+    results: dict[Task, Result] = {}
+    missing = []
+    for task in todo:
+        hit = cache.get(task) if cache else None
+        if hit is not None:
+            results[task] = hit
+            status.update(cached=True)
+        else:
+            missing.append(task)
+
+    def keep(task: Task, result: Result) -> None:
+        results[task] = result
+        if cache:
+            cache.put(task, result)
+        status.update()
+
+    try:
+        if jobs <= 1 or len(missing) <= 1:
+            for task in missing:
+                keep(task, run(task))
+        else:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                pending: dict[Future[Result], Task] = {pool.submit(run, t): t for t in missing}
+                while pending:
+                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        keep(pending.pop(future), future.result())
+    finally:
+        status.close()
+    return {task: results[task] for task in todo}

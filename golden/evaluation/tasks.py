@@ -1,0 +1,144 @@
+"""One run of the evaluation: a suite kernel at a size, on a named machine
+(:data:`~reconverge.golden.sm.params.CONFIGS`), under one divergence configuration, compiled
+with one register allocator. A :class:`Task` is a frozen value with a content key (the task and
+the version of the code that computes it), so that the runner can keep its result and reuse it
+until either changes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import asdict, dataclass, replace
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from reconverge.golden.sm.config import Policy, ScoreboardKind, WarpFormation
+from reconverge.golden.sm.params import CONFIGS, SMParams
+
+#: Source folders whose code decides a result: the models, the compiler and the kernels
+#: (of the evaluation itself only this module: the reports do not change a run).
+CODE_ROOTS = ("golden", "kernels")
+
+
+@dataclass(frozen=True)
+class Task:
+    """A kernel at ``size`` on machine ``machine`` under ``policy`` (with ``hints`` for ppc,
+    ``hws``, dynamic warp ``formation``), compiled with ``allocator`` into ``regs`` registers;
+    ``split_table``/``scoreboard``, when set, override the machine's."""
+
+    kernel: str
+    size: int
+    machine: str
+    policy: str = "sps"
+    hints: bool = True
+    hws: bool = False
+    formation: str = "static"
+    allocator: str = "linear"
+    regs: int = 16
+    seed: int = 0
+    split_table: int | None = None
+    scoreboard: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The configuration's name in tables (the labels of ``reconverge compare``)."""
+        name = self.formation if self.formation != "static" else self.policy
+        if self.policy == "ppc" and self.formation == "static" and not self.hints:
+            name += " (implicit)"
+        return name + (" +hws" if self.hws else "")
+
+    def params(self) -> SMParams:
+        """The machine with this task's overrides (dynamic warp formation is not hardware, so
+        it is applied to the configuration only, in :func:`run_task`)."""
+        params = CONFIGS[self.machine]
+        geometry = params.geometry
+        if self.split_table is not None:
+            geometry = replace(geometry, split_table=self.split_table)
+        config = replace(
+            params.config,
+            policy=Policy(self.policy),
+            hws=self.hws,
+            hints=self.hints,
+            scoreboard=None if self.scoreboard is None else ScoreboardKind(self.scoreboard),
+        )
+        return replace(params, geometry=geometry, config=config)
+
+    def key(self) -> str:
+        """Content address: the task and the code version."""
+        text = json.dumps(asdict(self), sort_keys=True) + code_version()
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+@cache
+def code_version() -> str:
+    """SHA-256 over the source of the models, compiler and kernels (tests excluded)."""
+    package = Path(__file__).resolve().parents[2]
+    h = hashlib.sha256()
+    for root in CODE_ROOTS:
+        for path in sorted((package / root).rglob("*")):
+            report = "evaluation" in path.parts and path.name != Path(__file__).name
+            if path.suffix in (".py", ".S", ".ld") and "tests" not in path.parts and not report:
+                h.update(str(path.relative_to(package)).encode())
+                h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+#: Per-run metrics kept in a result (the per-warp lists are summarised, not kept).
+KEPT = (
+    "cycles", "idle_cycles", "ipc", "warp_instructions", "thread_instructions",
+    "simd_efficiency", "lane_utilisation", "issue_passes", "memory_transactions",
+    "shared_transactions", "bank_conflicts", "hint_instructions", "spill_loads",
+    "spill_stores", "splits_per_warp", "max_splits_per_warp", "max_occupancy",
+    "active_histogram", "hws_estimate",
+)  # fmt: skip
+
+
+def run_task(task: Task) -> dict[str, Any]:
+    """Compile, bind and run the task on the golden SM; the kept metrics, the launch, whether
+    the run ended cleanly, the output arrays that differ from the oracle's, a digest of the
+    outputs (equal under every configuration) and the seconds it took; for a kernel that does
+    not compile (too few registers), the compiler's message as ``error``."""
+    from reconverge.golden import programs
+    from reconverge.golden.compiler.errors import CompileError
+    from reconverge.golden.sm.core import run_sm
+    from reconverge.kernels import suite
+
+    started = time.monotonic()
+    params = task.params()
+    config = replace(params.config, warp_formation=WarpFormation(task.formation))
+    kernel = suite()[task.kernel]
+    try:
+        launch, case = kernel.launch(
+            task.allocator, task.regs, task.size, task.seed, hints=config.explicit
+        )
+    except CompileError as exc:  # e.g. too few registers for this allocator
+        return {"task": asdict(task), "error": str(exc), "seconds": time.monotonic() - started}
+    run_config = launch.config(
+        case.grid, case.block, geometry=params.geometry, memmap=params.memmap,
+        step_limit=config.max_cycles,
+    )  # fmt: skip
+    result = run_sm(launch.image, run_config, config)
+    assert result.metrics is not None
+    outputs = launch.outputs(result)
+    reference = kernel.reference(task.size, task.seed)
+    digest = hashlib.sha256()
+    for name in sorted(outputs):
+        digest.update(name.encode() + np.ascontiguousarray(outputs[name]).tobytes())
+    metrics = result.metrics.to_json()
+    return {
+        "task": asdict(task),
+        "grid": case.grid,
+        "block": case.block,
+        "ok": programs.run_ok(result),
+        "fault": None if result.fault is None else str(result.fault),
+        "oracle_mismatches": [
+            n for n, want in reference.items() if not np.array_equal(outputs[n], want)
+        ],
+        "outputs_digest": digest.hexdigest(),
+        "metrics": {k: metrics[k] for k in KEPT},
+        "seconds": time.monotonic() - started,
+    }
