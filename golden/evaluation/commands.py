@@ -13,7 +13,7 @@ from reconverge.golden import cli
 from reconverge.golden.command import Command
 from reconverge.golden.evaluation.experiments import EXPERIMENTS, FULL, SMOKE
 from reconverge.golden.evaluation.report import EvaluationError, check, render, sections
-from reconverge.golden.evaluation.runner import DEFAULT_CACHE, Cache, run_tasks
+from reconverge.golden.evaluation.runner import DEFAULT_CACHE, Cache, cluster_executor, run_tasks
 from reconverge.golden.output import check_output, write_output
 
 SCALES = {"full": FULL, "smoke": SMOKE}
@@ -32,6 +32,10 @@ def _configure(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--cache", default=str(DEFAULT_CACHE), help="folder of kept results")
     p.add_argument("--no-cache", action="store_true", help="run everything again")
+    p.add_argument(
+        "--cluster", metavar="ADDRESS",
+        help="run on the workers of this Dask distributed scheduler (tcp://HOST:PORT)",
+    )  # fmt: skip
     p.add_argument(
         "--scale", choices=sorted(SCALES), default="full",
         help="full: the evaluation machines and sizes; smoke: a small slice of each experiment",
@@ -53,7 +57,8 @@ def _run(ns: argparse.Namespace) -> int:
     scale = SCALES[ns.scale]
     tasks = [t for n in names for t in EXPERIMENTS[n].tasks(scale)]
     cache = None if ns.no_cache else Cache(Path(ns.cache))
-    results = run_tasks(tasks, jobs=ns.jobs, cache=cache)
+    executor = cluster_executor(ns.cluster) if ns.cluster else None
+    results = run_tasks(tasks, jobs=ns.jobs, cache=cache, executor=executor)
     try:
         check(results)
     except EvaluationError as exc:

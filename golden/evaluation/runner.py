@@ -9,10 +9,11 @@ import json
 import sys
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any, TextIO
 
+from reconverge.golden.errors import UserError
 from reconverge.golden.evaluation.tasks import Task, run_task
 from reconverge.golden.output import write_output
 
@@ -84,6 +85,22 @@ def _minutes(seconds: float) -> str:
     return f"{m}m{s:02d}s"
 
 
+def cluster_executor(address: str) -> Executor:
+    """An executor whose tasks run on the workers of the Dask distributed scheduler at
+    ``address`` (their Python must import this package)."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise UserError(
+            "--cluster needs Dask distributed (pip install distributed; make setup installs it)"
+        ) from None
+    try:
+        client = Client(address, timeout=10)
+    except OSError as exc:
+        raise UserError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    return client.get_executor(pure=False)
+
+
 def run_tasks(
     tasks: Iterable[Task],
     *,
@@ -91,9 +108,10 @@ def run_tasks(
     cache: Cache | None = None,
     run: Callable[[Task], Result] = run_task,
     status: Status | None = None,
+    executor: Executor | None = None,
 ) -> dict[Task, Result]:
-    """Every task's result: from the cache when there, otherwise computed (in ``jobs``
-    processes when more than one) and stored."""
+    """Every task's result: from the cache when there, otherwise computed (on ``executor``,
+    a cluster's, when given; else in ``jobs`` processes when more than one) and stored."""
     todo = list(dict.fromkeys(tasks))
     status = status or Status(len(todo))
     results: dict[Task, Result] = {}
@@ -112,17 +130,22 @@ def run_tasks(
             cache.put(task, result)
         status.update()
 
+    def drain(pool: Executor) -> None:
+        pending: dict[Future[Result], Task] = {pool.submit(run, t): t for t in missing}
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                keep(pending.pop(future), future.result())
+
     try:
-        if jobs <= 1 or len(missing) <= 1:
+        if executor is not None:
+            drain(executor)
+        elif jobs <= 1 or len(missing) <= 1:
             for task in missing:
                 keep(task, run(task))
         else:
             with ProcessPoolExecutor(max_workers=jobs) as pool:
-                pending: dict[Future[Result], Task] = {pool.submit(run, t): t for t in missing}
-                while pending:
-                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                    for future in finished:
-                        keep(pending.pop(future), future.result())
+                drain(pool)
     finally:
         status.close()
     return {task: results[task] for task in todo}

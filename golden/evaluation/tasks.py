@@ -19,9 +19,11 @@ import numpy as np
 from reconverge.golden.sm.config import Policy, ScoreboardKind, WarpFormation
 from reconverge.golden.sm.params import CONFIGS, SMParams
 
-#: Source folders whose code decides a result: the models, the compiler and the kernels
-#: (of the evaluation itself only this module: the reports do not change a run).
+#: Source folders whose code decides a result: the models, the compiler and the kernels.
 CODE_ROOTS = ("golden", "kernels")
+#: Modules there that cannot change a run: the command line and the evaluation's reports
+#: (of the evaluation only this module counts).
+NOT_CODE = ("cli.py", "command.py", "commands.py")
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,8 @@ def code_version() -> str:
     for root in CODE_ROOTS:
         for path in sorted((package / root).rglob("*")):
             report = "evaluation" in path.parts and path.name != Path(__file__).name
-            if path.suffix in (".py", ".S", ".ld") and "tests" not in path.parts and not report:
+            skip = report or path.name in NOT_CODE or "tests" in path.parts
+            if path.suffix in (".py", ".S", ".ld") and not skip:
                 h.update(str(path.relative_to(package)).encode())
                 h.update(path.read_bytes())
     return h.hexdigest()

@@ -22,7 +22,7 @@ from reconverge.golden.evaluation.experiments import (
     unstructured,
 )
 from reconverge.golden.evaluation.report import EvaluationError, check
-from reconverge.golden.evaluation.runner import Cache, Status, run_tasks
+from reconverge.golden.evaluation.runner import Cache, Status, cluster_executor, run_tasks
 from reconverge.golden.evaluation.tasks import Task, run_task
 from reconverge.golden.sm.params import CONFIGS, EVAL, EVAL_TESLA
 from reconverge.kernels import suite
@@ -168,4 +168,27 @@ def test_bad_arguments_are_usage_errors(
 ) -> None:
     assert cli.main(["eval", *args, "--output", str(tmp_path / "e.md")]) == 2
     assert message in capsys.readouterr().err
+    assert not (tmp_path / "e.md").exists()
+
+
+def test_a_dask_cluster_runs_the_tasks(tmp_path: Path) -> None:
+    """``--cluster``: the same runner on the workers of a Dask distributed cluster that the test
+    starts on this machine (two worker processes); the results equal the local ones."""
+    distributed = pytest.importorskip("distributed")
+    tasks = [Task("ifElse", 8, "cosim", policy=p) for p in ("sps", "mp")]
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:  # fmt: skip
+        results = run_tasks(tasks, executor=cluster_executor(cluster.scheduler_address))
+    for task, result in results.items():
+        local = run_task(task)
+        assert result["metrics"] == local["metrics"] and result["ok"]
+
+
+def test_an_unreachable_cluster_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["eval", "seed000", "--scale", "smoke", "--cluster", "tcp://127.0.0.1:9",
+            "--output", str(tmp_path / "e.md"), "--cache", str(tmp_path / "c")]  # fmt: skip
+    assert cli.main(args) == 2
+    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in capsys.readouterr().err
     assert not (tmp_path / "e.md").exists()
