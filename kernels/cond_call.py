@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from reconverge.golden.compiler import Array, ctaid, device, kernel, ntid, tid
-from reconverge.kernels.suite import Case, SuiteKernel, int32_array
+from reconverge.kernels.suite import Case, SuiteKernel, int32_array, split_threads
 
 
 @device
@@ -31,11 +31,12 @@ def condCall(out: Array, data: Array):
 
 def make(size: int, seed: int) -> Case:
     rng = np.random.default_rng(seed)
-    n = 2 * size
+    grid, block = split_threads(size)
+    n = grid * block
     data = int32_array(rng.integers(0, 100, n))
-    return Case({"out": np.zeros(n, np.int32), "data": data}, grid=2, block=size)
+    return Case({"out": np.zeros(n, np.int32), "data": data}, grid=grid, block=block)
 
 
 SPEC = SuiteKernel(
-    "condCall", condCall, make, 8, "seed 000 Listing 1: conditional call", eval_size=768
+    "condCall", condCall, make, 8, "seed 000 Listing 1: conditional call", eval_size=1536
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from reconverge.golden.compiler import Array, ctaid, kernel, ntid, tid
-from reconverge.kernels.suite import Case, SuiteKernel, int32_array
+from reconverge.kernels.suite import Case, SuiteKernel, int32_array, split_threads
 
 
 @kernel
@@ -22,11 +22,12 @@ def ifElse(out: Array, data: Array):
 
 def make(size: int, seed: int) -> Case:
     rng = np.random.default_rng(seed)
-    n = 2 * size
+    grid, block = split_threads(size)
+    n = grid * block
     data = int32_array(rng.integers(-500, 500, n))
-    return Case({"out": np.zeros(n, np.int32), "data": data}, grid=2, block=size)
+    return Case({"out": np.zeros(n, np.int32), "data": data}, grid=grid, block=block)
 
 
 SPEC = SuiteKernel(
-    "ifElse", ifElse, make, 8, "seed 002 Fig 2: if/else reconverging at D", eval_size=768
+    "ifElse", ifElse, make, 8, "seed 002 Fig 2: if/else reconverging at D", eval_size=1536
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from reconverge.golden.compiler import Array, ctaid, kernel, ntid, tid
-from reconverge.kernels.suite import Case, SuiteKernel, int32_array
+from reconverge.kernels.suite import Case, SuiteKernel, int32_array, split_threads
 
 
 @kernel
@@ -86,15 +86,16 @@ def make(size: int, seed: int) -> Case:
     for _ in range(nprog):
         starts.append(len(code))
         code += program(rng, len(code))
-    n = 2 * size
+    grid, block = split_threads(size)
+    n = grid * block
     inputs = int32_array(rng.integers(0, 400, n))
     return Case(
         {"out": np.zeros(n, np.int32), "code": int32_array(code), "starts": int32_array(starts),
          "inputs": inputs, "nprog": nprog, "max_steps": 64},
-        grid=2, block=size,
+        grid=grid, block=block,
     )  # fmt: skip
 
 
 SPEC = SuiteKernel(
-    "interpreter", interpreter, make, 8, "switch-heavy bytecode interpreter", eval_size=768
+    "interpreter", interpreter, make, 8, "switch-heavy bytecode interpreter", eval_size=1536
 )

@@ -34,5 +34,5 @@ def make(size: int, seed: int) -> Case:
 
 
 SPEC = SuiteKernel(
-    "loopBreak", loopBreak, make, 16, "seed 002 Fig 10: loop with break", eval_size=1536
+    "loopBreak", loopBreak, make, 16, "seed 002 Fig 10: loop with break", eval_size=512
 )

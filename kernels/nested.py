@@ -31,4 +31,4 @@ def make(size: int, seed: int) -> Case:
     return Case({"out": np.zeros(size, np.int32), "data": data}, grid=1, block=size)
 
 
-SPEC = SuiteKernel("nested", nested, make, 16, "seed 002 Fig 6: nested divergence", eval_size=1536)
+SPEC = SuiteKernel("nested", nested, make, 16, "seed 002 Fig 6: nested divergence", eval_size=512)

@@ -45,5 +45,5 @@ def make(size: int, seed: int) -> Case:
 
 
 SPEC = SuiteKernel(
-    "recursion", recursion, make, 8, "recursion: divergent call depth", eval_size=1536
+    "recursion", recursion, make, 8, "recursion: divergent call depth", eval_size=512
 )

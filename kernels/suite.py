@@ -68,5 +68,16 @@ class SuiteKernel:
         return oracle.run(self.kernel, case.args, grid=case.grid, block=case.block)
 
 
+#: Threads per block at most in the suite's cases (CUDA's limit on seed 001's machines).
+MAX_BLOCK = 512
+
+
+def split_threads(size: int) -> tuple[int, int]:
+    """(grid, block) for about ``2 * size`` threads: two blocks of ``size`` up to 256 threads,
+    more blocks of 256 beyond (``grid * block`` threads in all)."""
+    block = min(size, 256)
+    return 2 * size // block, block
+
+
 def int32_array(values: object) -> np.ndarray:
     return np.asarray(values, dtype=np.int64).astype(np.int32)

@@ -26,6 +26,7 @@ from reconverge.golden.evaluation.runner import Cache, Status, cluster_executor,
 from reconverge.golden.evaluation.tasks import Task, run_task
 from reconverge.golden.sm.params import CONFIGS, EVAL, EVAL_TESLA
 from reconverge.kernels import suite
+from reconverge.kernels.suite import MAX_BLOCK
 
 
 def test_means_and_correlation() -> None:
@@ -60,14 +61,15 @@ def test_the_evaluation_machines_are_named_and_fill_with_full_warps() -> None:
     g = EVAL.geometry
     assert (g.warp_size, g.simd_width, g.warps, g.scoreboard_entries) == (32, 32, 48, 8)
     assert EVAL_TESLA.geometry.passes == 4
+    slots = min(EVAL.geometry.warps, EVAL_TESLA.geometry.warps) * 32
     for name, spec in suite().items():
         case = spec.case(spec.eval_size)
         threads = case.grid * case.block
+        assert case.block <= MAX_BLOCK <= slots, (name, case.block)
         if name != "nqueens":  # one thread per first-row queen (seed 001: mostly one active)
             assert case.block % 32 == 0 or case.block > 32 * 4, (name, case.block)
             assert threads >= 256, (name, threads)
-        if spec.default_size != spec.eval_size:  # the co-simulation case is unchanged
-            assert spec.case().block <= 32
+        assert spec.case().block <= 32  # the co-simulation case
 
 
 def test_a_task_key_changes_with_every_field() -> None:
