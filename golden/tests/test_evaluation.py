@@ -145,7 +145,13 @@ def test_the_smoke_slice_of_every_experiment(
     page = out.read_text()
     for title in ("Seed 002", "Seed 001", "Seed 003", "Seed 000", "Seed 004", "Combined"):
         assert f"## {title}" in page
-    for png in ("seed002-speedup", "seed002-splits", "seed001-active-threads", "seed003-activity"):
+    for png in (
+        "seed002-speedup",
+        "seed002-splits",
+        "seed001-active-threads",
+        "seed003-activity",
+        "seed004-analysis-time",
+    ):
         data = (tmp_path / "figures" / f"{png}.png").read_bytes()
         assert data.startswith(b"\x89PNG") and f"(figures/{png}.png)" in page
     tasks = {t for e in EXPERIMENTS.values() for t in e.tasks(SMOKE)}
