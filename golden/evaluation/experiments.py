@@ -194,11 +194,30 @@ def _seed002_report(scale: Scale, results: Results) -> Section:
         ),
         "",
     ]
-    over = f"harmonic mean over {len(ks)} kernels"
+    # Seed 002 Sec 5 reports the benchmarks on which the policies differ ("the other
+    # benchmarks execute identically over SPS, DPS and MP"): the claims cover the same.
+    chosen = [i for i, k in enumerate(ks) if any(abs(speed[p][i] - 1) > 0.01 for p in speed)]
+    names = ", ".join(ks[i] for i in chosen)
+
+    def pick(values: list[float]) -> list[float]:
+        return [values[i] for i in chosen]
+
+    s.lines += [
+        f"Over all {len(ks)} kernels the harmonic-mean speedups are "
+        + ", ".join(f"{p} {hmean(speed[p]):.3f}" for p in SEED002_POLICIES[1:])
+        + f". As seed 002 Sec 5 does, the claims below cover the kernels on which some policy "
+        f"changes the cycles by more than 1 % ({len(chosen)}: {names}).",
+        "",
+    ]
+    over = f"harmonic mean over {len(chosen)} kernels"
     for p, paper in (("dps", 1.125), ("mp", 1.186), ("mp-orec", 1.32)):
         s.claims.append(
             Claim(
-                f"{p} speedup over sps", "seed 002 Sec 6.5 (Fig 18)", paper, hmean(speed[p]), over
+                f"{p} speedup over sps",
+                "seed 002 Sec 6.5 (Fig 18)",
+                paper,
+                hmean(pick(speed[p])),
+                over,
             )
         )
     s.claims.append(
@@ -206,7 +225,7 @@ def _seed002_report(scale: Scale, results: Results) -> Section:
             "mp-orec speedup over dps",
             "seed 002 Sec 1 (22.5 % harmonic mean)",
             1.225,
-            hmean([a / b for a, b in zip(speed["mp-orec"], speed["dps"], strict=True)]),
+            hmean(pick(_ratios(speed["mp-orec"], speed["dps"]))),
             over,
         )
     )
@@ -215,18 +234,18 @@ def _seed002_report(scale: Scale, results: Results) -> Section:
             "SIMD efficiency, mp-orec / sps",
             "seed 002 Sec 6.1 (Fig 12: +48 % average)",
             1.48,
-            amean([o / b for o, b in zip(simd["mp-orec"], simd["sps"], strict=True)]),
-            f"arithmetic mean over {len(ks)} kernels",
+            amean(pick(_ratios(simd["mp-orec"], simd["sps"]))),
+            f"arithmetic mean over {len(chosen)} kernels",
         )
     )
-    idle_ratio = [o / b for o, b in zip(idle["mp-orec"], idle["sps"], strict=True) if b]
+    idle_ratio = [idle["mp-orec"][i] / idle["sps"][i] for i in chosen if idle["sps"][i]]
     s.claims.append(
         Claim(
             "idle cycles, mp-orec / sps",
             "seed 002 Sec 1 (30 % fewer, Fig 15)",
             0.70,
             amean(idle_ratio),
-            f"arithmetic mean over {len(idle_ratio)} kernels with idle cycles under sps",
+            f"arithmetic mean over {len(idle_ratio)} of those kernels with idle cycles under sps",
         )
     )
     # Fig 13: splits per warp as the split-table limit grows.
@@ -237,7 +256,9 @@ def _seed002_report(scale: Scale, results: Results) -> Section:
     }
     s.lines += [
         "Average schedulable splits per resident warp under mp as the split table is limited "
-        "to n entries (seed 002 Fig 13; n = 1 behaves as sps, n = 2 models dps):",
+        "to n entries (seed 002 Fig 13; n = 1 behaves as sps, n = 2 models dps). A warp "
+        "waiting at a barrier exposes no split, so kernels with barriers (bfs, lud) can show "
+        "less than 1 where the paper's SPS always shows 1:",
         "",
         *_table(
             ["kernel", *(f"n = {n}" for n in ST_LIMITS)],

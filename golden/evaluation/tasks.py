@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import sys
 import time
 from dataclasses import asdict, dataclass, replace
 from functools import cache
@@ -19,11 +21,11 @@ import numpy as np
 from reconverge.golden.sm.config import Policy, ScoreboardKind, WarpFormation
 from reconverge.golden.sm.params import CONFIGS, SMParams
 
-#: Source folders whose code decides a result: the models, the compiler and the kernels.
-CODE_ROOTS = ("golden", "kernels")
-#: Modules there that cannot change a run: the command line and the evaluation's reports
-#: (of the evaluation only this module counts).
+#: Modules of the golden package that cannot change a run: the command line and the
+#: evaluation's reports (of the evaluation only this module counts).
 NOT_CODE = ("cli.py", "command.py", "commands.py")
+#: A kernel module's imports of other kernel modules.
+KERNEL_IMPORT = re.compile(r"^from reconverge\.kernels\.(\w+) import", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -70,24 +72,48 @@ class Task:
         return replace(params, geometry=geometry, config=config)
 
     def key(self) -> str:
-        """Content address: the task and the code version."""
+        """Content address: the task and the version of the code that computes it."""
         text = json.dumps(asdict(self), sort_keys=True) + code_version()
+        text += kernel_version(self.kernel)
         return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _digest(paths: list[Path], root: Path) -> str:
+    h = hashlib.sha256()
+    for path in paths:
+        h.update(str(path.relative_to(root)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
 
 
 @cache
 def code_version() -> str:
-    """SHA-256 over the source of the models, compiler and kernels (tests excluded)."""
+    """SHA-256 over the source of the models and the compiler (tests excluded)."""
     package = Path(__file__).resolve().parents[2]
-    h = hashlib.sha256()
-    for root in CODE_ROOTS:
-        for path in sorted((package / root).rglob("*")):
-            report = "evaluation" in path.parts and path.name != Path(__file__).name
-            skip = report or path.name in NOT_CODE or "tests" in path.parts
-            if path.suffix in (".py", ".S", ".ld") and not skip:
-                h.update(str(path.relative_to(package)).encode())
-                h.update(path.read_bytes())
-    return h.hexdigest()
+    paths = []
+    for path in sorted((package / "golden").rglob("*.py")):
+        report = "evaluation" in path.parts and path.name != Path(__file__).name
+        if not (report or path.name in NOT_CODE or "tests" in path.parts):
+            paths.append(path)
+    return _digest(paths, package)
+
+
+@cache
+def kernel_version(kernel: str) -> str:
+    """SHA-256 over a suite kernel's module, the kernel modules it imports, and the suite's
+    common code and start-up files (so adding a kernel leaves the others' results valid)."""
+    from reconverge.kernels import suite
+
+    folder = Path(__file__).resolve().parents[2] / "kernels"
+    module = Path(sys.modules[suite()[kernel].kernel.fn.__module__].__file__ or "")
+    seen = {folder / "suite.py", folder / "crt0.S", folder / "link.ld"}
+    todo = [module]
+    while todo:
+        path = todo.pop()
+        if path not in seen:
+            seen.add(path)
+            todo += [folder / f"{m}.py" for m in KERNEL_IMPORT.findall(path.read_text())]
+    return _digest(sorted(seen), folder)
 
 
 #: Per-run metrics kept in a result (the per-warp lists are summarised, not kept).
