@@ -24,6 +24,11 @@ MODULES = (
     "hashtable",
     "laplace3d",
     "interpreter",
+    "memcached",
+    "mummer",
+    "montecarlo",
+    "lud",
+    "raytrace",
 )
 
 

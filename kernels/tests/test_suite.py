@@ -35,6 +35,7 @@ def test_suite_lists_every_shape_of_the_issue() -> None:
     assert list(SUITE) == [
         "avgSquare", "sumTriangle", "initRows", "ifElse", "nested", "loopBreak", "condCall",
         "recursion", "bfs", "nqueens", "mandelbrot", "hashLookup", "laplace3d", "interpreter",
+        "memcached", "mummer", "montecarlo", "lud", "raytrace",
     ]  # fmt: skip
 
 
