@@ -99,9 +99,12 @@ class Allocation:
     shared_offset: Callable[[int], int] = field(default=lambda slot: WORD * slot)
 
 
-def choose_placement(v: VReg, allocator: str, shared_ok: bool) -> str:
-    """The Fig 4.3 rule ``allocator`` applies to a spilled ``v`` (without its slot)."""
-    if v.home is not None:
+def choose_placement(v: VReg, allocator: str, shared_ok: bool, reassigned: bool = False) -> str:
+    """The Fig 4.3 rule ``allocator`` applies to a spilled ``v`` (without its slot). A
+    parameter is reloaded from its home only while the function never assigns it again
+    (``reassigned``): otherwise its home would hold a stale value, and it spills like any
+    other value."""
+    if v.home is not None and not reassigned:
         return PARAM
     state = v.state
     if allocator == "divergent":
@@ -257,7 +260,10 @@ class _Allocator:
     # -- spill code -----------------------------------------------------------------------------
 
     def place(self, v: VReg) -> Placement:
-        kind = choose_placement(v, self.allocator, self.shared_ok and v not in self.unshareable)
+        definitions = sum(d is v for b in self.fn.blocks.values() for i in b.instrs for d in i.defs)
+        kind = choose_placement(
+            v, self.allocator, self.shared_ok and v not in self.unshareable, definitions > 1
+        )
         state = v.state
         if kind in (LOCAL, SHARED, SHARED_AFFINE):
             if kind == LOCAL:

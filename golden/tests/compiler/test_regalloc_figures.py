@@ -9,9 +9,10 @@ import re
 import numpy as np
 import pytest
 
-from reconverge.golden.compiler import compile_kernel, regalloc
+from reconverge.golden.compiler import Array, compile_kernel, device, kernel, regalloc, tid
 from reconverge.golden.tests.compiler.helpers import run_case
 from reconverge.kernels import avg_square
+from reconverge.kernels.suite import Case, SuiteKernel, int32_array
 
 
 def code(program) -> str:
@@ -128,3 +129,44 @@ def test_fig_4_3_row_iii_a_known_affine_value_is_rematerialised() -> None:
     launch = program.bind(**args)
     result = run(launch.image, launch.config(1, 8, geometry=Geometry(4, 4))).check()
     assert np.array_equal(launch.read(result, "out"), ref["out"])
+
+
+# A device function that assigns one of its parameters again (``best``, the running minimum):
+# spilled, the parameter cannot be reloaded from its home, which holds the argument (found by
+# the evaluation: raytrace's ``tmax`` at 6 registers drew the farthest triangle).
+@device
+def _nearest(xs: Array, n, a, b, best):
+    i = 0
+    hit = -1
+    while i < n:
+        v = xs[i] * a + b
+        if v < best:
+            best = v
+            hit = i
+        i += 1
+    return hit * 1000 + best
+
+
+@kernel
+def _reassigned(out: Array, xs: Array, n: int):
+    t = tid()
+    out[t] = _nearest(xs, n, t + 1, t * 3, 1 << 20) + t
+
+
+def _reassigned_case(size: int, seed: int) -> Case:
+    rng = np.random.default_rng(seed)
+    xs = int32_array(rng.integers(0, 1000, 20))
+    return Case({"out": np.zeros(size, np.int32), "xs": xs, "n": 20}, grid=1, block=size)
+
+
+REASSIGNED = SuiteKernel("reassigned", _reassigned, _reassigned_case, 8, "parameter reassigned")
+
+
+@pytest.mark.parametrize("allocator", regalloc.ALLOCATORS)
+@pytest.mark.parametrize("regs", [3, 5, 6])
+def test_a_reassigned_parameter_spills_like_a_value(allocator: str, regs: int) -> None:
+    program, outputs, reference = run_case(REASSIGNED, allocator, regs)
+    assert np.array_equal(outputs["out"], reference["out"])
+    best = {p.kind for v, p in program.allocations["_nearest"].spilled.items()
+            if "best" in {x.var for x in v.values}}  # fmt: skip
+    assert regalloc.PARAM not in best
