@@ -36,7 +36,8 @@ def check(results: Results) -> None:
             continue  # a kernel that does not compile is reported as such
         if not r["ok"] or r["oracle_mismatches"]:
             raise EvaluationError(
-                f"{task.kernel} (size {task.size}) under {task.label} on {task.machine}: "
+                f"{task.kernel} (size {task.size}) under {task.label} on {task.machine}, "
+                f"{task.allocator} allocation into {task.regs} registers: "
                 f"fault {r['fault']}, outputs differing from the oracle: {r['oracle_mismatches']}"
             )
         digests[task.kernel, task.size, task.seed].add(r["outputs_digest"])
