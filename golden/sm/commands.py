@@ -307,7 +307,7 @@ def _cmd_run(ns: argparse.Namespace) -> int:
     work = workload_of(ns, ns.file)
     variant = Variant(Policy(ns.policy), ns.hints, ns.hws, WarpFormation(ns.warp_formation))
     config = sm_config(ns, variant)
-    launch = work.config(_geometry(ns), ns.step_limit, config.explicit)
+    launch = work.config(_geometry(ns), ns.step_limit, config.explicit, config.dynamic)
     image = work.image_for(config.explicit)
     result = run_on_sm(image, launch, config, trace=bool(ns.trace or ns.plot), quiet=ns.json)
     if ns.trace:
@@ -348,7 +348,7 @@ def compare(
         first: tuple[SMResult, object] | None = None
         for variant in chosen:
             config = sm_config(ns, variant)
-            launch = work.config(_geometry(ns), ns.step_limit, config.explicit)
+            launch = work.config(_geometry(ns), ns.step_limit, config.explicit, config.dynamic)
             result = run_on_sm(work.image_for(config.explicit), launch, config, quiet=ns.json)
             assert result.metrics is not None
             outcome = (results_of(work, result, config.explicit), result.exit_codes.tolist())

@@ -137,6 +137,11 @@ class SMConfig:
         return ScoreboardKind.MASKED if self.policy in concurrent else ScoreboardKind.PLAIN
 
     @property
+    def dynamic(self) -> bool:
+        """Whether warps are formed dynamically (dwf, en-dwf)."""
+        return self.warp_formation is not WarpFormation.STATIC
+
+    @property
     def explicit(self) -> bool:
         """Whether the policy consumes reconvergence PCs (ppc only in explicit mode; dynamic
         warp formation never)."""

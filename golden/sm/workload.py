@@ -45,8 +45,22 @@ class Workload:
     def image_for(self, hints: bool) -> Image:
         return self.image if self.launches is None else self.launches[hints].image
 
-    def config(self, geometry: Geometry, step_limit: int, hints: bool) -> LaunchConfig:
-        """The launch of the code with or without hints (its arrays are placed after it)."""
+    def config(
+        self, geometry: Geometry, step_limit: int, hints: bool, dynamic_warps: bool = False
+    ) -> LaunchConfig:
+        """The launch of the code with or without hints (its arrays are placed after it).
+        ``dynamic_warps``: under dynamic warp formation, which a kernel whose register
+        allocator keeps spilled uniform values in one shared slot per warp cannot run: the
+        threads of a warp then reach the slot at different times (different iterations)."""
+        if dynamic_warps and self.launches is not None:
+            program = self.launches[hints].program
+            if program.shared_spill_per_warp:
+                raise cli.UsageError(
+                    f"{self.source}: the {program.allocator} allocator keeps spilled uniform "
+                    "values in one shared-memory slot per warp, which dynamic warp formation "
+                    "breaks (the threads of a warp run apart); use --allocator linear or remat, "
+                    "or more --regs"
+                )
         try:
             if self.launches is not None:
                 return self.launches[hints].config(

@@ -120,6 +120,12 @@ CASES = [
         "kernel.py:6:18: a float value is not in the language",
     ),
     Case("unknown kernel", ("run", "nosuchkernel"), USAGE, "nor a suite kernel"),
+    Case(
+        "shared spill slots under dynamic warps",
+        ("run", "mummer", "--allocator", "affine", "--regs", "5", "--warp-formation", "dwf"),
+        USAGE,
+        "dynamic warp formation breaks",
+    ),
     # options and geometries
     Case("step limit 0", ("exec", DEMO, "--step-limit", "0"), USAGE, "--step-limit: must be"),
     Case("grid 0", ("exec", DEMO, "--grid", "0"), USAGE, "--grid: must be from 1"),
