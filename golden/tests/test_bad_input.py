@@ -273,10 +273,10 @@ def test_ctrl_c_is_one_line_and_leaves_no_file(tmp: Path) -> None:
          "--step-limit", "100000000", "--trace", str(trace)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    cpu_seconds_of(proc.pid, at_least=1.0)  # into the run, past start-up, however loaded
+    used = cpu_seconds_of(proc.pid, at_least=1.0)  # into the run, past start-up, however loaded
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == cli.EXIT_INTERRUPTED
+    assert proc.returncode == cli.EXIT_INTERRUPTED, (used, proc.returncode, out[-500:], err[-500:])
     assert err.strip() == "reconverge run: interrupted" and out == ""
     assert not trace.exists() and not list(tmp.glob(".interrupted*"))
 
