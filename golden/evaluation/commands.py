@@ -22,7 +22,8 @@ SCALES = {"full": FULL, "smoke": SMOKE}
 def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "experiments", nargs="*", metavar="EXPERIMENT",
-        help=f"which to run (default: all of {', '.join(EXPERIMENTS)})",
+        help="which to run (default: all): "
+        + ", ".join(f"{e.name} ({e.title})" for e in EXPERIMENTS.values()),
     )  # fmt: skip
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="runs in parallel")
     p.add_argument("--json", action="store_true", help="print the claims and runs as JSON")

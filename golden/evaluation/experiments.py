@@ -104,6 +104,9 @@ class Section:
 
 @dataclass(frozen=True)
 class Experiment:
+    """An experiment of ``reconverge eval``: its name and title (the command's help), the
+    runs it needs at a scale, and the section it makes of their results."""
+
     name: str
     title: str
     tasks: Callable[[Scale], list[Task]]
