@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from contextlib import ExitStack
 from dataclasses import asdict
 from pathlib import Path
 
@@ -58,8 +59,9 @@ def _run(ns: argparse.Namespace) -> int:
     scale = SCALES[ns.scale]
     tasks = [t for n in names for t in EXPERIMENTS[n].tasks(scale)]
     cache = None if ns.no_cache else Cache(Path(ns.cache))
-    executor = cluster_executor(ns.cluster) if ns.cluster else None
-    results = run_tasks(tasks, jobs=ns.jobs, cache=cache, executor=executor)
+    with ExitStack() as stack:
+        executor = stack.enter_context(cluster_executor(ns.cluster)) if ns.cluster else None
+        results = run_tasks(tasks, jobs=ns.jobs, cache=cache, executor=executor)
     try:
         check(results)
     except EvaluationError as exc:

@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -85,9 +86,10 @@ def _minutes(seconds: float) -> str:
     return f"{m}m{s:02d}s"
 
 
-def cluster_executor(address: str) -> Executor:
+@contextmanager
+def cluster_executor(address: str) -> Iterator[Executor]:
     """An executor whose tasks run on the workers of the Dask distributed scheduler at
-    ``address`` (their Python must import this package)."""
+    ``address`` (their Python must import this package); the connection closes on exit."""
     try:
         from distributed import Client
     except ImportError:
@@ -98,7 +100,10 @@ def cluster_executor(address: str) -> Executor:
         client = Client(address, timeout=10)
     except OSError as exc:
         raise UserError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
-    return client.get_executor(pure=False)
+    try:
+        yield client.get_executor(pure=False)
+    finally:
+        client.close()
 
 
 def run_tasks(

@@ -184,9 +184,13 @@ def test_a_dask_cluster_runs_the_tasks(tmp_path: Path) -> None:
     starts on this machine (two worker processes); the results equal the local ones."""
     distributed = pytest.importorskip("distributed")
     tasks = [Task("ifElse", 8, "cosim", policy=p) for p in ("sps", "mp")]
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:  # fmt: skip
-        results = run_tasks(tasks, executor=cluster_executor(cluster.scheduler_address))
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        cluster_executor(cluster.scheduler_address) as executor,
+    ):
+        results = run_tasks(tasks, executor=executor)
     for task, result in results.items():
         local = run_task(task)
         assert result["metrics"] == local["metrics"] and result["ok"]
