@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconverge.golden.evaluation.tasks import Task
+from reconverge.golden.sm.metrics import geomean
 from reconverge.golden.sm.params import CONFIGS
 from reconverge.kernels import suite
 
@@ -45,10 +46,6 @@ SMOKE = Scale("cosim", "cosim", ("ifElse", "loopBreak", "nested"), eval_sizes=Fa
 
 def hmean(values: Sequence[float]) -> float:
     return len(values) / sum(1 / v for v in values) if values else 0.0
-
-
-def gmean(values: Sequence[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else 0.0
 
 
 def amean(values: Sequence[float]) -> float:
@@ -704,7 +701,7 @@ def _seed004_report(scale: Scale, results: Results) -> Section:
                 f"{a} speedup over linear scan ({tight} registers)",
                 "seed 004 Sec 5.3 (Fig 5.6, geometric mean)",
                 paper,
-                gmean([x / y for x, y in pairs]),
+                geomean([x / y for x, y in pairs]),
                 f"geometric mean over {len(pairs)} kernels",
             )
         )

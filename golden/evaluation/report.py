@@ -64,14 +64,8 @@ def _machine(name: str) -> str:
 def _kernels(scale: Scale, results: Results) -> list[str]:
     rows = []
     for k in scale.kernels:
-        sps = next(
-            (r for t, r in results.items()
-             if t.kernel == k and t.machine == scale.machine and t.policy == "sps"
-             and t.formation == "static" and not t.hws and t.allocator == "linear"
-             and t.regs == Task.regs and t.split_table is None and "metrics" in r),
-            None,
-        )  # fmt: skip
-        if sps is None:
+        sps = results.get(Task(k, scale.size(k), scale.machine))
+        if sps is None or "metrics" not in sps:
             continue
         m = sps["metrics"]
         rows.append(

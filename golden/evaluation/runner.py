@@ -30,12 +30,13 @@ class Cache:
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def _path(self, task: Task) -> Path:
+    def path(self, task: Task) -> Path:
+        """The file of ``task``'s result."""
         key = task.key()
         return self.root / key[:2] / f"{key}.json"
 
     def get(self, task: Task) -> Result | None:
-        path = self._path(task)
+        path = self.path(task)
         if not path.is_file():
             return None
         try:
@@ -44,7 +45,7 @@ class Cache:
             return None  # a damaged entry is computed again
 
     def put(self, task: Task, result: Result) -> None:
-        path = self._path(task)
+        path = self.path(task)
         path.parent.mkdir(parents=True, exist_ok=True)
         write_output(path, json.dumps(result) + "\n")
 

@@ -4,6 +4,8 @@ their JSON form (the keys documented in README.md)."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +46,11 @@ class Counters:
 
 def ratio(numerator: float, denominator: float) -> float:
     return numerator / denominator if denominator else 0.0
+
+
+def geomean(values: Sequence[float]) -> float:
+    """Geometric mean (0 for no values): how speedups over a baseline are averaged."""
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else 0.0
 
 
 def amdahl(fractions: list[float], speedups: list[float]) -> float:

@@ -5,7 +5,6 @@ means. Every number in it comes from a run made when the file is regenerated."""
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 from reconverge.golden.output import write_output
 from reconverge.golden.sm.commands import compare, configure_compare, variants
 from reconverge.golden.sm.config import Latencies
+from reconverge.golden.sm.metrics import geomean
 from reconverge.kernels import suite
 
 GEOMETRIES = ((8, 4), (32, 8))
@@ -26,10 +26,6 @@ def _namespace(warp_size: int, simd_width: int) -> argparse.Namespace:
     return parser.parse_args(
         ["all", "--warp-size", str(warp_size), "--simd-width", str(simd_width)]
     )
-
-
-def geomean(values: list[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else 0.0
 
 
 def table(rows: list[dict[str, Any]]) -> list[str]:

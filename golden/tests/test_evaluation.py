@@ -16,7 +16,6 @@ from reconverge.golden.evaluation.experiments import (
     EXPERIMENTS,
     SMOKE,
     Claim,
-    gmean,
     hmean,
     pearson,
     unstructured,
@@ -24,6 +23,7 @@ from reconverge.golden.evaluation.experiments import (
 from reconverge.golden.evaluation.report import EvaluationError, check
 from reconverge.golden.evaluation.runner import Cache, Status, cluster_executor, run_tasks
 from reconverge.golden.evaluation.tasks import Task, run_task
+from reconverge.golden.sm.metrics import geomean
 from reconverge.golden.sm.params import CONFIGS, EVAL, EVAL_TESLA
 from reconverge.kernels import suite
 from reconverge.kernels.suite import MAX_BLOCK
@@ -31,7 +31,7 @@ from reconverge.kernels.suite import MAX_BLOCK
 
 def test_means_and_correlation() -> None:
     assert hmean([1.0, 2.0]) == pytest.approx(4 / 3)
-    assert gmean([1.0, 4.0]) == pytest.approx(2.0)
+    assert geomean([1.0, 4.0]) == pytest.approx(2.0)
     assert pearson([1, 2, 3], [2, 4, 6]) == pytest.approx(1.0)
     assert pearson([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
 
@@ -105,8 +105,7 @@ def test_results_are_kept_and_reused(tmp_path: Path) -> None:
     assert len(calls) == 4 and calls[-1].kernel == "nested"
     assert again[tasks[3]] == {"task": "ifElse", "size": 12}
     # a damaged entry is computed again
-    path = next(tmp_path.rglob("*.json"))
-    path.write_text("{not json")
+    cache.path(tasks[0]).write_text("{not json")
     run_tasks(tasks, cache=cache, run=counting)
     assert len(calls) == 5
 

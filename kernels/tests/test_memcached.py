@@ -1,17 +1,13 @@
 """The memcached kernel: the oracle against a host key-value store (a dict of items serving the
-requests one by one), every reply kind exercised at the default size; the compiled kernel on
-the functional model under every allocator and on the SM under every policy."""
+requests one by one), every reply kind exercised at the default size. (The compiled kernel under
+every allocator and every policy: kernels/tests/test_suite.py and test_suite_sm.py, as for every
+suite kernel.)"""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from reconverge.golden.compiler import regalloc
-from reconverge.golden.functional import run
-from reconverge.golden.geometry import Geometry
-from reconverge.golden.sm.config import Policy, SMConfig, WarpFormation
-from reconverge.golden.sm.core import run_sm
 from reconverge.kernels import memcached as mc
 
 SPEC = mc.SPEC
@@ -66,33 +62,3 @@ def test_default_requests_take_every_path() -> None:
         (mc.INCR, mc.NOT_NUMERIC), (mc.INCR, mc.STORED), (mc.DECR, mc.STORED),
     }  # fmt: skip
     assert (items[:, mc.SLAB] > 0).any() and (items[:, mc.SLAB] == 0).any()
-
-
-@pytest.mark.parametrize("allocator", regalloc.ALLOCATORS)
-def test_compiled_kernel_matches_the_oracle(allocator: str) -> None:
-    launch, case = SPEC.launch(allocator, 8)
-    result = run(launch.image, launch.config(case.grid, case.block, geometry=Geometry(8, 4)))
-    result.check()
-    out = launch.outputs(result)
-    for name, expected in SPEC.reference().items():
-        assert np.array_equal(out[name], expected), f"{allocator}: {name} differs"
-
-
-@pytest.mark.parametrize("hws", [False, True])
-def test_every_policy_serves_the_requests(hws: bool) -> None:
-    reference = SPEC.reference()
-    launches = {hints: SPEC.launch("affine", 8, hints=hints) for hints in (True, False)}
-    configs = [
-        *(SMConfig(policy=p, hws=hws) for p in Policy),
-        SMConfig(policy=Policy.PPC, hints=False, hws=hws),
-        *(SMConfig(warp_formation=w, hws=hws) for w in (WarpFormation.DWF, WarpFormation.EN_DWF)),
-    ]
-    for config in configs:
-        launch, case = launches[config.explicit]
-        result = run_sm(launch.image, launch.config(case.grid, case.block,
-                                                    geometry=Geometry(8, 4)), config)  # fmt: skip
-        label = f"{config.policy.value} {config.warp_formation.value}"
-        assert result.fault is None, f"{label}: {result.fault}"
-        out = launch.outputs(result)
-        for name, expected in reference.items():
-            assert np.array_equal(out[name], expected), f"{label}: {name} differs"

@@ -1,29 +1,17 @@
-"""The montecarlo kernel (seed 002 Table 1 MC): the oracle against a host-side transport that
-moves every photon of a launch at once (numpy, index arrays, the interaction picked by counting
-the cumulative fractions below the random number), and the compiled kernel on the functional
-model under every allocator and on the cycle-level SM under every policy."""
+"""The montecarlo kernel (seed 002 Table 1 MC): the oracle against a host-side transport that moves
+every photon of a launch at once (numpy, index arrays, the interaction picked by counting the
+cumulative fractions below the random number). (The compiled kernel under every allocator and
+every policy: kernels/tests/test_suite.py and test_suite_sm.py, as for every suite kernel.)"""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from reconverge.golden.compiler import regalloc
-from reconverge.golden.functional import run
-from reconverge.golden.geometry import Geometry
-from reconverge.golden.sm.config import Policy, SMConfig, WarpFormation
-from reconverge.golden.sm.core import run_sm
 from reconverge.kernels import montecarlo as mc
 from reconverge.kernels.suite import Case
 
 SPEC = mc.SPEC
-GEOMETRY = Geometry(warp_size=8, simd_width=4)
-CONFIGS = [
-    *(SMConfig(policy=p) for p in Policy),
-    SMConfig(policy=Policy.PPC, hints=False),
-    SMConfig(warp_formation=WarpFormation.DWF),
-    SMConfig(warp_formation=WarpFormation.EN_DWF),
-]
 
 
 def wrap(v: np.ndarray) -> np.ndarray:
@@ -105,29 +93,3 @@ def test_eval_workload_takes_every_path() -> None:
     kinds = np.bincount(fate & 3, minlength=3)
     scatters = np.bincount(fate >> 2)
     assert (kinds > 0).all() and len(scatters) > 4, (kinds, scatters)
-
-
-@pytest.mark.parametrize("allocator", regalloc.ALLOCATORS)
-def test_functional_model_matches_oracle(allocator: str) -> None:
-    reference = SPEC.reference()
-    launch, case = SPEC.launch(allocator, 8)
-    result = run(launch.image, launch.config(case.grid, case.block, geometry=GEOMETRY))
-    result.check()
-    outputs = launch.outputs(result)
-    for name, expected in reference.items():
-        assert np.array_equal(outputs[name], expected), f"{allocator}: {name}"
-
-
-@pytest.mark.parametrize("hws", [False, True])
-def test_every_policy_matches_oracle(hws: bool) -> None:
-    reference = SPEC.reference()
-    launches = {hints: SPEC.launch("affine", 8, hints=hints) for hints in (True, False)}
-    for config in (SMConfig(**{**c.__dict__, "hws": hws}) for c in CONFIGS):
-        launch, case = launches[config.explicit]
-        result = run_sm(launch.image, launch.config(case.grid, case.block, geometry=GEOMETRY),
-                        config)  # fmt: skip
-        label = f"{config.policy.value} {config.warp_formation.value} hws={hws}"
-        assert result.fault is None, f"{label}: {result.fault}"
-        outputs = launch.outputs(result)
-        for name, expected in reference.items():
-            assert np.array_equal(outputs[name], expected), f"{label}: {name}"

@@ -1,17 +1,13 @@
-"""The mummer kernel: the oracle against string search (the longest substring of each query
-found in the reference, by ``str.find``), the host suffix tree's shape; the compiled kernel on
-the functional model under every allocator and on the SM under every policy."""
+"""The mummer kernel: the oracle against string search (the longest substring of each query found
+in the reference, by ``str.find``), the host suffix tree's shape. (The compiled kernel under
+every allocator and every policy: kernels/tests/test_suite.py and test_suite_sm.py, as for every
+suite kernel.)"""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from reconverge.golden.compiler import regalloc
-from reconverge.golden.functional import run
-from reconverge.golden.geometry import Geometry
-from reconverge.golden.sm.config import Policy, SMConfig, WarpFormation
-from reconverge.golden.sm.core import run_sm
 from reconverge.kernels import mummer as mu
 
 SPEC = mu.SPEC
@@ -59,29 +55,3 @@ def test_host_tree_is_a_compact_suffix_tree(seed: int) -> None:
     parent_depth = {int(c): depth[p] for p in range(len(depth)) for c in kids[p] if c >= 0}
     distinct = {s[i:j] for i in range(len(s)) for j in range(i + 1, len(s) + 1)}
     assert sum(depth[c] - d for c, d in parent_depth.items()) == len(distinct)
-
-
-@pytest.mark.parametrize("allocator", regalloc.ALLOCATORS)
-def test_compiled_kernel_matches_the_oracle(allocator: str) -> None:
-    launch, case = SPEC.launch(allocator, 8)
-    result = run(launch.image, launch.config(case.grid, case.block, geometry=Geometry(8, 4)))
-    result.check()
-    assert launch.outputs(result)["match"].tolist() == SPEC.reference()["match"].tolist()
-
-
-@pytest.mark.parametrize("hws", [False, True])
-def test_every_policy_finds_the_matches(hws: bool) -> None:
-    expected = SPEC.reference()["match"].tolist()
-    launches = {hints: SPEC.launch("affine", 8, hints=hints) for hints in (True, False)}
-    configs = [
-        *(SMConfig(policy=p, hws=hws) for p in Policy),
-        SMConfig(policy=Policy.PPC, hints=False, hws=hws),
-        *(SMConfig(warp_formation=w, hws=hws) for w in (WarpFormation.DWF, WarpFormation.EN_DWF)),
-    ]
-    for config in configs:
-        launch, case = launches[config.explicit]
-        result = run_sm(launch.image, launch.config(case.grid, case.block,
-                                                    geometry=Geometry(8, 4)), config)  # fmt: skip
-        label = f"{config.policy.value} {config.warp_formation.value}"
-        assert result.fault is None, f"{label}: {result.fault}"
-        assert launch.outputs(result)["match"].tolist() == expected, label

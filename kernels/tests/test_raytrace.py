@@ -1,19 +1,14 @@
 """The raytrace kernel (seed 002 REND, seed 001 RAY): the oracle against a host renderer that
 traces every pixel against every triangle at once in int64 numpy, checking that no value the
 kernel shifts, divides or compares leaves int32; that renderer's geometry against floating-point
-Möller-Trumbore on the scene's vertices; the compiled kernel under every allocator and on the
-SM under every policy."""
+Möller-Trumbore on the scene's vertices. (The compiled kernel under every allocator and every
+policy: kernels/tests/test_suite.py and test_suite_sm.py, as for every suite kernel.)"""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from reconverge.golden.compiler import regalloc
-from reconverge.golden.functional import run
-from reconverge.golden.geometry import Geometry
-from reconverge.golden.sm.config import Policy, SMConfig, WarpFormation
-from reconverge.golden.sm.core import run_sm
 from reconverge.kernels import raytrace as rt
 from reconverge.kernels.suite import Case
 
@@ -137,31 +132,3 @@ def test_eval_image_takes_every_branch() -> None:
     assert 0.2 < np.mean(ts.min(1) == rt.MAX_T) < 0.8  # the background: early finishers
     shadowed = {240 * rt.AMBIENT >> rt.FRAC, 60 * rt.AMBIENT >> rt.FRAC}  # checker, ambient only
     assert shadowed <= set(image.tolist())
-
-
-@pytest.mark.parametrize("allocator", regalloc.ALLOCATORS)
-def test_compiled_kernel_matches_the_oracle(allocator: str) -> None:
-    launch, case = SPEC.launch(allocator, 8)
-    result = run(launch.image, launch.config(case.grid, case.block, geometry=Geometry(8, 4)))
-    result.check()
-    assert launch.outputs(result)["image"].tolist() == SPEC.reference()["image"].tolist()
-
-
-@pytest.mark.parametrize("hws", [False, True])
-def test_every_policy_computes_the_image(hws: bool) -> None:
-    expected = SPEC.reference()["image"].tolist()
-    launches = {hints: SPEC.launch("affine", 8, hints=hints) for hints in (True, False)}
-    configs = [
-        *(SMConfig(policy=p, hws=hws) for p in Policy),
-        SMConfig(policy=Policy.PPC, hints=False, hws=hws),
-        *(SMConfig(warp_formation=f, hws=hws) for f in (WarpFormation.DWF, WarpFormation.EN_DWF)),
-    ]
-    for config in configs:
-        launch, case = launches[config.explicit]
-        geometry = Geometry(warp_size=8, simd_width=4)
-        result = run_sm(
-            launch.image, launch.config(case.grid, case.block, geometry=geometry), config
-        )
-        label = f"{config.policy.value} {config.warp_formation.value} hints={config.hints}"
-        assert result.fault is None, f"{label}: {result.fault}"
-        assert launch.outputs(result)["image"].tolist() == expected, label
