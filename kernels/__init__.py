@@ -29,6 +29,13 @@ MODULES = (
     "montecarlo",
     "lud",
     "raytrace",
+    "aes",
+    "libor",
+    "pathfinder",
+    "bitonic",
+    "blackscholes",
+    "neuralnet",
+    "storegpu",
 )
 
 

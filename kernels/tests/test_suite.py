@@ -36,6 +36,7 @@ def test_suite_lists_every_shape_of_the_issue() -> None:
         "avgSquare", "sumTriangle", "initRows", "ifElse", "nested", "loopBreak", "condCall",
         "recursion", "bfs", "nqueens", "mandelbrot", "hashLookup", "laplace3d", "interpreter",
         "memcached", "mummer", "montecarlo", "lud", "raytrace",
+        "aes", "libor", "pathfinder", "bitonicSort", "blackScholes", "neuralNet", "storeGPU",
     ]  # fmt: skip
 
 
