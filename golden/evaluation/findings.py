@@ -99,4 +99,12 @@ FINDINGS: dict[str, str] = {
         "comparison, since their divergence comes from loaded data. The paper's 177 Rodinia and "
         "SDK kernels are full of loops bounded by thread-relative limits."
     ),
+    "RT entries a warp uses at most, mp-orec": (
+        "recursion is the maximum, and only it: is_even and is_odd branch on their argument at "
+        "every level of a recursion up to 8 deep (fib as well), so each level keeps its own "
+        "reconvergence point in the RT until it returns (17 entries under mp and mp-orec "
+        "alike: OREC merges splits at one PC and cannot merge levels of a call stack). Seed "
+        "002's CUDA benchmarks have no recursion. The other kernels stay within the paper's "
+        "bound (column *ST/RT mp-orec*: 6 or fewer)."
+    ),
 }

@@ -47,8 +47,13 @@ def test_claims_agree_in_direction_and_size() -> None:
     assert not claim(1.32, 1.005).direction_agrees  # within 1 %: no change
     assert claim(0.85, 0.60, baseline=0.0).size_agrees
     assert not claim(0.85, -0.2, baseline=0.0).direction_agrees
-    assert claim(1.0, 1.2, at_least=True).size_agrees
-    assert not claim(1.0, 0.95, at_least=True).direction_agrees
+    assert claim(1.0, 1.2, bound="at least").size_agrees
+    assert not claim(1.0, 0.95, bound="at least").direction_agrees
+    assert (
+        claim(12, 7, bound="at most").direction_agrees
+        and claim(12, 12, bound="at most").size_agrees
+    )
+    assert not claim(13, 17, bound="at most").direction_agrees
 
 
 def test_unstructured_means_leaving_a_loop_or_the_kernel_early() -> None:
