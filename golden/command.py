@@ -48,6 +48,10 @@ INDEX: dict[str, tuple[str, str]] = {
         "synthesise an HDL block or the SM: Yosys cell counts and transistors, ECP5 LUTs/FFs/Fmax",
         "reconverge.hdl.tools.commands",
     ),
+    "area": (
+        "the analytical area model of an HDL block or of the SM, per part (--synth: beside Yosys)",
+        "reconverge.hdl.tools.commands",
+    ),
     "cosim": (
         "co-simulate a program on the SM's Verilog (cocotb) against golden",
         "reconverge.testbench.commands",

@@ -24,6 +24,8 @@ from reconverge.golden.sm.params import CONFIGS, SMParams
 #: Modules of the golden package that cannot change a run: the command line and the
 #: evaluation's reports (of the evaluation only this module counts).
 NOT_CODE = ("cli.py", "command.py", "commands.py")
+#: Packages of golden that no run imports: the area model.
+NOT_RUN = ("cost",)
 #: A kernel module's imports of other kernel modules.
 KERNEL_IMPORT = re.compile(r"^from reconverge\.kernels\.(\w+) import", re.MULTILINE)
 
@@ -93,7 +95,8 @@ def code_version() -> str:
     paths = []
     for path in sorted((package / "golden").rglob("*.py")):
         report = "evaluation" in path.parts and path.name != Path(__file__).name
-        if not (report or path.name in NOT_CODE or "tests" in path.parts):
+        apart = "tests" in path.parts or any(p in path.parts for p in NOT_RUN)
+        if not (report or path.name in NOT_CODE or apart):
             paths.append(path)
     return _digest(paths, package)
 

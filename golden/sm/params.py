@@ -20,6 +20,16 @@ PC_WIDTH = 32
 SP_WIDTH = 32
 #: Launch arguments the SM takes (a0..a7).
 ARG_REGS = 8
+#: Bits of the hardware SM's cycle and event counters (status, trace, LSU metrics).
+COUNTER = 32
+#: Bits of a warp's age in the hardware (its dispatch number: the GTO scheduler's order).
+AGE_BITS = 32
+#: Bits of a split's ready timer and of a warp's count of pending write-backs in the hardware.
+TIMER_BITS = 8
+PENDING_BITS = 8
+#: The hardware register file's write ports (the lanes, the divider, the LSU), lowest priority
+#: first.
+REGFILE_WRITE_PORTS = ("write_lane", "write_div", "write_lsu")
 
 
 def _power_of_two(value: int) -> bool:

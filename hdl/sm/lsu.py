@@ -90,12 +90,12 @@ from reconverge.golden.faults import FaultCode
 from reconverge.golden.isa import NUM_REGS
 from reconverge.golden.memmap import GLOBAL_BASE, SHARED_BASE
 from reconverge.golden.sm.lsu import AMO_BY_FUNCT5, LR_FUNCT5, SC_FUNCT5, WORD_BYTES, MemOp
+from reconverge.golden.sm.params import COUNTER as COUNTER_BITS
 from reconverge.golden.sm.params import SMParams
 
 ADDR_BITS = 32
 WORD_BITS = 8 * WORD_BYTES
 WORD_SHIFT = ceil_log2(WORD_BYTES)
-COUNTER_BITS = 32
 REG_BITS = ceil_log2(NUM_REGS)
 FUNCT5_BITS = 5
 COUNTERS = ("transactions", "shared_cycles", "bank_conflicts", "stalls")

@@ -8,13 +8,12 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from reconverge.golden.faults import FaultCode
-from reconverge.golden.sm.params import ARG_REGS, PC_WIDTH, SMParams
+from reconverge.golden.sm.params import ARG_REGS, COUNTER, PC_WIDTH, SMParams
 
 #: Request kinds of the data port.
 OP_LOAD, OP_STORE, OP_AMO = 0, 1, 2
 #: Width of the trace's warp-in-block, and the passes field.
 SMALL = 8
-COUNTER = 32
 
 
 def launch_signature() -> wiring.Signature:

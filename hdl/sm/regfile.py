@@ -38,11 +38,9 @@ from reconverge.golden.image import Image
 from reconverge.golden.isa import NUM_REGS
 from reconverge.golden.memmap import MemoryMap
 from reconverge.golden.sm.params import ARG_REGS, SMParams
+from reconverge.golden.sm.params import REGFILE_WRITE_PORTS as WRITE_PORTS
 from reconverge.hdl.sm.decode import REG
 from reconverge.hdl.sm.lanes import WORD
-
-#: The write ports, lowest priority first.
-WRITE_PORTS = ("write_lane", "write_div", "write_lsu")
 
 Source = tuple[str, int]  # ("const", value), ("gp", 0) or ("arg", index)
 

@@ -28,11 +28,8 @@ from amaranth.lib.wiring import In, Out
 from reconverge.golden.blocks.arbiter import ArbiterParams
 from reconverge.golden.blocks.base import bits_for
 from reconverge.golden.sm.config import Scheduler as SchedulerKind
-from reconverge.golden.sm.params import SMParams
+from reconverge.golden.sm.params import AGE_BITS, SMParams
 from reconverge.hdl.blocks.arbiter import Arbiter
-
-#: Bits of a warp's age (its dispatch number).
-AGE_BITS = 32
 
 
 class Scheduler(wiring.Component):

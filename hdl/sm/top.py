@@ -42,7 +42,14 @@ from reconverge.golden.faults import FaultCode
 from reconverge.golden.isa import REG_SP, SYSCALL_EXIT, Csr
 from reconverge.golden.sm.config import Policy, ScoreboardKind
 from reconverge.golden.sm.lsu import MemOp
-from reconverge.golden.sm.params import PC_WIDTH, SMParams
+from reconverge.golden.sm.params import (
+    AGE_BITS,
+    COUNTER,
+    PC_WIDTH,
+    PENDING_BITS,
+    TIMER_BITS,
+    SMParams,
+)
 from reconverge.hdl.blocks.arbiter import Arbiter
 from reconverge.hdl.blocks.common import any_of, encode, first_set
 from reconverge.hdl.blocks.scoreboard import MaskedScoreboard, Scoreboard
@@ -53,7 +60,6 @@ from reconverge.hdl.sm.fetch import Fetch, load_signature
 from reconverge.hdl.sm.lanes import Divider, Lane
 from reconverge.hdl.sm.lsu import LSU
 from reconverge.hdl.sm.ports import (
-    COUNTER,
     exit_signature,
     launch_signature,
     memory_signature,
@@ -61,12 +67,8 @@ from reconverge.hdl.sm.ports import (
     trace_signature,
 )
 from reconverge.hdl.sm.regfile import RegisterFile
-from reconverge.hdl.sm.scheduler import AGE_BITS, Scheduler
+from reconverge.hdl.sm.scheduler import Scheduler
 from reconverge.hdl.sm.writeback import LatencyClass, WritebackLines
-
-#: Bits of a split's ready timer and of a warp's count of pending write-backs.
-TIMER_BITS = 8
-PENDING_BITS = 8
 
 
 def _named(m: Module, name: str, value: Value | int, width: int | None = None) -> Signal:

@@ -34,7 +34,7 @@ from reconverge.hdl.registry import BLOCKS, BlockSpec, lookup
 #: The name of the whole SM on the command line (beside the blocks of the registry).
 SM_NAME = "sm"
 #: Named configuration ``verilog sm`` / ``synth sm`` start from.
-DEFAULT_CONFIG = {"verilog": "cosim", "synth": "synth"}
+DEFAULT_CONFIG = {"verilog": "cosim", "synth": "synth", "area": "synth"}
 
 
 def _blocks_epilog() -> str:
@@ -321,7 +321,108 @@ def _cmd_synth(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _configure_area(p: argparse.ArgumentParser) -> None:
+    _configure_design(p, "area")
+    p.add_argument(
+        "--synth", action="store_true",
+        help="also synthesise the design (Yosys, no place and route) and show model / synthesis",
+    )  # fmt: skip
+
+
+def model_area(design: tuple[BlockSpec, BlockParams] | SMDesign) -> dict[str, Any]:
+    """The analytical model's area (golden/cost) of a block or of the bare SM, per part."""
+    from reconverge.golden.cost.blocks import inventory
+    from reconverge.golden.cost.model import area, coefficients
+    from reconverge.golden.cost.sm import sm
+
+    if isinstance(design, SMDesign):
+        inv, label = sm(design.params), design.label()
+        info: dict[str, Any] = {"block": SM_NAME, "params": design.json()}
+    else:
+        spec, params = design
+        inv, label = inventory(params), f"{spec.name} ({params.describe()})"
+        info = {"block": spec.name, "params": params.values()}
+    fitted = coefficients().provenance
+    return {
+        **info,
+        "label": label,
+        "model": {part: a.json() for part, a in area(inv).items()},
+        "primitives": inv.json(),
+        "coefficients": {"fitted": fitted["fitted"], "tools": fitted["tools"]},
+    }
+
+
+def format_area(r: dict[str, Any]) -> str:
+    model, synth = r["model"], r.get("synth")
+    lines = [
+        r["label"],
+        f"  area model (golden/cost; coefficients fitted {r['coefficients']['fitted']} to "
+        f"{r['coefficients']['tools']}):",
+    ]
+    header = f"  {'part':<22}{'transistors':>12}{'LUT4':>9}{'FFs':>7}{'RAM bits':>10}"
+    if synth:
+        header += f"{'synth LUT4':>12}{'model/synth':>13}"
+    lines.append(header)
+    for part, a in model.items():
+        line = f"  {part:<22}{a['transistors']:>12}{a['luts']:>9}{a['ffs']:>7}{a['ram_bits']:>10}"
+        found = synth and synth["luts"].get(part)
+        if found:
+            line += f"{found:>12}{a['luts'] / found:>13.2f}"
+        lines.append(line)
+    if synth:
+        t = model["total"]["transistors"]
+        lines.append(
+            f"  synthesis: {synth['transistors']} transistors (model / synthesis "
+            f"{t / synth['transistors']:.2f}), {synth['flip_flops']} flip-flops"
+        )
+    return "\n".join(lines)
+
+
+def stage_luts(submodules: dict[str, dict[str, int]]) -> dict[str, int]:
+    """ECP5 LUT4s of an SM synthesis (:func:`synth_sm`'s submodules) by the area model's
+    parts (``golden.cost.sm.stage``); ``core`` is the core's own logic."""
+    from reconverge.golden.cost.sm import stage
+
+    out: dict[str, int] = {}
+    for name, sub in submodules.items():
+        if name != "core":
+            out[stage(name)] = out.get(stage(name), 0) + sub["luts"]
+    inner = sum(sub["luts"] for name, sub in submodules.items() if name.startswith("core."))
+    out["core"] = submodules["core"]["luts"] - inner
+    return out
+
+
+def _synth_by_part(design: tuple[BlockSpec, BlockParams] | SMDesign) -> dict[str, Any]:
+    """Synthesis figures to set beside the model: transistors, flip-flops, LUT4s in total and
+    (for the SM) per stage, named as the model's parts."""
+    from reconverge.hdl.tools.synth import synth
+
+    if isinstance(design, SMDesign):
+        r = synth_sm(design, place_and_route=False)
+        luts = stage_luts(r["ecp5"]["submodules"])
+    else:
+        r, luts = synth(design[1], place_and_route=False), {}
+    luts["total"] = r["ecp5"]["luts"]
+    return {
+        "transistors": r["generic"]["transistors"],
+        "flip_flops": r["ecp5"]["flip_flops"],
+        "luts": luts,
+    }
+
+
+def _cmd_area(ns: argparse.Namespace) -> int:
+    design = _design(ns)
+    if isinstance(design, SMDesign) and design.source is not None:
+        raise cli.UsageError(f"area models the bare {SM_NAME}: give no program")
+    result = model_area(design)
+    if ns.synth:
+        result["synth"] = _synth_by_part(design)
+    print(json.dumps(result, indent=1) if ns.json else format_area(result))
+    return EXIT_OK
+
+
 COMMANDS = (
     Command("verilog", _configure_verilog, _cmd_verilog),
     Command("synth", _configure_synth, _cmd_synth),
+    Command("area", _configure_area, _cmd_area),
 )

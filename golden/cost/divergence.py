@@ -1,0 +1,310 @@
+"""The model's inventory of the divergence units (``hdl/blocks``): the stack-less control,
+the SPS and dual-path stacks, the split and reconvergence tables."""
+
+from __future__ import annotations
+
+from reconverge.golden.blocks import (
+    DualPathStackParams,
+    SplitTablesParams,
+    SpsStackParams,
+    StacklessParams,
+)
+from reconverge.golden.blocks.split_tables import MAX_ADMITS, MAX_INSERTS
+from reconverge.golden.cost.inventory import Inventory, reduce, select
+
+
+def stackless(p: StacklessParams) -> Inventory:
+    """Seed 000 Sec 3, 4.1, Fig 2/4: every thread's PC and SP, the live, waiting and active
+    masks and the common SP:PC; the arbiter tree (Fig 4b) takes min(SP:PC) over the runnable
+    threads, or the common PC is incremented locally (Sec 4.1); every runnable thread at the
+    new common key joins the split. The tree serves the load/store unit when the control
+    does not use it (Sec 4.3, Fig 4a)."""
+    from reconverge.golden.cost.blocks import arbiter  # the registry imports this module
+
+    inv, w, pcw, spw = Inventory(), p.warp_size, p.pc_width, p.sp_width
+    key, kw = pcw + spw, p.tree.key_width
+    inv.add("threads", ff=w * key)
+    # pc' = the target, PC + 4 after a release, or the PC; sp' = the written SP or the SP;
+    # a launch loads both
+    inv.add("threads", add=w * pcw, mux=w * (2 * pcw + spw) + w * key)
+    # live, waiting and active masks: the outcome's lanes gated by its valid, the next masks
+    # and the runnable ones, the launch; whether to arbitrate
+    inv.add("masks", ff=3 * w, mux=3 * w, gate=9 * w + 5 * reduce(w) + 6)
+    inv.include(arbiter(p.tree), "tree")
+    # the tree's inputs: the threads' SP:PC and runnable mask, or the LSU's requests
+    inv.add("tree", mux=w * kw + 2 * w)
+    # the common SP:PC: the tree's minimum or the local increment, the launch, the enable;
+    # the LSU's result gated by its grant
+    inv.add("common", ff=key, add=pcw, mux=3 * key + p.coalesce_width + w)
+    inv.add("joins", eq=w * key, gate=w)
+    inv.add("splits", mux=pcw)
+    return inv
+
+
+def sps_stack(p: SpsStackParams) -> Inventory:
+    """Seed 002 Sec 2.2, Fig 3: ``stack_depth`` entries of (PC, mask, RPC, call flag) and the
+    stack pointer; the top entry read by a one-hot select; per entry its next state (the
+    exits, the top's new PC, up to two pushes at ``base``, ``base + 1``, a release's PC + 4),
+    then the pop of every done entry above the highest one that stays (a priority encoder)."""
+    inv, w, d, pcw = Inventory(), p.warp_size, p.stack_depth, p.pc_width
+    spb = d.bit_length()  # the stack pointer, 0..d
+    fields = 2 * pcw + w + 1  # an entry: PC, mask, RPC, call flag
+    inv.add("entries", ff=d * fields)
+    inv.add("state", ff=spb + 2 * w + 1)  # sp, waiting and live masks, overflow flag
+    inv.include(_top(d, spb, fields))
+    inv.include(_decode(w, pcw))
+    inv.include(_stack_outputs(w, pcw, spb))
+    # the pushes (the groups other than the RPC, the higher first), the loop-exit replacement
+    # of the top entry, the push base and the overflow check; the top entry's new PC
+    inv.add(
+        "push",
+        eq=3 * pcw,
+        add=2 + 4 * spb + 1,
+        mux=pcw + w + 2 * pcw,
+        gate=reduce(w) + 20,
+    )
+    # per entry: pushed first or second (base compares), its next PC and mask (release,
+    # push, top or kept: two levels of selection), RPC and call flag of a push
+    inv.add(
+        "update",
+        eq=d * 2 * spb,
+        add=d * pcw,
+        mux=d * (3 * pcw + w + 2 * (pcw + w) + pcw + 1),
+        gate=d * (w + 8),
+    )
+    # pop: an entry is done (empty, RETURN, returning top, at its RPC); kept below sp; the
+    # new sp is one above the highest kept entry
+    inv.add(
+        "pop",
+        eq=d * pcw + (d - 1) * pcw,
+        add=d * (spb + 1) + spb + 1,
+        mux=d * spb + spb + 1,
+        gate=d * (reduce(w) + 6),
+    )
+    # a launch loads entry 0 and the masks; waiting and live follow the update or release
+    inv.add("state", mux=fields + 2 * w, gate=5 * w)
+    return inv
+
+
+def _top(d: int, spb: int, fields: int) -> Inventory:
+    """A stack's top entry: each entry's ``sp == i + 1`` and ``sp > i``, a one-hot select of
+    the top's ``fields`` bits, whether any entry in use is a call entry."""
+    return Inventory().add(
+        "top",
+        eq=d * spb,
+        add=(d - 1) * spb,
+        mux=d * fields,
+        gate=reduce(d) * fields + d + reduce(d),
+    )
+
+
+def _decode(w: int, pcw: int) -> Inventory:
+    """``stack_common.decode_update``: the two groups in PC order (a compare and four
+    selections), present when their masks are not empty, the kind of update."""
+    return Inventory().add("decode", add=pcw, mux=2 * (pcw + w), gate=2 * reduce(w) + 16)
+
+
+def _stack_outputs(w: int, pcw: int, sid: int, slots: int = 1) -> Inventory:
+    """A stack's split slots from the registers (PC, mask, sid; 0 when not valid), a slot
+    valid when none of its threads waits; ``sp - 1`` for the sid."""
+    return Inventory().add(
+        "outputs",
+        add=sid,
+        mux=slots * (pcw + w + sid),
+        gate=slots * (w + reduce(w)) + sid + 2,
+    )
+
+
+def dual_path_stack(p: DualPathStackParams) -> Inventory:
+    """Seed 003 Fig 4/5 (DPS: seed 002 Sec 7): ``stack_depth`` entries of (RPC, call flag,
+    current path, two paths?) and two paths (PC, mask, done, suspended, returned); one update
+    per clock: *modify* (per entry: a release, the push, the top's new state or the exits),
+    *settle* (a ripple of pops from the top down, each popped entry resuming the suspended
+    path below), *choose* (PPC: the paired-path comparison of the new top's two PCs).
+    Implicit PPC has no RPCs to compare; a mode drops what it does not use."""
+    inv, w, d, pcw = Inventory(), p.warp_size, p.stack_depth, p.pc_width
+    spb, sid = d.bit_length(), (2 * d - 1).bit_length()
+    path = pcw + w + 3  # PC, mask, done, suspended, returned
+    entry = pcw + 2 + p.paired + 2 * path  # RPC, call, two, (current), the two paths
+    # a real RPC reached (explicit modes): per path of a release, a resume, the top's jump and
+    # the push, against the RPCs of the registers, the modified entries, the top and the port;
+    # each RPC is neither NEVER nor RETURN
+    at_rpc = 0 if p.implicit else ((4 * d + 2) + 2 * (2 * d + 1)) * pcw
+    inv.add("entries", ff=d * entry)
+    inv.add("state", ff=spb + 2 * w + 1)  # sp, waiting and live masks, overflow flag
+    inv.include(_top(d, spb, entry))
+    inv.include(_decode(w, pcw))
+    # two split slots: a path runnable when live, not waiting, done, suspended or returned
+    inv.include(_stack_outputs(w, pcw, sid, slots=2))
+    inv.add("outputs", add=sid, gate=2 * (reduce(w) + 5))
+    # modify: per entry the release (each running path whose threads waited moves to PC + 4),
+    # the exits leaving its masks, and the choice of release, push, top or kept (3 levels)
+    inv.add(
+        "modify",
+        eq=at_rpc,
+        add=d * 2 * pcw,
+        mux=d * (2 * (pcw + 1) + 3 * entry),
+        gate=d * (2 * (2 * w + reduce(w) + 4)),
+    )
+    # the top entry: the issuing path jumps, returns or is suspended at the RPC; the pushed
+    # entry (the groups, or a chain entry); the waiting mask
+    inv.add(
+        "modify",
+        mux=2 * (2 * pcw + 1) + 2 * path + 3 * w,
+        gate=2 * w + 2 * w + 3 * w + 20,
+    )
+    if not p.implicit:  # a branch with the entry's own RPC replaces the path (Fig 5)
+        inv.add(
+            "replace",
+            eq=3 * pcw,
+            add=4,
+            mux=(pcw + w) + 2 * (w + 1) + 5 * path + 2 * (pcw + w) + 1,
+            gate=2 * reduce(w) + 20,
+        )
+    else:  # no RPC but a call's return address
+        inv.add("replace", mux=pcw)
+    # settle: per entry the ripple reaches it (sp == i + 1 or popped above); above the
+    # bottom it is finished (every live path done or returned; implicit: one running path,
+    # or two at one PC) and the suspended path of the entry below resumes (at the return
+    # address, or implicit at the popped path's PC)
+    resume_pc = 3 if p.implicit else 1
+    inv.add(
+        "settle",
+        eq=d * (spb + 1) + ((d - 1) * pcw if p.implicit else 0),
+        mux=(d - 1) * (2 * resume_pc * pcw + (pcw if p.implicit else 0) + 2),
+        gate=(d - 1) * (4 * reduce(w) + 26),
+    )
+    if p.implicit:  # a running path blocked: suspended, or its threads wait
+        inv.add("settle", gate=(d - 1) * 2 * (w + reduce(w) + 3))
+    # the new sp: one-hot of where the ripple stops
+    inv.add("settle", mux=d * spb, gate=reduce(d) * spb, add=spb)
+    if p.paired:  # choose: on the new top entry (a one-hot select of its paths and current
+        # path), the runnable path with the smaller PC; each entry's current path
+        chosen = entry - pcw - 1  # not its RPC and call flag
+        inv.add("choose", mux=d * chosen, gate=reduce(d) * chosen)
+        inv.add("choose", add=pcw, mux=2 + d, gate=2 * (w + reduce(w) + 5))
+    # a launch loads entry 0 and the masks
+    inv.add("state", mux=entry + 2 * w, gate=2 * w)
+    return inv
+
+
+def split_tables(p: SplitTablesParams) -> Inventory:
+    """Seed 002 Sec 3.3.1, Fig 7 (OREC: Sec 4; back-pressure: Sec 5): the warp split table
+    (ST), the reconvergence table (RT) and the waiting queue in flip-flops. Phase A, the
+    operation: the issuing split read by its slot, exits and barriers, the RT entry a
+    divergence allocates, pending masks cleared in parallel, a release's splits advanced;
+    phase B, two insertion stages (OREC: the associative search of the ST, a merge or an
+    early reconvergence entry), fed by the operation or by RT entries moving back; phase C,
+    two admissions from the queue."""
+    from reconverge.golden.cost.blocks import popcount  # the registry imports this module
+
+    inv = Inventory()
+    w, s, r, pcw, rb, q = (
+        p.warp_size,
+        p.split_table,
+        p.reconv_table,
+        p.pc_width,
+        p.index_bits,
+        p.queue_size,
+    )
+    qb = max(1, q.bit_length())
+    st = 1 + 3 * pcw + w + 2 * rb  # valid, block PC, next PC, mask, R-index, call, RPC
+    rt = 1 + pcw + 2 * w + 2 * rb + 1  # valid, PC, R- and pending masks, R-index, call, ret
+    qe = 2 * pcw + w + 2 * rb  # a queued split: PC, mask, R-index, call, RPC
+    split = pcw + w + 2 * rb + 1  # a split to insert: valid, PC, mask, R-index, call, RPC
+    cont = 1 + 2 * pcw + 2 * rb  # what a MORE cycle needs of its divergence
+    inv.add("st", ff=s * st)
+    inv.add("rt", ff=r * rt)
+    inv.add("queue", ff=q * qe)
+    # the queue's count, live and waiting masks, the MORE state, the overflow flag
+    inv.add("state", ff=(qb if q else 0) + 2 * w + cont + 1)
+    # phase A: the target groups in PC order; the issuing split (read by its slot); the kind
+    # of update; the first free RT entry
+    inv.add(
+        "operation",
+        add=pcw + 2,
+        eq=3 * pcw + rb,
+        mux=2 * (pcw + w + 1) + select(s, w + 2 * rb + pcw),
+        gate=3 * reduce(w) + 2 * reduce(r) + 30,
+    )
+    # exits leave every entry, barrier threads wait; an ST entry without threads is freed
+    inv.add("operation", mux=3 * w, gate=3 * w + s * (w + reduce(w) + 2) + r * 2 * w)
+    # per RT entry: a return clears the call context's entries (compare of call contexts);
+    # a divergence allocates it (an encoder of the free entry, a load of every field); the
+    # targets at the RPC, an arrival and the released splits at theirs clear pending masks
+    clears = 2 + 1 + s  # two targets, the split's arrival, each released split
+    inv.add(
+        "operation",
+        eq=r * rb + r * rb + s * r * rb,
+        mux=r * (2 * w + rt) + select(r, rb) + 2 * rb + cont + pcw,
+        gate=r * (6 + 2 * w) + reduce(r) * rb + r * clears * (w + 1),
+    )
+    inv.add("operation", mux=r * clears * w)
+    # the targets (at the RPC, or to insert), the continuing split (arrives, stays, OREC:
+    # re-inserted); a release moves each released split to PC + 4, arriving at its RPC
+    inv.add(
+        "operation",
+        eq=3 * pcw + s * pcw,
+        add=s * pcw,
+        mux=s * 3 * pcw,
+        gate=12 + s * (w + reduce(w) + 8),
+    )
+    if p.orec:
+        inv.add("operation", mux=split + pcw, gate=s)
+    # phase B: RT entries without threads vanish; the first two with no pending threads move
+    # back to the ST (a one-hot read of their fields, their RPC from their parent entry)
+    inv.add(
+        "drain",
+        eq=2 * r * rb,
+        mux=2 * (r * (2 * pcw + w + 2 * rb + 1) + pcw),
+        gate=r * (2 * reduce(w) + 4)
+        + 2 * (reduce(r) * (2 * pcw + w + 2 * rb + 2) + 2 * r + reduce(r)),
+    )
+    stages = MAX_INSERTS
+    # each insertion stage: the operation's split or a drained one; the first free ST entry (or the
+    # queue) takes it
+    inv.add(
+        "insert",
+        eq=stages * q * qb,
+        add=stages * qb,
+        mux=stages * (split + s * st + q * qe),
+        gate=stages * (2 * r + 2 * reduce(s) + s + q + 6),
+    )
+    if p.orec:  # the associative search: same block PC and R-index, not waiting; the
+        # leader's next PC and mask; a merge, or an early reconvergence entry in the RT
+        inv.add(
+            "orec",
+            eq=stages * (s * (pcw + rb) + pcw),
+            mux=stages * (s * (pcw + w) + r * rt + s * w + select(r, rb) + rb + pcw),
+            gate=stages
+            * (
+                s * (w + reduce(w) + 3)
+                + 2 * reduce(s)
+                + reduce(s) * (pcw + w)
+                + 2 * reduce(r)
+                + reduce(r) * rb
+                + w
+                + s * (w + 2)
+                + r
+                + 6
+            ),
+        )
+    if q:  # phase C: the queue's head into the first free ST entry, the queue shifts
+        inv.add(
+            "admit",
+            add=MAX_ADMITS * qb,
+            mux=MAX_ADMITS * (s * st + q * qe),
+            gate=MAX_ADMITS * (2 * reduce(s) + s + 2),
+        )
+    # a launch loads ST entry 0 and clears the tables
+    inv.add("state", mux=s + st + r + qb + 2 * w + 1)
+    # outputs: the splits that may issue (no thread waits), the tables of Fig 7 (invalid
+    # entries read 0), the occupancy counts
+    sid = max(1, (s - 1).bit_length())
+    inv.add(
+        "outputs",
+        add=popcount(s) + popcount(r) + (qb if q else 0),
+        mux=s * (pcw + w + sid) + s * (2 * pcw + w) + r * (pcw + 2 * w),
+        gate=s * (w + reduce(w) + 1) + r * (1 + reduce(w) + 1) + reduce(r) + reduce(s) + 4,
+    )
+    return inv

@@ -1,0 +1,73 @@
+"""The model's inventory of the scoreboards (``hdl/blocks/scoreboard.py``): the per-warp table
+of seed 002 Fig 8a and the masked table of Fig 8b, both in flip-flops."""
+
+from __future__ import annotations
+
+from reconverge.golden.blocks import MaskedScoreboardParams, ScoreboardParams
+from reconverge.golden.blocks.scoreboard import OPERANDS
+from reconverge.golden.cost.inventory import Inventory, pick, reduce
+
+
+def scoreboard(p: ScoreboardParams) -> Inventory:
+    """Seed 002 Fig 8a: per warp ``entries`` entries of (register id, valid bit); the issue
+    port and each lookup port read their warp's set, with this cycle's write-backs applied."""
+    return _table(p)
+
+
+def masked_scoreboard(p: MaskedScoreboardParams) -> Inventory:
+    """Seed 002 Sec 3.3.2, Fig 8b: as Fig 8a with an R-mask of W bits per entry instead of the
+    valid bit: write-backs clear their lanes, a reservation of a held register merges its mask
+    (Fig 9 state 5), a lookup hits only an entry sharing a lane with the instruction."""
+    return _table(p)
+
+
+def _table(p: ScoreboardParams) -> Inventory:
+    """Both tables: ``p.masked`` chooses the entry's valid bit or R-mask."""
+    inv = Inventory()
+    w, rb, wb, e, b = p.warp_size, p.reg_bits, p.warp_bits, p.entries, p.writebacks
+    held = w if p.masked else 1  # an entry's valid bit or R-mask
+    stored = p.warps * e  # entries in the table
+    ports = 1 + p.lookups  # read ports: the reservation's and each lookup's
+    copies = stored + ports * e  # entries seen after write-backs: the table's and each port's
+    inv.add("entries", ff=stored * (rb + held))
+    # a read port: its warp's set, a warps-way selection of the set's entries
+    inv.add("read", mux=ports * pick(p.warps, e * (rb + held)))
+    # write-back k hits an entry when valid, of its warp (decoded once per warp and per read
+    # port) and register; every copy of an entry is cleared (bypass)
+    inv.add(
+        "writeback",
+        eq=b * (copies * rb + (p.warps + ports) * wb),
+        gate=b * (copies + p.warps + ports),
+    )
+    if p.masked:  # the OR of the hitting write-backs' masks leaves the R-mask
+        inv.add(
+            "writeback",
+            mux=copies * b * w,
+            gate=copies * (reduce(b) * w + w) + ports * e * reduce(w),
+        )
+    else:  # any hit clears the valid bit
+        inv.add("writeback", gate=copies * (reduce(b) + 1))
+    # the next state: the issuing warp decoded; the entry taking a reservation loads rd
+    inv.add("update", eq=p.warps * wb, gate=stored)
+    if p.masked:  # takes the mask, or ORs it in when merging
+        inv.add("update", mux=stored * 2 * w, gate=stored * (w + 1))
+    else:
+        inv.add("update", gate=stored)
+    # reservation: the first free entry of the set (masked: unless one holds rd already)
+    inv.add("reserve", gate=2 * reduce(e) + e + 2)
+    if p.masked:
+        inv.add("reserve", eq=e * rb, gate=2 * e + reduce(e))
+    # a lookup: three operand ids against every entry of the set, the hit decoded into the
+    # R-bit dependency mask; the destination's presence and a free entry give ``full``
+    per_lookup = {
+        "eq": OPERANDS * (e * rb + p.regs * rb),
+        "gate": reduce(w)
+        + OPERANDS * (e + reduce(e) + 1 + p.regs)
+        + reduce(OPERANDS) * p.regs
+        + reduce(e)
+        + 3,
+    }
+    if p.masked:  # each entry's R-mask shares a lane with the instruction's mask
+        per_lookup["gate"] += e * (w + reduce(w)) + OPERANDS * e
+    inv.add("lookup", **{k: p.lookups * n for k, n in per_lookup.items()})
+    return inv

@@ -1,0 +1,553 @@
+"""The model's inventory of the whole SM (``hdl/sm/top.py``: ``SM``), by stage, with parts named
+after the submodules as Amaranth names them (docs/sm-hardware.md, "Stages, one file each"):
+``fetch``, ``decode``, ``regfile``, ``lane``, ``divider``, ``scoreboard``, ``unit``,
+``squeezer``, ``lsu_tree``, ``writeback``, ``scheduler``, ``lsu`` and ``core`` (the top's own
+logic). Blocks come from :func:`reconverge.golden.cost.blocks.inventory` with the parameters the
+SM derives from its :class:`~reconverge.golden.geometry.Geometry`; the ISA-fixed logic (decoder,
+lane, divider) is counted from ``golden.isa.SPECS`` and ``XLEN``."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+from reconverge.golden.blocks import ArbiterParams, BlockParams
+from reconverge.golden.blocks.base import bits_for
+from reconverge.golden.cost.blocks import inventory, popcount
+from reconverge.golden.cost.inventory import Inventory, Kind, log2, reduce, select
+from reconverge.golden.faults import FaultCode
+from reconverge.golden.isa import IMM_FORMATS, NUM_REGS, SPECS, XLEN, Csr, Fmt, Instr
+from reconverge.golden.sm import decode as golden_decode
+from reconverge.golden.sm.config import Latencies, Policy, ScoreboardKind
+from reconverge.golden.sm.core import RETURN_REGS
+from reconverge.golden.sm.core import operands as golden_operands
+from reconverge.golden.sm.lsu import WORD_BYTES
+from reconverge.golden.sm.params import (
+    AGE_BITS,
+    ARG_REGS,
+    COUNTER,
+    PC_WIDTH,
+    PENDING_BITS,
+    REGFILE_WRITE_PORTS,
+    SP_WIDTH,
+    TIMER_BITS,
+    SMParams,
+)
+
+
+def stage(submodule: str) -> str:
+    """The part of this model that an SM submodule (as Amaranth names it, below the SM) is:
+    ``core.lane1`` -> ``lane``, ``core.issue_decode`` -> ``decode``, ``lsu`` -> ``lsu``."""
+    last = submodule.rsplit(".", 1)[-1].rstrip("0123456789")
+    return "decode" if last == "issue_decode" else last
+
+
+#: Register-number bits.
+REG_BITS = log2(NUM_REGS)
+#: Write ports of the register file (lanes, divider, LSU) and its read ports (rs1, rs2).
+WRITE_PORTS = len(REGFILE_WRITE_PORTS)
+READ_PORTS = 2
+#: Latency classes: one write-back line each (``golden.sm.config.Latencies`` less the
+#: divergence timings).
+CLASSES = tuple(f.name for f in fields(Latencies) if f.name not in ("branch", "arbiter", "squeeze"))
+
+
+def _field_width(name: str) -> int:
+    """Bits of the decoded field ``name`` (``hdl/sm/decode.py``: ``DECODED``)."""
+    wide = {
+        "op": bits_for(len(SPECS)),
+        "unit": bits_for(len(golden_decode.Unit)),
+        "imm": XLEN,
+        "csr": 12,
+        "mem_size": max(golden_decode.spec_fields(s)["mem_size"] for s in SPECS).bit_length(),
+        "amo": max(golden_decode.spec_fields(s)["amo"] for s in SPECS).bit_length(),
+    }
+    if name in ("rd", "rs1", "rs2", "sb_rs1", "sb_rs2", "sb_rd"):
+        return REG_BITS
+    return wide.get(name, 1)
+
+
+#: Bits of a decoded instruction.
+DECODED_BITS = sum(_field_width(n) for n in golden_decode.FIELDS)
+
+
+def decoder() -> Inventory:
+    """docs/sm-hardware.md, "Stages": decode. One comparator per spec over its fixed bits; each
+    constant field an OR over the specs with a non-zero value (a multi-bit constant through a
+    multiplexer per spec); the immediate an OR of one sign-extended copy per format; register
+    fields gated by their presence; the return-register and x0 tests."""
+    inv = Inventory()
+    inv.add("match", eq=sum(s.mask.bit_count() for s in SPECS), gate=reduce(len(SPECS)))
+    constants = [golden_decode.spec_fields(s) for s in SPECS]
+    for name in constants[0]:
+        w = _field_width(name)
+        terms = sum(1 for c in constants if int(c[name]))
+        inv.add("fields", gate=reduce(terms) * w)
+    # each field's term per spec is Mux(hit, value, 0); Yosys trims a constant's high zero
+    # bits, and merges the identical terms of a spec (same hit, same value) across fields and
+    # the fixed operands' (ecall: a0, a7): one multiplexer per bit of each distinct value
+    for spec, c in zip(SPECS, constants, strict=True):
+        fixed = (*golden_operands(Instr(spec)), 0, 0)[:3]
+        values = {int(v) for v in c.values()} | set(fixed)
+        inv.add("fields", mux=sum(v.bit_length() for v in values))
+    flags = (
+        [lambda s: s.writes_rd, lambda s: s.is_jump]
+        + [lambda s, f=f: s.fmt is f for f in IMM_FORMATS]
+        + [lambda s: s.fmt in (Fmt.CSR, Fmt.CSRI)] * 2
+    )
+    inv.add("fields", gate=sum(reduce(sum(1 for s in SPECS if f(s))) for f in flags))
+    inv.add("imm", mux=len(IMM_FORMATS) * XLEN, gate=reduce(len(IMM_FORMATS)) * XLEN)
+    inv.add("registers", mux=3 * REG_BITS + 12, gate=3 * REG_BITS + 2 * reduce(REG_BITS) + 6)
+    inv.add("registers", eq=len(RETURN_REGS) * REG_BITS)
+    return inv
+
+
+def lane() -> Inventory:
+    """One lane (``hdl/sm/lanes.py``: ``Lane``; ``golden/semantics.py``): a (XLEN+1)^2 signed
+    multiplier, the ALU (adder, subtractor, shifters, two set-less-than, logic), the branch
+    comparisons, adders for PC + 4, the PC-relative target and the address, the result and
+    next-PC selection by operation."""
+    inv, x = Inventory(), XLEN
+    shamt = log2(x)
+    inv.add("multiply", mul=(x + 1) ** 2, gate=2)
+    # add/sub, slt/sltu, the shifters (sll as the wider left shift Amaranth writes)
+    inv.add("alu", add=2 * (x + 1) + 2 * x, mux=(2 * x - 1) * shamt + 2 * x * shamt, gate=3 * x)
+    inv.add("branch", eq=2 * x, add=4 * x, mux=6)
+    inv.add("targets", add=3 * (x + 1), mux=2 * x)
+    ops = sum(1 for s in SPECS if golden_decode.spec_fields(s)["unit"] != golden_decode.Unit.MEM)
+    inv.add("select", eq=ops * bits_for(len(SPECS)), mux=16 * x + 4 * x, gate=30)
+    return inv
+
+
+def divider(stages: int, tag: int) -> Inventory:
+    """The restoring divider (``hdl/sm/lanes.py``: ``Divider``): XLEN steps of a compare, a
+    subtraction and a remainder selection, operand and result negations, ``stages`` registers
+    of the travelling state (remainder, quotient, divisor, tag, signs)."""
+    inv, x = Inventory(), XLEN
+    inv.add("steps", add=x * ((x + 2) + (x + 1)), mux=x * (x + 2))
+    inv.add("signs", add=4 * (x + 1), mux=4 * (x + 1) + x, gate=reduce(x) + 5, eq=3 * 7)
+    inv.add("pipeline", ff=stages * (3 * x + tag + 4))
+    return inv
+
+
+def sm(params: SMParams) -> Inventory:
+    """The inventory of the SM of ``params``, by stage."""
+    p, g = params, params.geometry
+    w, lanes, n, s = g.warp_size, g.simd_width, g.warps, p.slots
+    inv = Inventory()
+    candidates = n * s
+
+    # fetch: one store copy and buffer tag per split slot of every warp slot
+    inv.add(
+        "fetch",
+        ram=candidates * p.imem_words * (XLEN + PC_WIDTH),
+        ff=candidates * (PC_WIDTH + 1),
+        add=candidates * (PC_WIDTH + 1 + PC_WIDTH),
+        mux=candidates,
+    )
+    for _ in range(candidates + 1):  # one decoder per buffer, one at issue
+        inv.include(decoder(), prefix="decode")
+    inv.include(_regfile(p), prefix="regfile")
+    tag = p.warp_bits + REG_BITS + bits_for(w)
+    for _ in range(lanes):
+        inv.include(lane(), prefix="lane")
+        inv.include(divider(p.config.latencies.div - 1, tag), prefix="divider")
+    inv.include(_block(p.config.scoreboard_kind, p), prefix="scoreboard")
+    for _ in range(n):
+        inv.include(_unit(p), prefix="unit")
+    if p.config.hws:
+        inv.include(inventory(g.squeezer()), prefix="squeezer")
+    if p.policy is not Policy.STACKLESS:
+        inv.include(inventory(g.arbiter(p.line_key_bits)), prefix="lsu_tree")
+    inv.include(_writeback(p), prefix="writeback")
+    inv.include(_scheduler(p), prefix="scheduler")
+    inv.include(_lsu(p), prefix="lsu")
+    inv.include(_core(p), prefix="core")
+    return inv
+
+
+def _block(kind: ScoreboardKind, p: SMParams) -> Inventory:
+    """The scoreboard the top instantiates: one lookup per candidate, one release per class."""
+    lookups, writebacks = p.geometry.warps * p.slots, len(CLASSES)
+    if kind is ScoreboardKind.MASKED:
+        params = p.geometry.masked_scoreboard(lookups, writebacks)
+    else:
+        params = p.geometry.scoreboard(lookups, writebacks)
+    inv = inventory(params)
+    if lookups == 1:
+        # a single lookup port's warp is assigned whole, a constant (0) that Amaranth passes
+        # into the scoreboard: with one warp its set is the table's row itself, not a
+        # selection, and its write-back compares (register and warp) are the table's own,
+        # which Yosys merges
+        held = params.warp_size if params.masked else 1
+        e, b = params.entries, params.writebacks
+        inv.parts["read"][Kind.MUX] -= e * (params.reg_bits + held)
+        inv.parts["writeback"][Kind.EQ] -= b * (e * params.reg_bits + params.warp_bits)
+    return inv
+
+
+def _unit_block(p: SMParams) -> BlockParams:
+    """The policy's block as ``hdl/sm/divergence.py`` parameterizes it."""
+    g = p.geometry
+    if p.policy is Policy.STACKLESS:
+        return g.stackless(PC_WIDTH, SP_WIDTH, p.line_key_bits)
+    if p.policy in (Policy.MP, Policy.MP_OREC):
+        return g.split_tables(p.policy is Policy.MP_OREC, PC_WIDTH)
+    if p.policy in (Policy.DPS, Policy.PPC):
+        return g.dual_path_stack(p.policy, p.config.hints, PC_WIDTH)
+    return g.sps_stack(PC_WIDTH)
+
+
+def _unit(p: SMParams) -> Inventory:
+    """One warp's divergence unit (docs/sm-hardware.md, "Target grouping"): the policy's block;
+    for the stacks and tables also the three grouping trees (lowest, second lowest, highest
+    next PC: seed 000 Fig 4b) and the sequence registers of an update spread over clocks."""
+    w = p.geometry.warp_size
+    block = _unit_block(p)
+    inv = Inventory().include(inventory(block), prefix="block")
+    if p.policy in (Policy.MP, Policy.MP_OREC):
+        # the SM reads neither the tables' inspection outputs (Fig 7's tables, invalid entries
+        # read 0) nor the occupancy counts: Yosys removes them, and without OREC also the ST's
+        # block PCs, which only the search and those outputs read
+        st, rt = block.split_table, block.reconv_table
+        q = block.queue_size
+        outputs = inv.parts["block/outputs"]
+        outputs[Kind.MUX] -= st * (2 * PC_WIDTH + w) + rt * (PC_WIDTH + 2 * w)
+        outputs[Kind.ADD] -= popcount(st) + popcount(rt) + (max(1, q.bit_length()) if q else 0)
+        if not block.orec:
+            inv.parts["block/st"][Kind.FF] -= st * PC_WIDTH
+    inv.add("targets", gate=2 * w)
+    if p.policy is Policy.STACKLESS:
+        return inv
+    for _ in range(3):
+        inv.include(inventory(ArbiterParams(w, PC_WIDTH)), prefix="groups")
+    inv.add("groups", eq=w, gate=4 * w)
+    # the pending threads and their PCs, the selection between the outcome and them
+    inv.add("sequence", ff=w * PC_WIDTH + w + 1, mux=w * PC_WIDTH + 2 * w + 1, gate=4)
+    if p.policy in (Policy.MP, Policy.MP_OREC):
+        inv.add("sequence", add=PC_WIDTH + 1, mux=PC_WIDTH + 2 * w + 2)
+        inv.add("sequence", gate=p.slots + reduce(w) + 6)
+    else:  # the later updates' RPC, call and slot (one bit: the dual-path's path)
+        inv.add("sequence", ff=PC_WIDTH + 2, add=PC_WIDTH + 1)
+        inv.add("sequence", mux=6 * PC_WIDTH + 2 * w + 5, gate=p.slots + 8)
+    return inv
+
+
+def _regfile(p: SMParams) -> Inventory:
+    """docs/sm-hardware.md, "Register file": per thread position a live-value-table memory, one
+    copy per (write port, read port) of slots x 32 words; per (slot, register) the written bit
+    and the live-value entry in flip-flops; the write-row decoders, the port priority, the
+    live copy's selection, the initial values of unwritten registers."""
+    g = p.geometry
+    w, rows = g.warp_size, g.warps * NUM_REGS
+    row_bits = REG_BITS + p.warp_bits
+    live = bits_for(WRITE_PORTS)
+    inv = Inventory()
+    inv.add("banks", ram=w * WRITE_PORTS * READ_PORTS * rows * XLEN)
+    inv.add("written", ff=w * rows, gate=w * (2 * WRITE_PORTS + 1) * rows)
+    # the row a port writes, one-hot: a shift of 1 by the row (rows + 2^bits - 1 wide)
+    inv.add("decode", mux=WRITE_PORTS * (rows + (1 << row_bits) - 1) * row_bits)
+    inv.add("live", ff=w * rows * live, mux=w * rows * WRITE_PORTS * live)
+    inv.add("live", gate=w * rows * (reduce(WRITE_PORTS) + 1))
+    inv.add("read", mux=READ_PORTS * w * (rows * live + WRITE_PORTS * XLEN + XLEN + row_bits))
+    # the live entry of the row read: a case compare per row (shared by the positions)
+    inv.add("read", eq=READ_PORTS * ((rows - 1) * row_bits + w * live))
+    # the initial values (``golden.functional.initial_registers``): a Switch over the
+    # registers not initially 0 (sp, gp, a0..a7)
+    sources = 2 + ARG_REGS
+    inv.add("initial", mux=READ_PORTS * sources * XLEN, eq=READ_PORTS * sources * REG_BITS)
+    # the priority of later ports to the same (slot, register), x0 dropped
+    pairs = WRITE_PORTS * (WRITE_PORTS - 1) // 2
+    inv.add(
+        "ports",
+        eq=2 * pairs * (p.warp_bits + REG_BITS),
+        gate=WRITE_PORTS * (reduce(REG_BITS) + 2 * w) + pairs * w,
+        mux=WRITE_PORTS * w,
+    )
+    return inv
+
+
+def _writeback(p: SMParams) -> Inventory:
+    """docs/sm-hardware.md, "Write-backs": one delay line per latency class, as long as its
+    latency, of (valid, warp, rd, mask) entries; the class decode and the pending OR."""
+    lat = p.config.latencies
+    entry = 1 + p.warp_bits + REG_BITS + p.geometry.warp_size
+    stages = sum(getattr(lat, c) for c in CLASSES)
+    cls = bits_for(len(CLASSES))
+    return Inventory().add(
+        "lines",
+        ff=stages * entry,
+        # the class compares; the one with class 0 (ALU) Yosys turns into a NOR of the bits
+        eq=(len(CLASSES) - 1) * cls,
+        gate=len(CLASSES) + reduce(cls) + reduce(stages - len(CLASSES)),
+    )
+
+
+def _scheduler(p: SMParams) -> Inventory:
+    """The scheduler (``hdl/sm/scheduler.py``): one arbiter tree over every candidate's key
+    (warp class, order, slot class, slot), the key's classes, the winner's encoding."""
+    g = p.geometry
+    n, s = g.warps, p.slots
+    inv = Inventory()
+    if n * s == 1:
+        return inv
+    slot_bits = bits_for(s)
+    gto = p.config.scheduler.name == "GTO"
+    key = 1 + (AGE_BITS if gto else p.warp_bits) + 1 + slot_bits
+    inv.include(inventory(ArbiterParams(n * s, key)), prefix="tree")
+    # the scheduler reads the tree's mask and valid, never the root's key: the root's key
+    # selection (two multiplexers and the OR of the key) is unused logic, removed by Yosys
+    tree = inv.parts["tree/select"]
+    tree[Kind.MUX] -= 2 * key
+    tree[Kind.GATE] -= key
+    inv.add("keys", eq=n * p.warp_bits, add=n * s * p.sid_bits, gate=n * (1 + s))
+    # the winner: an If chain over the candidates setting (warp, slot) constants; with one
+    # warp slot the warp is the constant 0
+    inv.add("winner", mux=select(n * s, slot_bits + (p.warp_bits if n > 1 else 0)))
+    return inv
+
+
+def _lsu(p: SMParams) -> Inventory:
+    """docs/sm-hardware.md, "LSU" (``hdl/sm/lsu.py``): the address buffer and every thread's
+    window, bytes and word in the line; the line request with the threads' bytes merged; the
+    shared-memory banks, each serving its lowest pending thread, with its read-modify-write
+    (the AMOs of ``golden.memory.AMO_OPS``); the reservation table, whose entries every written
+    word and bank checks; the results."""
+    g, c, mm = p.geometry, p.config, p.memmap
+    w, n, line = g.warp_size, g.warps, c.line_bytes
+    x, wb, amos = XLEN, p.warp_bits, sum(1 for s in SPECS if s.amo_op)
+    words, line_bits, word_bits = line // WORD_BYTES, 8 * line, log2(line // WORD_BYTES)
+    shared_words = mm.shared_size // WORD_BYTES
+    bank_bits = min(log2(c.shared_banks), log2(shared_words))
+    banks, row = 1 << bank_bits, log2(shared_words) - bank_bits
+    at = 1 + x - log2(WORD_BYTES)  # a reserved word: the shared flag and a word address
+    funct5 = _field_width("amo")
+    merges = words + banks  # the line's words and the banks each merge the threads' bytes
+    instr = 2 + 2 + 1 + funct5 + 2 * wb + REG_BITS + w  # op, size, signed, amo, warp, block
+    inv = Inventory()
+    inv.add("banks", ram=banks * (n << row) * x)
+    # state: the counters, the instruction, the pending/served masks and flags, the address
+    # buffer (address, data, window per thread), the held response
+    inv.add("state", ff=4 * COUNTER + instr + 5 * w + 5 + w * (2 * x + 2) + 1 + line_bits)
+    inv.add("state", mux=line_bits, gate=2 * w + 16, eq=2 * funct5 + 2, add=COUNTER + 1)
+    # the bytes a thread's access enables: 1 and 3 shifted by its byte, selected by the size
+    enables = 2 * WORD_BYTES * log2(WORD_BYTES) + 2 * WORD_BYTES
+    # per thread: the windows of the captured address (three offsets and bounds), the window
+    # tests, the physical (local) address, its reserved word, bytes enabled, store data spread,
+    # the buffer's or the capture's address and window
+    inv.add(
+        "threads",
+        add=w * 3 * (2 * x + 1),
+        mux=w * (3 * 2 + x + (at - 1) + enables + 2 * x + x + 2),
+        eq=w * 5 * 2,
+        gate=w,
+    )
+    # the lowest set bit of each line word's, each bank's threads and of the faults
+    lowest = words + banks + 1
+    inv.add("threads", add=lowest * (w + 1), gate=lowest * w)
+    # the line request: per word its threads (the word in the line against each k; k = 0 a
+    # NOR), the lowest, the served and written threads; the written words (Yosys merges each
+    # word's byte-enable ORs into one OR over its 4 w bits)
+    inv.add(
+        "coalesce",
+        eq=(words - 1) * w * word_bits,
+        gate=words * w + w * (word_bits - 1) + (words - 1) * w + words * w + words * reduce(4 * w),
+        mux=3 * words * w + 2 * w,
+    )
+    # per merge (line word, bank): per byte the highest writing thread's byte (a chain of a
+    # thread's select AND its byte enable, and a multiplexer), the enables (an AND per thread
+    # and their OR)
+    inv.add("merge", mux=merges * WORD_BYTES * w * 8, gate=merges * WORD_BYTES * (3 * w - 1))
+    # per bank: its threads (bank compares shared with the results'), the lowest one's row,
+    # the threads on that row, the served, writers, read-modify-write registers, the AMOs
+    # (compares of funct5 shared by the banks; funct5 = 0 a NOR), the write port
+    inv.add(
+        "banks",
+        gate=banks * w + w * (bank_bits - 1) + banks * (w - 1) * row + banks * w,
+        mux=banks * w * row + 3 * banks * w,
+        eq=banks * w * row,
+    )
+    inv.add(
+        "banks",
+        gate=(banks - 1) * w + banks + banks * w + 1 + banks * (w + 2) + 1 + WORD_BYTES * banks,
+        ff=banks * (1 + row + wb + x),
+        mux=banks * (row + wb + x + WORD_BYTES),
+    )
+    inv.add(
+        "amo",
+        add=banks * (x + 1) + 4 * banks * x,
+        mux=4 * banks * x + amos * banks * x,
+        gate=3 * banks * x + reduce(funct5),
+        eq=(amos - 1) * funct5,
+    )
+    # results per thread: the bank's word (compares of the bank), the line's word (a shift by
+    # the word in the line), the byte extraction, size and sign extension, sc.w's result
+    inv.add(
+        "results",
+        mux=w * (select(banks, x) + x * (log2(line_bits) + 1) + x)
+        + w * (x * (log2(WORD_BYTES) + 3) + 2 * x + (x - 8) + (x - 16) + x),
+        eq=(banks - 1) * w * bank_bits + 2,
+        gate=2 * w + 6,
+    )
+    # the fault check of a start, the next state and release
+    faults = 3 * bits_for(len(FaultCode))  # a code per memory operation
+    inv.add("control", gate=6 * w + 9 * w + 6, mux=w * (1 + bits_for(w)) + faults + 2 * w)
+    inv.add("control", add=3 * (COUNTER + 1), eq=8)
+    # the reservation table: per slot and position a valid bit and a word, checked against the
+    # thread's word (sc.w), the line written and every bank's written word
+    inv.add(
+        "reservations",
+        ff=n * w * (1 + at) + n,
+        eq=n * w * ((1 + banks) * at + p.line_key_bits),
+        mux=n * w * word_bits + n * wb,
+        gate=n * w * (2 + banks + banks - 1 + 8) + (n - 1) * w + 3 * n,
+    )
+    return inv
+
+
+def _core(p: SMParams) -> Inventory:
+    """The top's own logic (``hdl/sm/top.py``: ``_Core``), in the order of its docstring:
+    per-warp and per-split state, candidates, the issue selection and the instruction in flight,
+    the lanes' operands and per-thread results, the outcome, settling, barriers, dispatch,
+    fetch addresses, pending write-backs, faults and counters."""
+    g = p.geometry
+    w, lanes, n, s, q = g.warp_size, g.simd_width, g.warps, p.slots, g.passes
+    sid, wb, qb = p.sid_bits, p.warp_bits, bits_for(q)
+    cand, pos, csrs = n * s, bits_for(w), len(Csr)
+    classes = len(CLASSES)
+    inv = Inventory()
+    # state (``_state``): running, done, faulted, the cycle; per warp slot: active, block,
+    # window exited, threads, age, pending, last sid (and its valid bit), updating, from an
+    # issue, barrier PC and mixed; with more than one warp slot also the warp in its block (an
+    # 8-bit field) and the window (with one slot both are always 0: registers Yosys removes);
+    # the last warp, issued; per split slot its timer and snapshot (valid, sid, PC); per warp
+    # the issued instruction (valid, slot, sid, PC, control); the next block and age
+    per_warp = 1 + 32 + 1 + w + AGE_BITS + PENDING_BITS + sid + 1 + 2 + PC_WIDTH + 1
+    issued = 1 + bits_for(s) + sid + PC_WIDTH + 1
+    inv.add("state", ff=3 + COUNTER + n * per_warp + (n * (8 + wb) if n > 1 else 0) + wb + 1)
+    inv.add("state", ff=cand * (TIMER_BITS + 1 + sid + PC_WIDTH) + n * issued + 32 + AGE_BITS)
+    # their next states: the snapshot taken at an issue or a barrier release, the issued
+    # instruction, the timers
+    inv.add("state", mux=2 * cand * (1 + sid + PC_WIDTH) + n * issued + cand * TIMER_BITS)
+    inv.add("state", gate=n * 9)  # the units' status (settled, quiet, retired)
+    # candidates: the buffer hit, the CSR check, readiness
+    inv.add("candidates", eq=cand * (PC_WIDTH + csrs * 12), gate=cand * (2 * csrs + 39))
+    # settling: per split, its (sid, PC) against every snapshot and the continuing split
+    inv.add(
+        "settle",
+        eq=cand * (s * (sid + PC_WIDTH) + sid + PC_WIDTH + 1),
+        add=cand * (TIMER_BITS + 1),
+        mux=cand * 4 * TIMER_BITS,
+        gate=cand * (3 * s + 15),
+    )
+    # issue: the selected buffer, split and fault; the instruction in flight (warp, sid, PC,
+    # mask, RPC, decoded instruction, passes, cycle; the slot is unused and removed), the
+    # passes left and the pass index, this pass's quarters, lanes and sources
+    buffer = PC_WIDTH + XLEN + PC_WIDTH + 1
+    # (the RPC only where the policy consumes it: else a constant the outcome passes)
+    rpc = PC_WIDTH if p.config.explicit else 0
+    cur = wb + sid + PC_WIDTH + w + rpc + DECODED_BITS + bits_for(q + 1) + COUNTER
+    flight = cur + 2 * bits_for(q + 1) - bits_for(q + 1) + q * qb + w + w * qb + bits_for(q)
+    inv.add("issue", mux=select(cand, buffer + sid + w + 1), ff=flight)
+    inv.add("issue", mux=flight + n * (issued + sid), add=3 * bits_for(q + 1), eq=n * wb)
+    # passes, per lane: its position, operands and CSR value (W-way selections), the
+    # divider's tag; per thread position the CSR value; the one-hot positions of the lanes
+    # and the dividers' results (ORs over the lanes)
+    inv.add(
+        "passes",
+        mux=lanes * (3 * select(w, XLEN) + select(w, qb) + select(q, qb) + w),
+        add=lanes * 2 * pos,
+        gate=2 * w * (lanes - 1) + w * lanes * 4,
+    )
+    # the CSR values per position (tid = warp in block * W + position: with one warp slot
+    # the warp in its block is 0)
+    inv.add("passes", mux=w * csrs * XLEN, add=w * (8 + pos) if n > 1 else 0)
+    # per thread position, in an If per lane (the lane runs it): the register file's lane and
+    # divider data, the LSU's address and data (four chains of a multiplexer per lane), the
+    # buffers of this pass's values for the outcome (two chains): the next PC and a, and the
+    # result only for the stack-less unit (its SP writes; the other units take no SP); the
+    # values of this pass (``_lane_value``: a chain over the lanes per buffered value)
+    stackless = p.policy is Policy.STACKLESS
+    values = 3 if stackless else 2
+    inv.add(
+        "results",
+        ff=w * values * XLEN,
+        mux=w * lanes * (4 + 2) * XLEN + values * w * lanes * XLEN,
+        eq=2 * w * lanes * pos + w * XLEN,
+    )
+    # the outcome to the warp's unit, faults' lowest threads (registered: bad target, bad
+    # syscall), the LSU start, each warp's update PC and lane
+    # (the update's PC and lane name an overflow, which the stack-less unit cannot have;
+    # with it the LSU remembers whose tree it coalesces with)
+    inv.add("outcome", ff=2 * w + (wb if stackless else n * (PC_WIDTH + log2(w))))
+    inv.add("outcome", mux=n * (PC_WIDTH + log2(w) + s * (1 + sid + PC_WIDTH)) + 3 * w)
+    inv.add("outcome", eq=n * (PC_WIDTH + wb) + REG_BITS, gate=n * 6 + 4 * w + 10)
+    # barriers: per block (window), its warps' membership, waits, exits and barrier PCs
+    inv.add(
+        "barriers",
+        eq=n * n * (wb + PC_WIDTH),
+        mux=n * n * PC_WIDTH,
+        gate=n * n * (w + 12) + n * (w + 1),
+    )
+    # dispatch (``_dispatch``): warps per block and the last one's threads, the drained
+    # pending counts, the blocks left and how many fit (k * per_block <= free slots, a constant
+    # multiple), the new block count and base, per slot the threads of its new warp; with more
+    # than one warp slot also the ranks of free slots and unused windows, which block a slot
+    # takes (nth: compares of r with k * per_block), its warp in the block (r - nth *
+    # per_block), block number and age
+    rank = bits_for(n + 1)
+    inv.add(
+        "dispatch",
+        add=3 * (XLEN + 1)
+        + 5
+        + n * (PENDING_BITS + 1)
+        + (XLEN + 1)
+        + n * 2 * (XLEN + 1)
+        + (XLEN + 1)
+        + n * (XLEN + 1)
+        + 2 * (XLEN + 1),
+        mul=rank * XLEN,
+        mux=n * (w + 2 * XLEN) + n * w * bits_for(w + 1),
+        eq=n * (XLEN + 1),
+        gate=n * (PENDING_BITS + 6),
+    )
+    if n > 1:
+        multiples = sum(k.bit_length() for k in range(3, n) if k & (k - 1))
+        inv.add(
+            "dispatch",
+            add=n * (n - 1) * (XLEN + 1)
+            + 2 * n * (XLEN + 1)
+            + (n - 1) * (AGE_BITS + 1)
+            + 4 * n * rank,
+            mul=(n * rank + multiples) * XLEN,
+            eq=n * n * (wb + rank),
+        )
+    # fetch addresses: PC + 4 of the issued and in-flight instruction, the snapshot, the entry
+    inv.add(
+        "fetch", mux=cand * 4 * PC_WIDTH, add=(n + 1) * (PC_WIDTH + 1), eq=cand * (wb + bits_for(s))
+    )
+    # pending write-backs per warp (the releases naming it, rd != 0), faults and counters:
+    # the idle counter and its flag, the status's fault code, PC, block and thread (loaded
+    # from the fault sources, per warp slot its block, PC and thread)
+    inv.add("progress", ff=1 + COUNTER + bits_for(len(FaultCode)) + 3 * 32)
+    # the pending counts (+ issued - released: a sum of the classes' release bits), the
+    # cycle and idle counters; with more than one warp slot the faults' thread numbers
+    inv.add(
+        "progress",
+        add=n * (2 * PENDING_BITS + 3 + popcount(classes)) + 2 * (COUNTER + 1),
+        eq=n * classes * wb,
+    )
+    if n > 1:
+        inv.add("progress", add=2 * (XLEN + 8 + pos))
+    inv.add("progress", mux=bits_for(len(FaultCode)) + 3 * 32 + n * 5 * 32)
+    inv.add("progress", gate=classes * reduce(REG_BITS) + n * classes * 2)
+    inv.add("progress", gate=cand * TIMER_BITS + 4 * n + 10 + 40)
+    # the lowest thread of a mask (``_lowest``: a priority chain, its position encoded): the
+    # faults' (issue, bad target, bad syscall) and the update's (one for every warp: the
+    # mask is the instruction's), which names an overflow the stack-less unit cannot have
+    lowest = 3 + (0 if stackless else 1)
+    inv.add(
+        "progress",
+        gate=lowest * ((2 * w - 3) + (w - 1) * log2(w)),
+        mux=lowest * w * log2(w) // 2,
+    )
+    return inv

@@ -1,0 +1,103 @@
+"""The analytical area model (golden/cost) counts what the HDL builds: every block's
+inventory, from its parameters alone, against the primitives Yosys finds in the block's
+word-level netlist (hdl/tools/wordcells.py), at the calibration's parameter sets; and the SM's
+inventory stage by stage. FFs and memory bits within 2 %, each other primitive within 15 %, or
+within 3 % of all the design's logic primitives where it is a small share of them (Amaranth's
+lowering adds a few decoders and widens some sums, which the model does not chase)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from reconverge.golden.cli import main
+from reconverge.golden.cost.blocks import inventory
+from reconverge.golden.cost.inventory import Kind
+from reconverge.hdl.registry import lookup
+from reconverge.hdl.tools.calibrate import block_sets
+from reconverge.hdl.tools.wordcells import word_inventory
+
+SETS = block_sets()
+EXACT = {Kind.FF: 0.02, Kind.RAM: 0.02}
+
+
+def agree(model: Counter[Kind], hdl: Counter[Kind]) -> list[str]:
+    """The kinds on which the model's count is off the HDL's by more than allowed."""
+    logic = sum(n for k, n in hdl.items() if k not in EXACT)
+    off = []
+    for kind in Kind:
+        m, h = model[kind], hdl[kind]
+        allowed = EXACT.get(kind, 0.15) * h
+        if kind not in EXACT:
+            allowed = max(allowed, 0.03 * logic)
+        if abs(m - h) > allowed:
+            off.append(f"{kind.value}: model {m}, hdl {h}")
+    return off
+
+
+@pytest.mark.parametrize("params", SETS, ids=[f"{p.name}-{p.label()}" for p in SETS])
+def test_block_inventory_counts_what_the_hdl_builds(params: object) -> None:
+    spec = lookup(params.name)  # type: ignore[attr-defined]
+    hdl = word_inventory(spec.build(params), spec.name)
+    assert agree(inventory(params).total(), hdl) == []  # type: ignore[arg-type]
+
+
+def test_area_command_prints_the_model_per_part(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["area", "arbiter", "--param", "n=8", "--param", "key_width=16", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["block"] == "arbiter" and r["params"]["n"] == 8
+    assert set(r["model"]) == {"compare", "select", "mask", "total"}
+    assert r["primitives"]["compare"] == {"add": 7 * 16, "eq": 7 * 16}
+    assert r["model"]["total"]["ffs"] == 0
+    assert main(["area", "arbiter", "--param", "n=8"]) == 0
+    text = capsys.readouterr().out
+    assert "compare" in text and "transistors" in text
+
+
+def test_area_command_refuses_what_it_cannot_model(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["area", "sm", "nested"]) == 2
+    assert "give no program" in capsys.readouterr().err
+    assert main(["area", "arbiter", "--policy", "mp"]) == 2
+    assert "only for sm" in capsys.readouterr().err
+
+
+def _sm_cases() -> list[tuple[str, object]]:
+    from dataclasses import replace
+
+    from reconverge.golden.sm.params import CONFIGS
+    from reconverge.hdl.tools.area import SM_AREA, sm_params
+
+    cases = [(f"synth-{v.label}", sm_params(SM_AREA, v)) for v in SM_AREA.variants]
+    cosim = CONFIGS["cosim"]
+    for policy, hws in (("stackless", False), ("dps", False), ("mp-orec", True)):
+        from reconverge.golden.sm.config import Policy
+
+        config = replace(cosim.config, policy=Policy(policy), hws=hws)
+        cases.append((f"cosim-{policy}{'-hws' if hws else ''}", replace(cosim, config=config)))
+    wide = replace(cosim.geometry, warp_size=16, simd_width=8, warps=2)
+    cases.append(("w16-sps", replace(cosim, geometry=wide)))
+    return cases
+
+
+SM_CASES = _sm_cases()
+
+
+@pytest.mark.parametrize("params", [p for _, p in SM_CASES], ids=[n for n, _ in SM_CASES])
+def test_sm_inventory_counts_what_the_hdl_builds_stage_by_stage(params: object) -> None:
+    from reconverge.golden.cost.sm import sm, stage
+    from reconverge.hdl.sm.top import SM
+    from reconverge.hdl.tools.wordcells import word_inventories
+
+    hdl = word_inventories(SM(params), "sm", depth=2)
+    by_stage: dict[str, Counter[Kind]] = {}
+    for name, words in hdl.items():
+        if name and name != "core":
+            by_stage.setdefault(stage(name), Counter()).update(words)
+    # the core's own logic: the core less its submodules
+    by_stage["core"] = hdl["core"] - sum((hdl[n] for n in hdl if n.startswith("core.")), Counter())
+    model = dict(sm(params).groups())  # type: ignore[arg-type]
+    parts = set(model) | {name for name, counts in by_stage.items() if counts}
+    off = {p: agree(model.get(p, Counter()), by_stage.get(p, Counter())) for p in parts}
+    assert {part: problems for part, problems in off.items() if problems} == {}
