@@ -411,9 +411,9 @@ def _synth_by_part(design: tuple[BlockSpec, BlockParams] | SMDesign) -> dict[str
 
 
 def _cmd_area(ns: argparse.Namespace) -> int:
-    design = _design(ns)
-    if isinstance(design, SMDesign) and design.source is not None:
+    if ns.design == SM_NAME and ns.program is not None:
         raise cli.UsageError(f"area models the bare {SM_NAME}: give no program")
+    design = _design(ns)
     result = model_area(design)
     if ns.synth:
         result["synth"] = _synth_by_part(design)
