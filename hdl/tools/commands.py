@@ -220,6 +220,25 @@ def component_ports(component: Any) -> list[dict[str, Any]]:
     ]
 
 
+def check_buildable(params: SMParams) -> None:
+    """A usage error when a block the SM needs cannot be built with the parameters these
+    options derive (its parameter dataclass refuses them). The blocks are derived as the area
+    model derives them (golden/cost/sm.py, from the Geometry's own derivations), in
+    milliseconds, where the HDL finds out only while elaborating the SM (a minute)."""
+    from reconverge.golden.cost.sm import sm
+
+    try:
+        sm(params)
+    except ValueError as exc:
+        raise cli.UsageError(f"the SM of these options cannot be built: {exc}") from None
+
+
+def buildable(design: SMDesign) -> Any:
+    """The elaboratable of ``design``, after :func:`check_buildable`."""
+    check_buildable(design.params)
+    return design.build()
+
+
 def _configure_verilog(p: argparse.ArgumentParser) -> None:
     _configure_design(p, "verilog")
     p.add_argument("-o", "--output", help="Verilog file to write (default: standard output)")
@@ -230,7 +249,7 @@ def _cmd_verilog(ns: argparse.Namespace) -> int:
 
     design = _design(ns)
     if isinstance(design, SMDesign):
-        component = design.build()
+        component = buildable(design)
         text, module = to_verilog(component, design.module), design.module
         info = {"block": SM_NAME, "params": design.json(), "module": module}
         ports = component_ports(component)
@@ -314,6 +333,7 @@ def _cmd_synth(ns: argparse.Namespace) -> int:
     design = _design(ns)
     options = {"place_and_route": not ns.no_pnr, "workdir": ns.keep, "part": ns.device}
     if isinstance(design, SMDesign):
+        check_buildable(design.params)
         result = synth_sm(design, **options)
     else:
         result = synth(design[1], **options)
@@ -336,6 +356,7 @@ def model_area(design: tuple[BlockSpec, BlockParams] | SMDesign) -> dict[str, An
     from reconverge.golden.cost.sm import sm
 
     if isinstance(design, SMDesign):
+        check_buildable(design.params)
         inv, label = sm(design.params), design.label()
         info: dict[str, Any] = {"block": SM_NAME, "params": design.json()}
     else:
