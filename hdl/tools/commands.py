@@ -220,7 +220,7 @@ def component_ports(component: Any) -> list[dict[str, Any]]:
     ]
 
 
-def check_buildable(params: SMParams) -> None:
+def check_buildable(params: SMParams) -> Any:
     """A usage error when a block the SM needs cannot be built with the parameters these
     options derive (its parameter dataclass refuses them). The blocks are derived as the area
     model derives them (golden/cost/sm.py, from the Geometry's own derivations), in
@@ -228,7 +228,7 @@ def check_buildable(params: SMParams) -> None:
     from reconverge.golden.cost.sm import sm
 
     try:
-        sm(params)
+        return sm(params)  # the SM's inventory, which the area command prices
     except ValueError as exc:
         raise cli.UsageError(f"the SM of these options cannot be built: {exc}") from None
 
@@ -353,11 +353,9 @@ def model_area(design: tuple[BlockSpec, BlockParams] | SMDesign) -> dict[str, An
     """The analytical model's area (golden/cost) of a block or of the bare SM, per part."""
     from reconverge.golden.cost.blocks import inventory
     from reconverge.golden.cost.model import area, coefficients
-    from reconverge.golden.cost.sm import sm
 
     if isinstance(design, SMDesign):
-        check_buildable(design.params)
-        inv, label = sm(design.params), design.label()
+        inv, label = check_buildable(design.params), design.label()
         info: dict[str, Any] = {"block": SM_NAME, "params": design.json()}
     else:
         spec, params = design
