@@ -60,6 +60,7 @@ from reconverge.golden.sm.config import (
     SMConfig,
     WarpFormation,
 )
+from reconverge.golden.sm.events import Events, profile
 from reconverge.golden.sm.lsu import access_cost
 from reconverge.golden.sm.metrics import Counters, Metrics
 from reconverge.golden.sm.program import Program, is_control
@@ -85,9 +86,6 @@ def squeezed_passes(mask: int, warp_size: int, simd_width: int) -> int:
 REG_RA, REG_T0 = 1, 5
 #: The registers a return jumps through (the RISC-V calling convention's ra and t0).
 RETURN_REGS = (REG_RA, REG_T0)
-
-_MUL = frozenset({"mul", "mulh", "mulhsu", "mulhu"})
-_DIV = frozenset({"div", "divu", "rem", "remu"})
 
 
 def operands(ins: Instr) -> tuple[int, ...]:
@@ -215,6 +213,7 @@ class SMResult(RunResult):
 
     metrics: Metrics | None = None
     trace: list[IssueRecord] = field(default_factory=list)
+    events: Events | None = None  # what the energy model prices
 
 
 class _Warp:
@@ -324,6 +323,7 @@ class SM:
         self.thread_instructions = np.zeros(shape, np.int64)
         self.exited = np.zeros(shape, bool)
         self.counters = Counters()
+        self.events = Events()
         self.warp_counters: list[Counters] = []
         self.resident: list[_Warp] = []
         self.slots: list[_Warp | None] = [None] * self.geometry.warps
@@ -398,6 +398,7 @@ class SM:
             fault,
             metrics=metrics,
             trace=self.trace,
+            events=self.events,
         )
 
     def _loop(self) -> None:
@@ -568,10 +569,11 @@ class SM:
                 instr=instruction_text(ins.encode(), pc),
             ) from None
         warp.settled = update + clocks
-        if self.config.policy is Policy.STACKLESS and (
-            op.control or ex.exited or ex.barrier or op.destination == REG_SP
-        ):
+        outcome = op.control or bool(ex.exited or ex.barrier)
+        self.events.issue(ins, len(lanes), update=outcome, squeeze=self.config.hws)
+        if self.config.policy is Policy.STACKLESS and (outcome or op.destination == REG_SP):
             self._arbitrates(warp.slot, update)  # the control uses the arbiter tree in u
+            self.events.arbitrations += 1
         counters = (self.counters, warp.counters)
         done = self._complete(ins, out.access, lanes, t, passes, warp.slot, counters)
         self._reserve(warp, op, split.mask, done)
@@ -624,9 +626,10 @@ class SM:
         lat = self.config.latencies
         last_pass = t + passes - 1
         if access is None:
-            if ins.name in _MUL:
+            op = profile(ins).op
+            if op == "mul":
                 return last_pass + lat.mul
-            if ins.name in _DIV:
+            if op == "div":
                 return last_pass + lat.div
             return last_pass + lat.alu
         cost = access_cost(

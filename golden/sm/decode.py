@@ -23,7 +23,8 @@ from reconverge.golden.isa import (
     decode,
 )
 from reconverge.golden.semantics import _LOADS, _STORES
-from reconverge.golden.sm.core import _DIV, _MUL, is_call, is_return, operands
+from reconverge.golden.sm.core import is_call, is_return, operands
+from reconverge.golden.sm.events import DIV_OPS, MUL_OPS
 from reconverge.golden.sm.program import is_control
 
 
@@ -56,9 +57,9 @@ def spec_unit(spec: Spec) -> Unit:
     """The latency class of ``spec`` (``SM._complete``: memory, ``mul``, ``div``, ``alu``)."""
     if spec.is_load or spec.is_store or spec.is_amo:
         return Unit.MEM
-    if spec.name in _MUL:
+    if spec.name in MUL_OPS:
         return Unit.MUL
-    if spec.name in _DIV:
+    if spec.name in DIV_OPS:
         return Unit.DIV
     return Unit.ALU if spec.writes_rd else Unit.NONE
 

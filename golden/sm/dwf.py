@@ -250,6 +250,8 @@ class DwfSM(SM):
         for warp, mask in dyn.groups().items():
             warp.settled = last + 1  # the outcome's one clock (rule 1)
             self._reserve(warp, op, mask, done)
+        outcome = op.control or bool(blocks)
+        self.events.issue(ins, dyn.mask.bit_count(), update=outcome, squeeze=self.config.hws)
         self.counters.warp_instructions += 1
         self.counters.thread_instructions += dyn.mask.bit_count()
         self.counters.issue_passes += passes

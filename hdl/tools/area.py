@@ -30,6 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from reconverge.golden.blocks.base import BlockParams
+from reconverge.golden.cost.blocks import inventory
+from reconverge.golden.cost.model import area as area_of
+from reconverge.golden.cost.sm import sm as sm_inventory
 from reconverge.golden.output import write_output
 from reconverge.golden.sm.commands import Variant, variants
 from reconverge.golden.sm.params import CONFIGS
@@ -88,10 +91,18 @@ Do not edit by hand. How the numbers are obtained: docs/hdl.md, "Synthesis".
 def _row(r: dict[str, Any]) -> str:
     g, e = r["generic"], r["ecp5"]
     params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
+    spec = BLOCKS[r["block"]]
+    model = area_of(inventory(spec.make(r["params"])))["total"]
     return (
         f"| {params} | {g['cells']} | {g['flip_flops']} | {_transistors(g)} | {e['luts']} "
-        f"| {e['flip_flops']} | {e['fmax_mhz']} |"
+        f"| {e['flip_flops']} | {e['fmax_mhz']} | {_versus(model.transistors, g['transistors'])} "
+        f"| {_versus(model.luts, e['luts'])} |"
     )
+
+
+def _versus(model: float, tool: int) -> str:
+    """The model's figure and its ratio to the tool's."""
+    return f"{model:,.0f} ({model / tool:.2f})" if tool else f"{model:,.0f}"
 
 
 def _transistors(g: dict[str, Any]) -> str:
@@ -118,9 +129,10 @@ def render(results: list[dict[str, Any]], pending: dict[str, list[str]] | None =
     for spec in BLOCKS.values():
         out.append(f"## {spec.name}: {spec.help}\n")
         out.append(
-            "| parameters | cells | FFs | transistors | LUT4 (ECP5) | FFs (ECP5) | Fmax (MHz) |"
+            "| parameters | cells | FFs | transistors | LUT4 (ECP5) | FFs (ECP5) | Fmax (MHz) "
+            "| model transistors (/ Yosys) | model LUT4 (/ nextpnr) |"
         )
-        out.append("|---|---:|---:|---:|---:|---:|---:|")
+        out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         out += [_row(r) for r in results if r["block"] == spec.name]
         out.append("")
         out += _pending(pending.get(spec.name, []))
@@ -259,18 +271,23 @@ def render_sm(sm: list[dict[str, Any]], area: SMArea) -> list[str]:
         "synthesis time is both flows and place and route, one run at a time on a shared "
         "2-core machine.\n",
         "| policy | LUT4 (ECP5) | FFs (ECP5) | EBR | DPR16X4 | MULT18X18D | Fmax (MHz) "
-        "| critical path | cells | FFs | transistors | memory bits | synthesis (s) |",
-        "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|",
+        "| critical path | cells | FFs | transistors | memory bits | synthesis (s) "
+        "| model transistors (/ Yosys) | model LUT4 (/ nextpnr) |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in sm:
         gen, e = r["generic"], r["ecp5"]
+        variant = next(v for v in area.variants if v.label == r["variant"])
+        model = area_of(sm_inventory(sm_params(area, variant)))["total"]
         out.append(
             f"| {r['variant']} | {e['luts']} | {e['flip_flops']} | {e['ebr']} | {e['lutram']} "
             f"| {e['dsp']} "
             f"| {e.get('fmax_mhz') if e['fits'] else 'does not fit'} "
             f"| {_path(e.get('critical_path'))} "
             f"| {gen['cells']} | {gen['flip_flops']} "
-            f"| {_transistors(gen)} | {gen['memory_bits']} | {r['seconds']} |"
+            f"| {_transistors(gen)} | {gen['memory_bits']} | {r['seconds']} "
+            f"| {_versus(model.transistors, gen['transistors'])} "
+            f"| {_versus(model.luts, e['luts'])} |"
         )
     kinds = Counter(
         (re.sub(r"\d+$", "", m["name"]), m["depth"], m["width"], m["read_ports"], m["write_ports"])
