@@ -153,7 +153,7 @@ def sm(params: SMParams) -> Inventory:
         inv.include(divider(p.config.latencies.div - 1, tag), prefix="divider")
     inv.include(_block(p.config.scoreboard_kind, p), prefix="scoreboard")
     for _ in range(n):
-        inv.include(_unit(p), prefix="unit")
+        inv.include(unit(p), prefix="unit")
     if p.config.hws:
         inv.include(inventory(g.squeezer()), prefix="squeezer")
     if p.policy is not Policy.STACKLESS:
@@ -197,7 +197,7 @@ def _unit_block(p: SMParams) -> BlockParams:
     return g.sps_stack(PC_WIDTH)
 
 
-def _unit(p: SMParams) -> Inventory:
+def unit(p: SMParams) -> Inventory:
     """One warp's divergence unit (docs/sm-hardware.md, "Target grouping"): the policy's block;
     for the stacks and tables also the three grouping trees (lowest, second lowest, highest
     next PC: seed 000 Fig 4b) and the sequence registers of an update spread over clocks."""

@@ -157,6 +157,12 @@ CASES = [
         USAGE,
         "no larger than W=8",
     ),
+    Case(
+        "an SM the hardware cannot build",
+        ("verilog", "sm", "--config", "eval", "--policy", "mp-orec"),
+        USAGE,
+        "lookups must be in 1..64",
+    ),
     Case("unknown policy", ("run", DEMO, "--policy", "fast"), USAGE, "invalid choice: 'fast'"),
     Case("bad latency", ("run", DEMO, "--latency", "cache=3"), USAGE, "--latency takes"),
     Case("empty stack", ("run", DEMO, "--stack-depth", "0"), USAGE, "stack_depth must be"),

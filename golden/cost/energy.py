@@ -1,0 +1,286 @@
+"""The energy model (issue 11; docs/energy.md): a run's dynamic energy as the events the golden
+SM counts times an energy per event, plus static power from the area model.
+
+*Events* are the issue counters of :class:`~reconverge.golden.sm.metrics.Counters` (warp
+instructions, issue passes, memory transactions, shared-memory bank cycles), the cycles, and
+:class:`~reconverge.golden.sm.events.Events` (register-file reads and writes, the lanes'
+operations, coalescer accesses, divergence-unit updates, arbitrations, squeezes, scoreboard
+reservations). :data:`EVENT_STAGES` says which SM stages (the area model's names,
+:func:`reconverge.golden.cost.sm.stage`) each event switches.
+
+*Energy per event* is measured, not guessed: co-simulating suite kernels under every policy
+(``python -m reconverge.testbench.activity``) gives every stage's switching activity in *cell
+toggles* (signal-bit toggles weighted by the synthesized cells per bit); a non-negative least
+squares fit per stage over those runs (:func:`fit`) gives what each event causes in each stage
+it switches. A thread's events (a register word, a lane's operation, an address) cause a fixed
+number of cell toggles, whatever the SM's size; a warp instruction's, a control's and a
+cycle's switch a fixed fraction of the stage (toggles per event per transistor of the stage in
+the area model), so they grow with the stage: a split table of W-bit masks costs more at W = 32
+than at W = 8. ``energy.json`` keeps the fit, its rows' residuals and how it was made.
+
+*Joules*: one cell toggle costs :attr:`Technology.pj_per_cell_toggle`, anchored to a 45 nm
+32-bit addition of 0.1 pJ (Horowitz, ISSCC 2014) spread over the model's adder transistors;
+static power is :attr:`Technology.leakage_nw_per_transistor` times the area model's
+transistors. Both are one scale each: they change every policy's energy alike, so rankings and
+ratios of dynamic energy do not depend on them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from reconverge.golden.cost.fit import nnls
+from reconverge.golden.cost.inventory import Kind
+from reconverge.golden.cost.model import area
+from reconverge.golden.cost.model import coefficients as area_coefficients
+from reconverge.golden.cost.sm import sm as sm_inventory
+
+ENERGY = Path(__file__).with_name("energy.json")
+CALIBRATION = Path(__file__).with_name("calibration.json")
+
+#: Every SM stage of the area model (the cycle's clock and comparators reach all of them).
+STAGES = (
+    "fetch", "decode", "regfile", "lane", "divider", "scoreboard", "unit", "squeezer",
+    "lsu_tree", "writeback", "scheduler", "lsu", "core",
+)  # fmt: skip
+
+#: The stages each event switches (the columns of each stage's fit).
+EVENT_STAGES: dict[str, tuple[str, ...]] = {
+    "cycles": STAGES,
+    "warp_instructions": ("fetch", "decode", "scheduler", "scoreboard", "unit", "core"),
+    "issue_passes": ("regfile", "lane", "writeback", "core"),
+    "regfile_reads": ("regfile",),
+    "regfile_writes": ("regfile", "writeback"),
+    "alu_ops": ("lane",),
+    "mul_ops": ("lane",),
+    "div_ops": ("divider",),
+    "lsu_accesses": ("lsu", "lsu_tree", "unit"),
+    "memory_transactions": ("lsu", "lsu_tree", "unit"),
+    "shared_accesses": ("lsu",),
+    "unit_updates": ("unit", "scheduler", "core"),
+    "arbitrations": ("unit",),
+    "squeezes": ("squeezer",),
+    "reservations": ("scoreboard", "writeback"),
+}
+
+#: Events of one thread: cell toggles per event, whatever the SM's size (the others: per event
+#: and per transistor of the stage).
+THREAD_EVENTS = frozenset(
+    {"regfile_reads", "regfile_writes", "alu_ops", "mul_ops", "div_ops", "lsu_accesses"}
+)
+
+
+def event_counts(result: Any) -> dict[str, int]:
+    """The events of a cycle-level run (a :class:`~reconverge.golden.sm.core.SMResult`), and
+    its thread instructions."""
+    m, ev = result.metrics, result.events
+    assert m is not None and ev is not None, "a cycle-level result"
+    c = m.counters
+    return {
+        "cycles": m.cycles,
+        "thread_instructions": c.thread_instructions,  # not priced: energy per instruction
+        "warp_instructions": c.warp_instructions,
+        "issue_passes": c.issue_passes,
+        "memory_transactions": c.memory_transactions,
+        "shared_accesses": c.shared_transactions,
+        **ev.to_json(),
+    }
+
+
+@dataclass(frozen=True)
+class Technology:
+    """The two constants that turn cell toggles and transistors into energy and power."""
+
+    pj_per_cell_toggle: float
+    leakage_nw_per_transistor: float
+    clock_hz: float
+    how: Mapping[str, str]  # where each constant comes from
+
+
+@dataclass(frozen=True)
+class EnergyModel:
+    """Per event and stage: cell toggles (:data:`THREAD_EVENTS`) or cell toggles per stage
+    transistor (the others); the technology; how the numbers were obtained."""
+
+    toggles: Mapping[str, Mapping[str, float]]
+    technology: Technology
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> EnergyModel:
+        t = data["technology"]
+        tech = Technology(
+            t["pj_per_cell_toggle"], t["leakage_nw_per_transistor"], t["clock_hz"], t["how"]
+        )
+        rest = {k: v for k, v in data.items() if k not in ("toggles", "technology")}
+        return cls(data["toggles"], tech, rest)
+
+
+#: A 32-bit integer addition at 45 nm, 0.9 V (M. Horowitz, "Computing's energy problem (and
+#: what we can do about it)", ISSCC 2014): the anchor of a transistor's switching energy.
+ADD32_PJ = 0.1
+#: Static power per transistor of the area model: an assumption of a 45 nm general-purpose
+#: process's order (a NAND2 leaks some tens of nW at the typical corner), not measured here.
+LEAKAGE_NW_PER_TRANSISTOR = 5.0
+#: The clock that turns cycles into seconds (an assumption: a GPU core clock of its era).
+CLOCK_HZ = 1e9
+
+
+def technology() -> Technology:
+    """The technology constants from the area model's data: a transistor switching costs
+    :data:`ADD32_PJ` over the transistors of a 32-bit adder in the fitted area coefficients;
+    a Yosys cell toggling costs the mean transistors per cell of the SM rows of the area
+    calibration."""
+    coeffs = area_coefficients()
+    per_transistor = ADD32_PJ / (32 * coeffs.per["transistors"][Kind.ADD])
+    rows = json.loads(CALIBRATION.read_text())["rows"]
+    sm = [r for r in rows if r["design"] == "sm" and r.get("cells")]
+    per_cell = sum(r["transistors"] / r["cells"] for r in sm) / len(sm)
+    return Technology(
+        per_transistor * per_cell,
+        LEAKAGE_NW_PER_TRANSISTOR,
+        CLOCK_HZ,
+        {
+            "pj_per_cell_toggle": f"{ADD32_PJ} pJ per 32-bit add (Horowitz, ISSCC 2014, 45 nm) / "
+            f"(32 x {coeffs.per['transistors'][Kind.ADD]:.2f} model transistors per adder bit) "
+            f"x {per_cell:.2f} transistors per Yosys cell (mean of {len(sm)} SM rows of "
+            "calibration.json)",
+            "leakage_nw_per_transistor": "assumed, of a 45 nm general-purpose process's order",
+            "clock_hz": "assumed: 1 GHz",
+        },
+    )
+
+
+@cache
+def model() -> EnergyModel:
+    """The fitted model shipped beside this module."""
+    return EnergyModel.from_json(json.loads(ENERGY.read_text()))
+
+
+@dataclass(frozen=True)
+class Energy:
+    """A run's energy: dynamic per event and per stage, static, and what follows."""
+
+    by_event: dict[str, float]  # pJ
+    by_stage: dict[str, float]  # pJ
+    static_pj: float
+    cycles: int
+    thread_instructions: int
+    clock_hz: float
+
+    @property
+    def dynamic_pj(self) -> float:
+        return sum(self.by_event.values())
+
+    @property
+    def total_pj(self) -> float:
+        return self.dynamic_pj + self.static_pj
+
+    @property
+    def seconds(self) -> float:
+        return self.cycles / self.clock_hz
+
+    @property
+    def average_power_mw(self) -> float:
+        return self.total_pj * 1e-9 / self.seconds if self.cycles else 0.0
+
+    @property
+    def dynamic_power_mw(self) -> float:
+        return self.dynamic_pj * 1e-9 / self.seconds if self.cycles else 0.0
+
+    @property
+    def pj_per_thread_instruction(self) -> float:
+        return self.total_pj / self.thread_instructions if self.thread_instructions else 0.0
+
+    def json(self) -> dict[str, Any]:
+        return {
+            "total_pj": round(self.total_pj, 1),
+            "dynamic_pj": round(self.dynamic_pj, 1),
+            "static_pj": round(self.static_pj, 1),
+            "average_power_mw": round(self.average_power_mw, 3),
+            "dynamic_power_mw": round(self.dynamic_power_mw, 3),
+            "pj_per_thread_instruction": round(self.pj_per_thread_instruction, 3),
+            "clock_hz": self.clock_hz,
+            "by_event_pj": {k: round(v, 1) for k, v in self.by_event.items()},
+            "by_stage_pj": {k: round(v, 1) for k, v in self.by_stage.items()},
+        }
+
+
+@lru_cache(maxsize=64)
+def stage_transistors(params: Any) -> dict[str, float]:
+    """Transistors of each stage of the SM of ``params`` (an ``SMParams``) in the area model;
+    a ``ValueError`` names what the SM cannot be built with."""
+    return {name: a.transistors for name, a in area(sm_inventory(params)).items()}
+
+
+def energy(
+    counts: Mapping[str, int], params: Any, energy_model: EnergyModel | None = None
+) -> Energy:
+    """The energy of a run with event ``counts`` (:func:`event_counts`) on the SM of
+    ``params``."""
+    em = energy_model or model()
+    tech = em.technology
+    size = stage_transistors(params)
+    by_event: dict[str, float] = {}
+    by_stage = dict.fromkeys(STAGES, 0.0)
+    for event, per_stage in em.toggles.items():
+        total = 0.0
+        for stage, rate in per_stage.items():
+            if stage in size:  # (an SM without hws has no squeezer)
+                pj = _column(event, stage, counts, size) * rate * tech.pj_per_cell_toggle
+                by_stage[stage] += pj
+                total += pj
+        by_event[event] = total
+    seconds = counts["cycles"] / tech.clock_hz
+    static = size["total"] * tech.leakage_nw_per_transistor * 1e-9 * seconds * 1e12
+    return Energy(
+        by_event,
+        {k: v for k, v in by_stage.items() if v},
+        static,
+        counts["cycles"],
+        counts["thread_instructions"],
+        tech.clock_hz,
+    )
+
+
+def _column(event: str, stage: str, counts: Mapping[str, int], size: Mapping[str, float]) -> float:
+    """What multiplies the rate of ``event`` in ``stage``: its count, times the stage's
+    transistors unless it is a thread's event."""
+    n = counts.get(event, 0)
+    return float(n) if event in THREAD_EVENTS else n * size.get(stage, 0.0)
+
+
+def fit(
+    rows: Sequence[tuple[Mapping[str, int], Mapping[str, float], Mapping[str, float]]],
+) -> tuple[dict[str, dict[str, float]], list[dict[str, float]]]:
+    """Per stage, the rates (:class:`EnergyModel`) that best explain the measured cell toggles
+    of ``rows`` (event counts, stage -> measured cell toggles, stage -> transistors of the
+    row's SM) in relative terms (non-negative least squares: a short run weighs as much as a
+    long one). Returns the rates (event -> stage -> rate) and each row's model / measured
+    ratio per stage."""
+    toggles: dict[str, dict[str, float]] = {e: {} for e in EVENT_STAGES}
+    ratios: list[dict[str, float]] = [{} for _ in rows]
+    for stage in STAGES:
+        events = [e for e, stages in EVENT_STAGES.items() if stage in stages]
+        used = [i for i, (_, measured, _) in enumerate(rows) if measured.get(stage)]
+        if not used:
+            continue
+        a = np.array([[_column(e, stage, rows[i][0], rows[i][2]) for e in events] for i in used])
+        b = np.array([rows[i][1][stage] for i in used], dtype=float)
+        relative = a / b[:, None]
+        norm = np.linalg.norm(relative, axis=0)  # columns of one scale: a better conditioned
+        norm[norm == 0] = 1.0  # problem with the same solution
+        x = nnls(relative / norm, np.ones(len(used))) / norm
+        for e, v in zip(events, x, strict=True):
+            if v > 0:
+                toggles[e][stage] = float(v)
+        for i, predicted in zip(used, a @ x, strict=True):
+            ratios[i][stage] = float(predicted / rows[i][1][stage])
+    return {e: s for e, s in toggles.items() if s}, ratios
