@@ -28,7 +28,7 @@ from amaranth.lib.wiring import In, Out
 from reconverge.golden.isa import ILEN_BYTES, SPECS, XLEN, Spec
 from reconverge.golden.semantics import _IMM_OPS, ALU_OPS, BRANCH_CONDS
 from reconverge.golden.sm import decode as golden
-from reconverge.golden.sm.core import _DIV, _MUL
+from reconverge.golden.sm.events import DIV_OPS, MUL_OPS
 from reconverge.hdl.sm.decode import DECODED, Op
 
 WORD = unsigned(XLEN)
@@ -80,9 +80,9 @@ BRANCHES: dict[str, Callable[[Value, Value], Value]] = {
 }
 
 _ALU_NAMES = set(_alu(*(Const(0, XLEN),) * 4))
-if set(ALU_OPS) - _DIV != _ALU_NAMES or set(MUL_SIGNS) != _MUL:
+if set(ALU_OPS) - DIV_OPS != _ALU_NAMES or set(MUL_SIGNS) != MUL_OPS:
     raise AssertionError(f"lane ALU {sorted(_ALU_NAMES)} is not golden's {sorted(ALU_OPS)}")
-if set(BRANCHES) != set(BRANCH_CONDS) or set(DIV_KINDS) != _DIV:
+if set(BRANCHES) != set(BRANCH_CONDS) or set(DIV_KINDS) != DIV_OPS:
     raise AssertionError("lane branch conditions or divisions differ from golden's")
 
 
