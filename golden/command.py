@@ -52,6 +52,10 @@ INDEX: dict[str, tuple[str, str]] = {
         "the analytical area model of an HDL block or of the SM, per part (--synth: beside Yosys)",
         "reconverge.hdl.tools.commands",
     ),
+    "bitstream": (
+        "build a board's bitstream of the SM running a program (ULX3S-85F, iCEBreaker)",
+        "reconverge.hdl.tools.commands",
+    ),
     "cosim": (
         "co-simulate a program on the SM's Verilog (cocotb) against golden",
         "reconverge.testbench.commands",

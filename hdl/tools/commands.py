@@ -1,9 +1,11 @@
-"""``reconverge verilog`` and ``reconverge synth``: the HDL blocks and the SM from the command
-line.
+"""``reconverge verilog``, ``synth``, ``area`` and ``bitstream``: the HDL blocks and the SM from
+the command line.
 
     reconverge verilog BLOCK [--param k=v ...] [-o FILE.v] [--json]
     reconverge verilog sm [FILE|KERNEL] [SM options] [-o FILE.v] [--json]
     reconverge synth BLOCK|sm [...] [--no-pnr] [--keep DIR] [--device auto|25k|45k|85k] [--json]
+    reconverge bitstream --board ulx3s-85f|icebreaker FILE|KERNEL [SM options] [-o FILE]
+        [--stop-after synth|pnr] [--divider N] [--keep DIR] [--json]
 
 ``sm`` without a program is the bare SM (``hdl.sm.top.SM``, the ports of docs/sm-hardware.md);
 with an ELF, ``.S`` file or suite kernel it is the board top (``hdl.sm.system.SMSystem``: the SM
@@ -25,7 +27,7 @@ from typing import Any
 from reconverge.golden import cli
 from reconverge.golden.blocks.base import BlockParams
 from reconverge.golden.command import EXIT_OK, Command
-from reconverge.golden.output import write_output
+from reconverge.golden.output import check_output, write_output
 from reconverge.golden.sm.commands import add_kernel_options, add_sm_options, workload_of
 from reconverge.golden.sm.config import POLICY_NAMES, Policy
 from reconverge.golden.sm.params import CONFIGS, SMParams
@@ -34,7 +36,7 @@ from reconverge.hdl.registry import BLOCKS, BlockSpec, lookup
 #: The name of the whole SM on the command line (beside the blocks of the registry).
 SM_NAME = "sm"
 #: Named configuration ``verilog sm`` / ``synth sm`` start from.
-DEFAULT_CONFIG = {"verilog": "cosim", "synth": "synth", "area": "synth"}
+DEFAULT_CONFIG = {"verilog": "cosim", "synth": "synth", "area": "synth", "bitstream": "synth"}
 
 
 def _blocks_epilog() -> str:
@@ -55,6 +57,11 @@ def _configure_design(p: argparse.ArgumentParser, command: str) -> None:
     )
     p.add_argument("program", nargs="?", help=f"{SM_NAME}: ELF file, .S assembly or suite kernel")
     p.add_argument("--param", action="append", default=[], metavar="K=V", help="block parameter")
+    _add_sm_options(p, command)
+
+
+def _add_sm_options(p: argparse.ArgumentParser, command: str) -> None:
+    """The SM options (cosim's), each defaulting to the named configuration's value."""
     first_sm_action = len(p._actions)
     p.add_argument(
         "--config", choices=sorted(CONFIGS), default=DEFAULT_CONFIG[command],
@@ -440,8 +447,53 @@ def _cmd_area(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _configure_bitstream(p: argparse.ArgumentParser) -> None:
+    from reconverge.hdl.tools.bitstream import STEPS
+    from reconverge.hdl.tools.boards import BOARDS
+
+    p.add_argument("--board", required=True, choices=BOARDS, help="the board to build for")
+    p.add_argument("program", help="ELF file, .S assembly or suite kernel")
+    _add_sm_options(p, "bitstream")
+    p.add_argument("-o", "--output", help="bitstream file (default: build/PROGRAM-BOARD.bit|bin)")
+    p.add_argument("--stop-after", choices=STEPS, help="stop after synthesis or place and route")
+    p.add_argument(
+        "--divider", type=cli.parse_positive, default=None,
+        help="oscillator cycles per SM cycle (the SM's clock enable; default: the board's)",
+    )  # fmt: skip
+    p.add_argument("--keep", metavar="DIR", help="keep the intermediate files in DIR")
+
+
+def _cmd_bitstream(ns: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from reconverge.golden.cost.model import area
+    from reconverge.hdl.tools.bitstream import build, format_result, refuse_estimate
+    from reconverge.hdl.tools.boards import BOARDS
+
+    board = BOARDS[ns.board]
+    if ns.output:
+        output = check_output(ns.output)
+    else:
+        output = Path("build") / f"{Path(ns.program).stem}-{board.name}.{board.family.bitstream}"
+        output.parent.mkdir(exist_ok=True)
+    design = _sm_design(ns)
+    refuse_estimate(area(check_buildable(design.params))["total"].luts, board)
+    result = build(
+        design.build,
+        board,
+        divider=ns.divider,
+        output=output,
+        stop_after=ns.stop_after,
+        workdir=Path(ns.keep) if ns.keep else None,
+    )
+    result = {"label": design.label(), "params": design.json(), **result}
+    print(json.dumps(result, indent=1) if ns.json else format_result(result, design.label()))
+    return EXIT_OK
+
+
 COMMANDS = (
     Command("verilog", _configure_verilog, _cmd_verilog),
     Command("synth", _configure_synth, _cmd_synth),
     Command("area", _configure_area, _cmd_area),
+    Command("bitstream", _configure_bitstream, _cmd_bitstream),
 )
