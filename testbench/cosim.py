@@ -24,6 +24,7 @@ import json
 import logging
 import math
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -65,6 +66,10 @@ SIMULATORS = ("icarus", "verilator")
 LEVELS = (1, 2, 3, 4)
 #: Verilator options for Amaranth's Verilog (as for the blocks, testbench/cocotb_run.py).
 VERILATOR_ARGS = ("-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEOVERLAP")
+#: Verilator options of the toggle-coverage build (:mod:`reconverge.testbench.activity`): every
+#: signal bit however wide, Yosys's unnamed nets (``_123_``) included; the memories are left
+#: out by a control file (:func:`memories_off`).
+TOGGLE_ARGS = ("--coverage-toggle", "--coverage-underscore", "--coverage-max-width", "1048576")
 #: The metrics reported side by side (keys of :meth:`Metrics.to_json`).
 METRICS = (
     "cycles",
@@ -169,13 +174,33 @@ def verilog_text(design: Design) -> str:
         return text
 
 
-def _build_verilator(source: Path, top: str, waves: str, log: Path) -> None:
+#: A memory's declaration in Yosys's Verilog: ``reg [63:0] store0 [1023:0];``.
+_MEMORY = re.compile(r"^\s*reg\s+(?:\[\d+:\d+\]\s*)?(?:\\\S+\s|[A-Za-z_][\w$]*)\s*\[")
+
+
+def memories_off(source: Path) -> Path:
+    """A Verilator control file next to ``source`` that turns coverage off on the lines that
+    declare memories: their words are storage, not nets driven by logic (their ports are
+    nets and stay covered), and toggle points on every stored bit would slow the simulation
+    down."""
+    lines = source.read_text().splitlines()
+    off = [f'coverage_off -file "{source}" -lines {n}'
+           for n, line in enumerate(lines, 1) if _MEMORY.match(line)]  # fmt: skip
+    config = source.with_suffix(".vlt")
+    config.write_text("\n".join(["`verilator_config", *off, ""]))
+    return config
+
+
+def _build_verilator(
+    source: Path, top: str, waves: str, log: Path, *, toggles: bool = False
+) -> None:
     """Verilate and compile ``source`` in its directory as cocotb's Verilator runner does
     (its ``verilator.cpp``, VPI library and binary name, so the runner's ``test`` runs it), but
     with only the top module's signals public (``--public-depth 1``: the testbench reads and
     drives the ports alone) instead of ``--public-flat-rw``, which keeps every signal of the SM
     writable through VPI: at the cosim configuration that makes 30 MB of C++ instead of 12
-    and simulates 5 times slower."""
+    and simulates 5 times slower. ``toggles``: with toggle coverage (:data:`TOGGLE_ARGS`),
+    written at the end of a run (``VerilatedCov::write`` in ``verilator.cpp``)."""
     from cocotb_tools import config as cocotb_config
 
     from reconverge.testbench.verilator import prepare
@@ -189,24 +214,29 @@ def _build_verilator(source: Path, top: str, waves: str, log: Path) -> None:
         "-LDFLAGS", f"-Wl,-rpath,{libs} -L{libs} -lcocotbvpi_verilator",
         *VERILATOR_ARGS,
         *(["--trace"] if waves else []), *(["--trace-fst"] if waves == "fst" else []),
+        *([*TOGGLE_ARGS, str(memories_off(source))] if toggles else []),
         "--timescale", "1ns/1ps",
         str(cocotb_config.share_dir / "lib" / "verilator" / "verilator.cpp"), str(source),
     ]  # fmt: skip
     jobs = str(min(os.cpu_count() or 1, 8))
     make = ["make", "-j", jobs, "-C", str(directory), "-f", "Vtop.mk",
-            f"VM_TRACE={int(bool(waves))}"]  # fmt: skip
+            f"VM_TRACE={int(bool(waves))}", *(["VM_COVERAGE=1"] if toggles else [])]  # fmt: skip
     with open(log, "w") as out:
         for command in (verilate, make):
             subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=True)
 
 
-def build(design: Design, sim: str, waves: str = "") -> tuple[Any, Path]:
+def build(design: Design, sim: str, waves: str = "", *, toggles: bool = False) -> tuple[Any, Path]:
     """Write the design's Verilog (:func:`verilog_text`) and compile it for the simulator,
-    once per design and wave format (:func:`wave_format`) in ``build/cosim/<sim>/<key>``: it
-    is recompiled only when its text changed. Returns (runner, build directory)."""
+    once per design, wave format (:func:`wave_format`) and toggle coverage (Verilator only) in
+    ``build/cosim/<sim>/<key>[-<waves>][-toggles]``: it is recompiled only when its text
+    changed. Returns (runner, build directory)."""
     if sim not in SIMULATORS:
         raise CosimError(f"unknown simulator {sim!r} (known: {', '.join(SIMULATORS)})")
-    build_dir = build_root() / "cosim" / sim / (design.key + (f"-{waves}" if waves else ""))
+    if toggles and sim != "verilator":
+        raise CosimError(f"toggle coverage needs Verilator, not {sim}")
+    suffix = (f"-{waves}" if waves else "") + ("-toggles" if toggles else "")
+    build_dir = build_root() / "cosim" / sim / (design.key + suffix)
     try:
         runner = _runner(sim)
     except RuntimeError as exc:  # no usable Verilator
@@ -221,7 +251,7 @@ def build(design: Design, sim: str, waves: str = "") -> tuple[Any, Path]:
         try:
             if sim == "verilator":
                 if not built:  # cocotb's Verilator runner would rebuild every time
-                    _build_verilator(source, design.top, waves, log)
+                    _build_verilator(source, design.top, waves, log, toggles=toggles)
             else:
                 runner.build(
                     sources=[source],
@@ -346,11 +376,13 @@ def run_rtl(
     max_cycles: int = 1_000_000,
     max_seconds: float = 600.0,
     keep: bool = False,
+    coverage: Path | None = None,
 ) -> RtlRun:
     """Run ``image`` on the design under cocotb. The run's directory (job, log, results) is
-    removed afterwards unless ``keep`` or the simulation failed."""
+    removed afterwards unless ``keep`` or the simulation failed. ``coverage``: run the
+    toggle-coverage build (Verilator) and write its counts to this file."""
     store = loaded_entries(instruction_store(image, params))  # fails before the build if too big
-    runner, build_dir = build(design, sim, wave_format(sim, waves))
+    runner, build_dir = build(design, sim, wave_format(sim, waves), toggles=coverage is not None)
     runs = build_dir / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     test_dir = Path(tempfile.mkdtemp(prefix="run-", dir=runs))
@@ -378,13 +410,17 @@ def run_rtl(
     )
     job.write(test_dir / "job.json")
     log = test_dir / "sim.log"
-    wave_args: dict[str, Any] = {}
+    plusargs: list[str] = []
+    test_args: list[str] = []
     if waves is not None:
         wave_file = str(Path(waves).resolve())
         if sim == "icarus":
-            wave_args = {"plusargs": [f"+dumpfile_path={wave_file}"]}
+            plusargs.append(f"+dumpfile_path={wave_file}")
         else:
-            wave_args = {"test_args": ["--trace-file", wave_file]}
+            test_args += ["--trace-file", wave_file]
+    if coverage is not None:
+        plusargs.append(f"+verilator+coverage+file+{Path(coverage).resolve()}")
+        test_args.append("--coverage-per-instance")
     with suppress(SystemExit, RuntimeError), _kill_after(max_seconds + KILL_GRACE):
         runner.test(
             test_module=TEST_MODULE,
@@ -396,7 +432,8 @@ def run_rtl(
             results_xml=str(test_dir / "results.xml"),
             log_file=log,
             waves=waves is not None,
-            **wave_args,
+            plusargs=plusargs,
+            test_args=test_args,
         )
     results = Path(job.results)
     if not results.exists():
@@ -923,11 +960,13 @@ def cosim(
     design: Design | None = None,
     source: str | None = None,
     keep: bool = False,
+    coverage: Path | None = None,
 ) -> CosimReport:
     """Run ``image`` on golden and on the SM's Verilog with the launch's grid, block and
     arguments (its geometry and memory map are replaced by ``params``') and compare them.
     ``level`` is the agreement level required for :attr:`CosimReport.ok`; ``design`` replaces
-    the SM (tests); ``waves`` names an FST file to record."""
+    the SM (tests); ``waves`` names an FST file to record; ``coverage`` a file for the toggle
+    counts (:func:`run_rtl`)."""
     if level not in LEVELS:
         raise CosimError(f"level {level} is not one of {', '.join(map(str, LEVELS))}")
     if sim not in SIMULATORS:
@@ -950,6 +989,7 @@ def cosim(
         max_cycles=max_cycles or default_max_cycles(golden.metrics.cycles, backpressure),
         max_seconds=max_seconds,
         keep=keep,
+        coverage=coverage,
     )
     rtl, problems = rtl_result(run, launch, image, params)
     per_block = -(-launch.block // params.geometry.warp_size)
