@@ -60,6 +60,10 @@ INDEX: dict[str, tuple[str, str]] = {
         "co-simulate a program on the SM's Verilog (cocotb) against golden",
         "reconverge.testbench.commands",
     ),
+    "power": (
+        "the energy model of a run by stage and event (--rtl: beside the RTL's toggles)",
+        "reconverge.testbench.power",
+    ),
 }
 
 

@@ -74,7 +74,9 @@ def params_of(ns: argparse.Namespace) -> SMParams:
         raise cli.UsageError(str(exc)) from None
 
 
-def _configure(p: argparse.ArgumentParser) -> None:
+def add_params_options(p: argparse.ArgumentParser) -> None:
+    """The program and the SM it runs on (:func:`params_of`): a named configuration and the
+    options that modify it."""
     p.add_argument("file", help="ELF file, .S assembly, or a suite kernel (name or FILE.py)")
     p.add_argument("--config", choices=sorted(CONFIGS), default="cosim",
                    help="the named SM configuration the other options modify")  # fmt: skip
@@ -84,24 +86,28 @@ def _configure(p: argparse.ArgumentParser) -> None:
         "--hints", action=argparse.BooleanOptionalAction, default=None,
         help="ppc: explicit (with reconvergence PCs) or implicit",
     )  # fmt: skip
-    p.add_argument("--sim", choices=("icarus", "verilator"), default="icarus")
-    p.add_argument("--level", type=int, choices=(1, 2, 3, 4), default=3,
-                   help="agreement level required for exit status 0 (default 3)")  # fmt: skip
-    p.add_argument("--waves", metavar="FILE.fst", help="record the RTL's waveforms here")
     p.add_argument("--imem-words", type=cli.parse_int, default=None,
                    help="32-bit words of the instruction store")  # fmt: skip
     p.add_argument("--shared-banks", type=cli.parse_int, default=None)
-    p.add_argument("--timeout", type=float, default=600.0,
-                   help="wall-clock seconds before the RTL run is stopped")  # fmt: skip
-    p.add_argument("--backpressure", action="store_true",
-                   help="a memory that stalls: random req_ready, late responses")  # fmt: skip
-    p.add_argument("--keep", action="store_true", help="keep the run's directory (job, log)")
     cli.add_launch_options(p, grid=None, block=None, warp=0)
     add_kernel_options(p)
     add_sm_options(p)
     # Every option of the SM defaults to the named configuration's value.
     p.set_defaults(**dict.fromkeys(GEOMETRY_OPTIONS))
     p.set_defaults(scheduler=None, scoreboard=None, line_bytes=None, max_cycles=None)
+
+
+def _configure(p: argparse.ArgumentParser) -> None:
+    add_params_options(p)
+    p.add_argument("--sim", choices=("icarus", "verilator"), default="icarus")
+    p.add_argument("--level", type=int, choices=(1, 2, 3, 4), default=3,
+                   help="agreement level required for exit status 0 (default 3)")  # fmt: skip
+    p.add_argument("--waves", metavar="FILE.fst", help="record the RTL's waveforms here")
+    p.add_argument("--timeout", type=float, default=600.0,
+                   help="wall-clock seconds before the RTL run is stopped")  # fmt: skip
+    p.add_argument("--backpressure", action="store_true",
+                   help="a memory that stalls: random req_ready, late responses")  # fmt: skip
+    p.add_argument("--keep", action="store_true", help="keep the run's directory (job, log)")
 
 
 def _cmd_cosim(ns: argparse.Namespace) -> int:

@@ -14,9 +14,10 @@ toggles* (signal-bit toggles weighted by the synthesized cells per bit); a non-n
 squares fit per stage over those runs (:func:`fit`) gives what each event causes in each stage
 it switches. A thread's events (a register word, a lane's operation, an address) cause a fixed
 number of cell toggles, whatever the SM's size; a warp instruction's, a control's and a
-cycle's switch a fixed fraction of the stage (toggles per event per transistor of the stage in
-the area model), so they grow with the stage: a split table of W-bit masks costs more at W = 32
-than at W = 8. ``energy.json`` keeps the fit, its rows' residuals and how it was made.
+cycle's have a fixed part and a part that grows with the stage's transistors in the area model
+(both fitted: a decoder per split slot stays quiet while its buffer holds, so the decoders'
+toggles do not grow with their number; a split table's W-bit masks all switch on an update).
+``energy.json`` keeps the fit, its rows' residuals and how it was made.
 
 *Joules*: one cell toggle costs :attr:`Technology.pj_per_cell_toggle`, anchored to a 45 nm
 32-bit addition of 0.1 pJ (Horowitz, ISSCC 2014) spread over the model's adder transistors;
@@ -70,8 +71,8 @@ EVENT_STAGES: dict[str, tuple[str, ...]] = {
     "reservations": ("scoreboard", "writeback"),
 }
 
-#: Events of one thread: cell toggles per event, whatever the SM's size (the others: per event
-#: and per transistor of the stage).
+#: Events of one thread: cell toggles per event, whatever the SM's size (the others may also
+#: switch a fraction of the stage: toggles per event per transistor of the stage).
 THREAD_EVENTS = frozenset(
     {"regfile_reads", "regfile_writes", "alu_ops", "mul_ops", "div_ops", "lsu_accesses"}
 )
@@ -106,10 +107,11 @@ class Technology:
 
 @dataclass(frozen=True)
 class EnergyModel:
-    """Per event and stage: cell toggles (:data:`THREAD_EVENTS`) or cell toggles per stage
-    transistor (the others); the technology; how the numbers were obtained."""
+    """Per event and stage (event -> stage -> rate): cell toggles per event, and cell toggles
+    per event per transistor of the stage; the technology; how the numbers were obtained."""
 
     toggles: Mapping[str, Mapping[str, float]]
+    per_transistor: Mapping[str, Mapping[str, float]]
     technology: Technology
     provenance: Mapping[str, Any] = field(default_factory=dict)
 
@@ -119,8 +121,9 @@ class EnergyModel:
         tech = Technology(
             t["pj_per_cell_toggle"], t["leakage_nw_per_transistor"], t["clock_hz"], t["how"]
         )
-        rest = {k: v for k, v in data.items() if k not in ("toggles", "technology")}
-        return cls(data["toggles"], tech, rest)
+        rates = ("toggles", "toggles_per_transistor", "technology")
+        rest = {k: v for k, v in data.items() if k not in rates}
+        return cls(data["toggles"], data["toggles_per_transistor"], tech, rest)
 
 
 #: A 32-bit integer addition at 45 nm, 0.9 V (M. Horowitz, "Computing's energy problem (and
@@ -228,20 +231,20 @@ def energy(
     em = energy_model or model()
     tech = em.technology
     size = stage_transistors(params)
-    by_event: dict[str, float] = {}
+    by_event = dict.fromkeys(EVENT_STAGES, 0.0)
     by_stage = dict.fromkeys(STAGES, 0.0)
-    for event, per_stage in em.toggles.items():
-        total = 0.0
-        for stage, rate in per_stage.items():
-            if stage in size:  # (an SM without hws has no squeezer)
-                pj = _column(event, stage, counts, size) * rate * tech.pj_per_cell_toggle
-                by_stage[stage] += pj
-                total += pj
-        by_event[event] = total
+    for scaled, rates in ((False, em.toggles), (True, em.per_transistor)):
+        for event, per_stage in rates.items():
+            for stage, rate in per_stage.items():
+                if stage in size:  # (an SM without hws has no squeezer)
+                    n = _column(event, stage, scaled, counts, size)
+                    pj = n * rate * tech.pj_per_cell_toggle
+                    by_stage[stage] += pj
+                    by_event[event] += pj
     seconds = counts["cycles"] / tech.clock_hz
     static = size["total"] * tech.leakage_nw_per_transistor * 1e-9 * seconds * 1e12
     return Energy(
-        by_event,
+        {k: v for k, v in by_event.items() if v},
         {k: v for k, v in by_stage.items() if v},
         static,
         counts["cycles"],
@@ -250,37 +253,56 @@ def energy(
     )
 
 
-def _column(event: str, stage: str, counts: Mapping[str, int], size: Mapping[str, float]) -> float:
-    """What multiplies the rate of ``event`` in ``stage``: its count, times the stage's
-    transistors unless it is a thread's event."""
+def _column(
+    event: str, stage: str, scaled: bool, counts: Mapping[str, int], size: Mapping[str, float]
+) -> float:
+    """What multiplies a rate of ``event`` in ``stage``: its count, times the stage's
+    transistors for a ``scaled`` rate."""
     n = counts.get(event, 0)
-    return float(n) if event in THREAD_EVENTS else n * size.get(stage, 0.0)
+    return n * size.get(stage, 0.0) if scaled else float(n)
+
+
+#: A rate the fit finds: (event, stage, scaled by the stage's transistors).
+Term = tuple[str, str, bool]
+
+
+def terms(stage: str) -> list[Term]:
+    """The rates of ``stage``: every event that reaches it but the cycle at a fixed rate, and
+    the scaled parts of the events that are not a thread's. A cycle's switching is the stage's
+    own (its registers and the logic they drive, busy or not): it can only grow with the
+    stage, which the fit could not tell from the runs of one geometry."""
+    events = [e for e, stages in EVENT_STAGES.items() if stage in stages]
+    return [(e, stage, False) for e in events if e != "cycles"] + [
+        (e, stage, True) for e in events if e not in THREAD_EVENTS
+    ]
 
 
 def fit(
     rows: Sequence[tuple[Mapping[str, int], Mapping[str, float], Mapping[str, float]]],
-) -> tuple[dict[str, dict[str, float]], list[dict[str, float]]]:
-    """Per stage, the rates (:class:`EnergyModel`) that best explain the measured cell toggles
-    of ``rows`` (event counts, stage -> measured cell toggles, stage -> transistors of the
-    row's SM) in relative terms (non-negative least squares: a short run weighs as much as a
-    long one). Returns the rates (event -> stage -> rate) and each row's model / measured
-    ratio per stage."""
-    toggles: dict[str, dict[str, float]] = {e: {} for e in EVENT_STAGES}
+) -> tuple[EnergyModel, list[dict[str, float]]]:
+    """Per stage, the rates that best explain the measured cell toggles of ``rows`` (event
+    counts, stage -> measured cell toggles, stage -> transistors of the row's SM) in relative
+    terms (non-negative least squares: a short run weighs as much as a long one). Returns the
+    model (with :func:`technology`) and each row's model / measured ratio per stage."""
+    rates: dict[bool, dict[str, dict[str, float]]] = {False: {}, True: {}}
     ratios: list[dict[str, float]] = [{} for _ in rows]
     for stage in STAGES:
-        events = [e for e, stages in EVENT_STAGES.items() if stage in stages]
         used = [i for i, (_, measured, _) in enumerate(rows) if measured.get(stage)]
         if not used:
             continue
-        a = np.array([[_column(e, stage, rows[i][0], rows[i][2]) for e in events] for i in used])
+        columns = terms(stage)
+        a = np.array(
+            [[_column(e, s, scaled, rows[i][0], rows[i][2]) for e, s, scaled in columns]
+             for i in used]
+        )  # fmt: skip
         b = np.array([rows[i][1][stage] for i in used], dtype=float)
         relative = a / b[:, None]
         norm = np.linalg.norm(relative, axis=0)  # columns of one scale: a better conditioned
         norm[norm == 0] = 1.0  # problem with the same solution
         x = nnls(relative / norm, np.ones(len(used))) / norm
-        for e, v in zip(events, x, strict=True):
+        for (e, s, scaled), v in zip(columns, x, strict=True):
             if v > 0:
-                toggles[e][stage] = float(v)
+                rates[scaled].setdefault(e, {})[s] = float(v)
         for i, predicted in zip(used, a @ x, strict=True):
             ratios[i][stage] = float(predicted / rows[i][1][stage])
-    return {e: s for e, s in toggles.items() if s}, ratios
+    return EnergyModel(rates[False], rates[True], technology()), ratios

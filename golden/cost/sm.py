@@ -547,7 +547,7 @@ def _core(p: SMParams) -> Inventory:
     lowest = 3 + (0 if stackless else 1)
     inv.add(
         "progress",
-        gate=lowest * ((2 * w - 3) + (w - 1) * log2(w)),
+        gate=lowest * (max(0, 2 * w - 3) + (w - 1) * log2(w)),  # (W = 1: no chain)
         mux=lowest * w * log2(w) // 2,
     )
     return inv

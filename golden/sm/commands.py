@@ -17,6 +17,7 @@ from reconverge.golden.compiler.regalloc import ALLOCATORS
 from reconverge.golden.functional import LaunchConfig
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.image import Image
+from reconverge.golden.memmap import GLOBAL_BASE
 from reconverge.golden.output import atomic_output, check_output, write_output
 from reconverge.golden.progress import check_memory, progress_for
 from reconverge.golden.sm.config import (
@@ -31,6 +32,7 @@ from reconverge.golden.sm.config import (
     parse_policy,
 )
 from reconverge.golden.sm.core import SMResult, memory_needed, run_sm
+from reconverge.golden.sm.params import SMParams
 from reconverge.golden.sm.workload import Workload, load_workload
 from reconverge.kernels import suite
 
@@ -166,6 +168,35 @@ def run_on_sm(
             progress.close()
 
 
+def run_energy(
+    result: SMResult, launch: LaunchConfig, config: SMConfig, image: Image
+) -> dict[str, Any]:
+    """The run's energy on the hardware SM of its geometry and configuration (docs/energy.md),
+    or ``{"error": ...}`` where that SM cannot be built, so the model cannot price it."""
+    from reconverge.golden.cost.energy import energy, event_counts  # the area model: only here
+
+    code = [s.vaddr + len(s.data) for s in image.segments if "x" in s.flags]
+    try:
+        params = SMParams.for_program(
+            launch.geometry, config, launch.memmap, max(code, default=GLOBAL_BASE)
+        )
+        return energy(event_counts(result), params).json()
+    except ValueError as exc:
+        return {"error": f"the hardware SM of this configuration cannot be built: {exc}"}
+
+
+def format_energy(e: dict[str, Any]) -> str:
+    """One line of ``run``: the energy, its parts, the average power."""
+    if "error" in e:
+        return f"energy: not modelled ({e['error']})"
+    return (
+        f"energy: {e['total_pj'] / 1e3:.1f} nJ (dynamic {e['dynamic_pj'] / 1e3:.1f}, static "
+        f"{e['static_pj'] / 1e3:.1f}), {e['pj_per_thread_instruction']:.1f} pJ per thread "
+        f"instruction, {e['average_power_mw']:.1f} mW average at {e['clock_hz'] / 1e9:g} GHz "
+        "(docs/energy.md)"
+    )
+
+
 def run_json(
     result: SMResult, launch: LaunchConfig, config: SMConfig, work: Workload
 ) -> dict[str, Any]:
@@ -191,6 +222,7 @@ def run_json(
                 "scoreboard_entries": g.scoreboard_entries,
             },
             "metrics": result.metrics.to_json(),
+            "energy": run_energy(result, launch, config, work.image_for(config.explicit)),
             "memory_digest": memory_digest(result),
             "oracle_mismatches": work.mismatches(result, config.explicit)
             if work.launches
@@ -331,6 +363,7 @@ def _cmd_run(ns: argparse.Namespace) -> int:
     else:
         print(programs.format_result(result, launch, work.source))
         print(format_metrics(result, config))
+        print(format_energy(run_energy(result, launch, config, image)))
         if work.launches is not None and result.fault is None:
             print(f"outputs differ from the oracle: {', '.join(wrong)}" if wrong else
                   "outputs match the oracle")  # fmt: skip
@@ -349,8 +382,10 @@ def compare(
         for variant in chosen:
             config = sm_config(ns, variant)
             launch = work.config(_geometry(ns), ns.step_limit, config.explicit, config.dynamic)
-            result = run_on_sm(work.image_for(config.explicit), launch, config, quiet=ns.json)
+            image = work.image_for(config.explicit)
+            result = run_on_sm(image, launch, config, quiet=ns.json)
             assert result.metrics is not None
+            energy = run_energy(result, launch, config, image)
             outcome = (results_of(work, result, config.explicit), result.exit_codes.tolist())
             first = first or (result, outcome)
             assert first[0].metrics is not None
@@ -373,6 +408,9 @@ def compare(
                     if result.metrics.cycles
                     else 0.0,
                     **result.metrics.to_json(),
+                    "energy": energy,
+                    "energy_nj": energy["total_pj"] / 1e3 if "error" not in energy else None,
+                    "pj_per_thread_instruction": energy.get("pj_per_thread_instruction"),
                 }
             )
     return rows
@@ -389,6 +427,8 @@ COLUMNS = (
     ("splits_per_warp", "splits/warp", "{:.2f}"),
     ("memory_transactions", "mem tx", "{}"),
     ("hint_instructions", "hints", "{}"),
+    ("energy_nj", "energy nJ", "{:.1f}"),
+    ("pj_per_thread_instruction", "pJ/thr instr", "{:.1f}"),
 )
 
 
@@ -400,6 +440,8 @@ NOT_APPLICABLE = {"splits_per_warp": ("dwf", "en-dwf")}
 def _cell(row: dict[str, Any], key: str, fmt: str) -> str:
     if row["label"].startswith(NOT_APPLICABLE.get(key, ())):
         return "-"
+    if row[key] is None:  # not modelled: the line under the table says why
+        return "n/a"
     return fmt.format(row[key])
 
 
@@ -441,6 +483,8 @@ def format_table(rows: list[dict[str, Any]]) -> str:
                 lines.append(f"  {r['label']}: RESULTS DIFFER from {group[0]['label']}")
             elif r["oracle_mismatches"]:
                 lines.append(f"  {r['label']}: differs from the oracle in {r['oracle_mismatches']}")
+            if "error" in r["energy"]:
+                lines.append(f"  {r['label']}: energy not modelled: {r['energy']['error']}")
         lines += [_fastest(group), ""]
     return "\n".join(lines)
 

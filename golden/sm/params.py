@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from reconverge.golden.blocks.base import bits_for
 from reconverge.golden.geometry import Geometry
-from reconverge.golden.memmap import MemoryMap
+from reconverge.golden.memmap import GLOBAL_BASE, MemoryMap
 from reconverge.golden.sm.config import Latencies, Policy, SMConfig, WarpFormation
 
 #: PC and SP bits of the hardware (a full RV32 address).
@@ -71,6 +71,18 @@ class SMParams:
         for name in ("shared_size", "local_size"):
             if not _power_of_two(getattr(self.memmap, name)):
                 raise ValueError(f"{name}={getattr(self.memmap, name):#x} must be a power of two")
+
+    @classmethod
+    def for_program(
+        cls, geometry: Geometry, config: SMConfig, memmap: MemoryMap, code_end: int
+    ) -> SMParams:
+        """The hardware SM that runs a golden run's configuration: static warps (the SM of a
+        dynamic-warp-formation run without its warp pool), an instruction store that just holds
+        code ending at byte address ``code_end``. A ``ValueError`` names what the hardware
+        cannot do."""
+        words = max(16, -(-(code_end - GLOBAL_BASE) // 4))
+        static = replace(config, warp_formation=WarpFormation.STATIC)
+        return cls(geometry, static, memmap, imem_words=1 << (words - 1).bit_length())
 
     # -- derived sizes ----------------------------------------------------------------------
 
