@@ -77,12 +77,14 @@ class SMParams:
         cls, geometry: Geometry, config: SMConfig, memmap: MemoryMap, code_end: int
     ) -> SMParams:
         """The hardware SM that runs a golden run's configuration: static warps (the SM of a
-        dynamic-warp-formation run without its warp pool), an instruction store that just holds
-        code ending at byte address ``code_end``. A ``ValueError`` names what the hardware
-        cannot do."""
+        dynamic-warp-formation run without its warp pool), a split table of at most W entries
+        (a split holds at least one thread, so a larger table is never used and the run is the
+        same), an instruction store that just holds code ending at byte address ``code_end``.
+        A ``ValueError`` names what the hardware cannot do."""
         words = max(16, -(-(code_end - GLOBAL_BASE) // 4))
         static = replace(config, warp_formation=WarpFormation.STATIC)
-        return cls(geometry, static, memmap, imem_words=1 << (words - 1).bit_length())
+        tables = replace(geometry, split_table=min(geometry.split_table, geometry.warp_size))
+        return cls(tables, static, memmap, imem_words=1 << (words - 1).bit_length())
 
     # -- derived sizes ----------------------------------------------------------------------
 

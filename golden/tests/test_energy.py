@@ -31,7 +31,7 @@ from reconverge.golden.functional import LaunchConfig
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.sm.config import Policy, SMConfig
 from reconverge.golden.sm.core import run_sm
-from reconverge.golden.sm.params import COSIM
+from reconverge.golden.sm.params import COSIM, SMParams
 from reconverge.golden.sm.workload import load_workload
 
 W4 = Geometry(warp_size=4, simd_width=2, warps=2)
@@ -114,6 +114,25 @@ def test_thread_events_do_not_depend_on_the_policy(kernel: str) -> None:
             counts = event_counts(r)
             thread = {e: counts[e] for e in THREAD_EVENTS}
             assert seen.setdefault(config.explicit, thread) == thread, (policy, hints)
+
+
+def test_a_split_table_beyond_w_is_never_used() -> None:
+    """The hardware SM a run is priced on has at most W split-table entries
+    (``SMParams.for_program``): a split holds a thread, so the run is the same."""
+    work = load_workload("memcached", grid=None, block=None, args=(), allocator="linear",
+                         regs=16, size=None, seed=0)  # fmt: skip
+    traces = []
+    for entries in (32, 8):
+        g = Geometry(warp_size=8, simd_width=4, warps=4, split_table=entries)
+        config = SMConfig(policy=Policy.MP_OREC)
+        r = run_sm(work.image_for(True), work.config(g, 10**7, True), config, trace=True)
+        assert r.fault is None and r.metrics is not None
+        assert r.metrics.counters.max_occupancy["st"] <= 8
+        traces.append(r.trace)
+    assert traces[0] == traces[1]
+    params = SMParams.for_program(Geometry(warp_size=8, split_table=32), SMConfig(),
+                                  COSIM.memmap, 0x80000100)  # fmt: skip
+    assert params.geometry.split_table == 8 and params.imem_words == 64
 
 
 # ----------------------------------------------------------------------------------------------
