@@ -67,6 +67,7 @@ from reconverge.golden.cost.sm import stage
 from reconverge.golden.functional import LaunchConfig
 from reconverge.golden.image import Image
 from reconverge.golden.sm.params import SMParams
+from reconverge.hdl.tools.synth import GENERIC_FINE, _modules, _yosys
 from reconverge.kernels import suite
 from reconverge.testbench.cocotb_run import _locked, build_root
 from reconverge.testbench.cosim import (
@@ -274,19 +275,17 @@ def stage_of(path: str) -> str:
 
 #: Yosys's generic flow (``hdl/tools/synth.py``: ``GENERIC_SCRIPT``) on the simulated Verilog,
 #: without flattening, so that each module's own cells are counted apart.
-CELLS_SCRIPT = """read_verilog {source}
+CELLS_SCRIPT = (
+    """read_verilog {source}
 hierarchy -check -top {top}
 proc
 synth -top {top} -run begin:fine
-opt -fast -full
-opt -full
-techmap
-opt -fast
-abc
-opt -fast
-dfflegalize -cell $_DFF_P_ 01
+"""
+    + GENERIC_FINE
+    + """dfflegalize -cell $_DFF_P_ 01
 tee -q -o stat.json stat -json
 """
+)
 
 
 def module_cells(design: Design) -> dict[str, int]:
@@ -294,8 +293,6 @@ def module_cells(design: Design) -> dict[str, int]:
     (memories are none), by module name; kept in ``build/activity/<key>/cells.json`` with
     the digest of the Verilog, the script and the Yosys version they come from."""
     from importlib import metadata
-
-    from reconverge.hdl.tools.synth import _modules, _yosys
 
     text = verilog_text(design)
     digest = hashlib.sha256(

@@ -52,27 +52,35 @@ synth_ecp5 -noflatten -top {top} -run map_cells: -json {top}.json
 tee -q -o ecp5.json stat -json
 """
 
-#: Yosys ``synth`` up to its ``fine`` step, the memories printed (``dump``; ``write_json``
-#: would sort the design and change what ABC makes of it), then the rest of
-#: ``fine`` without ``memory_map`` (which would turn every memory into flip-flops and
-#: multiplexers), flip-flops legalised to plain D flip-flops, the statistics.
-GENERIC_SCRIPT = """read_rtlil block.il
-hierarchy -check -top {top}
-proc
-check -assert
-synth -flatten -top {top} -run begin:fine
-tee -q -o memories.il dump t:$mem_v2
-opt -fast -full
+#: The rest of Yosys ``synth``'s ``fine`` step without ``memory_map``: generic gates by ABC
+#: (also the cell counts of the RTL's switching activity, ``testbench/activity.py``).
+GENERIC_FINE = """opt -fast -full
 opt -full
 techmap
 opt -fast
 abc
 opt -fast
-delete t:$scopeinfo
+"""
+
+#: Yosys ``synth`` up to its ``fine`` step, the memories printed (``dump``; ``write_json``
+#: would sort the design and change what ABC makes of it), then the rest of
+#: ``fine`` without ``memory_map`` (which would turn every memory into flip-flops and
+#: multiplexers), flip-flops legalised to plain D flip-flops, the statistics.
+GENERIC_SCRIPT = (
+    """read_rtlil block.il
+hierarchy -check -top {top}
+proc
+check -assert
+synth -flatten -top {top} -run begin:fine
+tee -q -o memories.il dump t:$mem_v2
+"""
+    + GENERIC_FINE
+    + """delete t:$scopeinfo
 dfflegalize -cell $_DFF_P_ 01
 tee -q -o generic.json stat -json
 tee -q -o cmos.txt stat -tech cmos
 """
+)
 
 
 @dataclass(frozen=True)
