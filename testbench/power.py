@@ -38,6 +38,7 @@ from reconverge.golden.cost.energy import (
     EVENT_STAGES,
     STAGES,
     EnergyModel,
+    counts_of,
     energy,
     event_counts,
     fit,
@@ -73,16 +74,7 @@ def row_params(row: Mapping[str, Any]) -> SMParams:
 def row_counts(row: Mapping[str, Any]) -> dict[str, int]:
     """The golden events of a measured run (the activity file keeps golden's metrics and
     events of the same run, which agreed with the RTL cycle for cycle)."""
-    g = row["golden"]
-    return {
-        "cycles": g["cycles"],
-        "thread_instructions": g["thread_instructions"],
-        "warp_instructions": g["warp_instructions"],
-        "issue_passes": g["issue_passes"],
-        "memory_transactions": g["memory_transactions"],
-        "shared_accesses": g["shared_transactions"],
-        **row["events"],
-    }
+    return counts_of(row["golden"], row["events"])
 
 
 def usable(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

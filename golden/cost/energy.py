@@ -81,17 +81,21 @@ THREAD_EVENTS = frozenset(
 def event_counts(result: Any) -> dict[str, int]:
     """The events of a cycle-level run (a :class:`~reconverge.golden.sm.core.SMResult`), and
     its thread instructions."""
-    m, ev = result.metrics, result.events
-    assert m is not None and ev is not None, "a cycle-level result"
-    c = m.counters
+    assert result.metrics is not None and result.events is not None, "a cycle-level result"
+    return counts_of(result.metrics.to_json(), result.events.to_json())
+
+
+def counts_of(metrics: Mapping[str, Any], events: Mapping[str, int]) -> dict[str, int]:
+    """The events of a run from the JSON of its metrics and of its
+    :class:`~reconverge.golden.sm.events.Events` (as a run's record keeps them)."""
     return {
-        "cycles": m.cycles,
-        "thread_instructions": c.thread_instructions,  # not priced: energy per instruction
-        "warp_instructions": c.warp_instructions,
-        "issue_passes": c.issue_passes,
-        "memory_transactions": c.memory_transactions,
-        "shared_accesses": c.shared_transactions,
-        **ev.to_json(),
+        "cycles": metrics["cycles"],
+        "thread_instructions": metrics["thread_instructions"],  # not priced: per instruction
+        "warp_instructions": metrics["warp_instructions"],
+        "issue_passes": metrics["issue_passes"],
+        "memory_transactions": metrics["memory_transactions"],
+        "shared_accesses": metrics["shared_transactions"],
+        **events,
     }
 
 
