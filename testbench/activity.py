@@ -57,7 +57,7 @@ import re
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -343,15 +343,19 @@ class StageActivity:
 
 
 def stages(
-    netlist: Netlist, toggles: Mapping[Point, int], cells: Mapping[str, int]
+    netlist: Netlist,
+    toggles: Mapping[Point, int],
+    cells: Mapping[str, int],
+    part: Callable[[str], str] = stage_of,
 ) -> tuple[tuple[StageActivity, ...], frozenset[Point]]:
-    """Each stage's activity (by name), and the bits counted (:meth:`Netlist.counted`)."""
+    """Each stage's activity (by name: ``part`` of an instance path, :func:`stage_of` for the
+    SM), and the bits counted (:meth:`Netlist.counted`)."""
     bits: dict[str, int] = {}
     changes: dict[str, int] = {}
     owned: dict[str, int] = {}
     counted: set[Point] = set()
     for path, module in netlist.paths():
-        name = stage_of(path)
+        name = part(path)
         owned[name] = owned.get(name, 0) + cells.get(module.name, 0)
         bits.setdefault(name, 0)
         changes.setdefault(name, 0)
@@ -477,6 +481,33 @@ def _cpu_seconds() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
+class MeasuredSet:
+    """A file of measured runs: the rows it already has (kept with ``resume``), how they were
+    made (the command without ``--resume``, the tools, what is counted, wall and CPU seconds
+    summed over the sessions that measured them); :meth:`write` rewrites it."""
+
+    def __init__(
+        self, output: Path, resume: bool, command: Sequence[str], definitions: str
+    ) -> None:
+        self.output = output
+        self.old = json.loads(output.read_text()) if resume and output.exists() else {}
+        self.rows: list[dict[str, Any]] = self.old.get("rows", [])
+        self.started, self.cpu = time.monotonic(), _cpu_seconds()
+        self.how: dict[str, Any] = {
+            "command": " ".join(c for c in command if c != "--resume"),
+            "tools": _versions(),
+            "sim": "verilator",
+            "definitions": definitions,
+        }
+
+    def write(self, **extra: Any) -> None:
+        previous = self.old.get("how", {})
+        self.how["seconds"] = round(previous.get("seconds", 0) + time.monotonic() - self.started)
+        self.how["cpu_seconds"] = round(previous.get("cpu_seconds", 0) + _cpu_seconds() - self.cpu)
+        document = {"how": self.how, "rows": self.rows, **extra}
+        self.output.write_text(json.dumps(document, indent=1) + "\n")
+
+
 #: Every SM of the measured set by name: a policy variant, ``+hws`` with hws.
 SMS = {f"{v.label}{'+hws' * hws}": (v, hws) for v in VARIANTS for hws in HWS}
 
@@ -495,28 +526,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sm", action="append", choices=SMS, help="(default: all)")
     ns = parser.parse_args(args)
     kernels = ns.kernel or list(KERNELS)
-    old = json.loads(ns.output.read_text()) if ns.resume and ns.output.exists() else {}
-    rows: list[dict[str, Any]] = old.get("rows", [])
+    measured = MeasuredSet(
+        ns.output,
+        ns.resume,
+        ["python -m reconverge.testbench.activity", *args],
+        "testbench/activity.py (module docstring): toggles are the value changes of net bits "
+        "from the launch to done, each net counted once, at its driver; cells are Yosys "
+        "generic cells; weighted = toggles x cells / bits, per stage",
+    )
+    rows = measured.rows
     done = {(r["kernel"], r["variant"], r["hws"]) for r in rows}
     skipped: list[dict[str, Any]] = []
-    started, cpu = time.monotonic(), _cpu_seconds()
-    how = {
-        "command": " ".join(["python -m reconverge.testbench.activity", *args]).replace(
-            " --resume", ""
-        ),
-        "tools": _versions(),
-        "sim": "verilator",
-        "definitions": "testbench/activity.py (module docstring): toggles are the value "
-        "changes of net bits from the launch to done, each net counted once, at its driver; "
-        "cells are Yosys generic cells; weighted = toggles x cells / bits, per stage",
-    }
-
-    def write() -> None:
-        previous = old.get("how", {})
-        how["seconds"] = round(previous.get("seconds", 0) + time.monotonic() - started)
-        how["cpu_seconds"] = round(previous.get("cpu_seconds", 0) + _cpu_seconds() - cpu)
-        document = {"how": how, "rows": rows, "skipped": skipped}
-        ns.output.write_text(json.dumps(document, indent=1) + "\n")
 
     for name in ns.sm or list(SMS):
         variant, hws = SMS[name]
@@ -531,8 +551,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 r = rows[-1]
                 print(f"{kernel} on {name}: level {r['level']}, {r['cycles']} cycles, "
                       f"{r['seconds']} s", flush=True)  # fmt: skip
-                write()
-    write()
+                measured.write(skipped=skipped)
+    measured.write(skipped=skipped)
     return 0
 
 

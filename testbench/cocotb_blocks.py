@@ -3,7 +3,8 @@ golden twin with a named scenario and compares every output every cycle.
 
 Run through :func:`reconverge.testbench.cocotb_run.run`, which says what to run in the
 environment: ``RECONVERGE_BLOCK``, ``RECONVERGE_PARAMS`` (JSON), ``RECONVERGE_SCENARIO``,
-``RECONVERGE_CYCLES``.
+``RECONVERGE_CYCLES``, and optionally ``RECONVERGE_STOP`` (stop the scenario after that many
+cycles: the prefix of a run, ``testbench/block_activity.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge, Timer
 
 from reconverge.golden.blocks.base import Block
 from reconverge.hdl.registry import lookup
-from reconverge.testbench.lockstep import Mismatch, run_lockstep
+from reconverge.testbench.lockstep import Mismatch, first_cycles, run_lockstep
 from reconverge.testbench.scenarios import rng_for, scenarios_for
 
 PERIOD_NS = 10
@@ -75,5 +76,8 @@ async def lockstep(dut: Any) -> None:
     io = CocotbIO(dut, model)
     await io.start()
     label = f"{block} {params.describe()} {name}"
-    done = await run_lockstep(model, io, spec.make(model, rng_for(params, name), cycles), label)
+    scenario = spec.make(model, rng_for(params, name), cycles)
+    if "RECONVERGE_STOP" in os.environ:
+        scenario = first_cycles(scenario, int(os.environ["RECONVERGE_STOP"]))
+    done = await run_lockstep(model, io, scenario, label)
     dut._log.info("%s: %d cycles, HDL == golden every cycle (%s)", label, done, spec.doc)

@@ -50,6 +50,17 @@ def hold(inputs: Values, cycles: int) -> Generator[Values, Values, Values]:
     return out
 
 
+def first_cycles(scenario: Scenario, cycles: int) -> Scenario:
+    """The first ``cycles`` cycles of ``scenario`` (all of it when shorter)."""
+    out: Values | None = None
+    for _ in range(cycles):
+        try:
+            step = scenario.send(out)  # (None starts it)
+        except StopIteration:
+            return
+        out = yield step
+
+
 def _show(value: PortValue) -> str:
     if isinstance(value, tuple):
         return "[" + ", ".join(f"{v:#x}" for v in value) + "]"

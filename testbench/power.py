@@ -3,13 +3,15 @@ RTL's switching activity (:mod:`reconverge.testbench.activity`), held to it, ran
 and the seeds' cost figures beside ours; and ``reconverge power``.
 
     python -m reconverge.testbench.power [--activity golden/cost/activity.json]
-        [--model golden/cost/energy.json] [--doc docs/energy.md]
+        [--blocks golden/cost/block_activity.json] [--model golden/cost/energy.json]
+        [--doc docs/energy.md]
 
 fits the model to the measured runs (each a kernel on the cosim SM of one policy, with its
 golden events), writes ``energy.json`` with the fit's rows, and docs/energy.md. The model's
 ratios to the RTL are given twice: fitted on every run, and *held out* — each kernel's runs
 predicted by a fit to the other kernels' runs, which is what the model does for a kernel it
-was not fitted to.
+was not fitted to. The blocks measured alone (:mod:`reconverge.testbench.block_activity`)
+are priced at the fitted rates and set beside their RTL activity.
 
     reconverge power FILE|KERNEL [--config cosim] [--policy P] [--hws] [SM options of cosim]
         [--rtl] [--json]
@@ -33,6 +35,7 @@ from typing import Any
 from reconverge.golden import cli
 from reconverge.golden.command import Command
 from reconverge.golden.cost import seeds
+from reconverge.golden.cost.block_energy import block_toggles
 from reconverge.golden.cost.energy import (
     ENERGY,
     EVENT_STAGES,
@@ -52,12 +55,14 @@ from reconverge.golden.sm.config import Policy
 from reconverge.golden.sm.core import run_sm
 from reconverge.golden.sm.metrics import geomean
 from reconverge.golden.sm.params import COSIM, SMParams
+from reconverge.hdl.registry import lookup
 from reconverge.kernels import suite
 from reconverge.testbench.commands import add_params_options, params_of
 from reconverge.testbench.cosim import params_json
 from reconverge.testbench.cosim_plan import COSIM_GEOMETRY, VARIANTS, params_for, workload
 
 ACTIVITY = ENERGY.with_name("activity.json")
+BLOCK_ACTIVITY = ENERGY.with_name("block_activity.json")
 ROOT = Path(__file__).parents[1]
 
 
@@ -222,8 +227,13 @@ def _ratio_summary(values: Sequence[float]) -> str:
             f"range {min(values):.2f}-{max(values):.2f}")  # fmt: skip
 
 
-def document(fitted: Mapping[str, Any], activity: Mapping[str, Any], kernels: Sequence[str]) -> str:
-    """docs/energy.md."""
+def document(
+    fitted: Mapping[str, Any],
+    activity: Mapping[str, Any],
+    kernels: Sequence[str],
+    blocks: Mapping[str, Any] | None = None,
+) -> str:
+    """docs/energy.md; ``blocks``: the blocks' measured activity (block_activity.json)."""
     tech = fitted["technology"]
     rows = fitted["rows"]
     out = [
@@ -317,8 +327,73 @@ def document(fitted: Mapping[str, Any], activity: Mapping[str, Any], kernels: Se
         [[r["kernel"], ", ".join(r["rtl"]), ", ".join(r["model"]), f"{r['same']}/{r['pairs']}"]
          for r in ranks],
     )  # fmt: skip
-    out += seed_figures(kernels, EnergyModel.from_json(fitted))
+    em = EnergyModel.from_json(fitted)
+    out += unit_rankings(fitted, activity)
+    if blocks is not None:
+        out += block_section(blocks, em)
+    out += seed_figures(kernels, em)
     return "\n".join(out)
+
+
+def unit_rankings(fitted: Mapping[str, Any], activity: Mapping[str, Any]) -> list[str]:
+    """Per kernel, the policies ordered by the divergence unit's energy alone (the ``unit``
+    stage: the policy's block and its target grouping) as the RTL measures it and as the
+    fitted model prices it."""
+    measured = {(r["kernel"], r["variant"], r["hws"]): r["activity"]["stages"]
+                for r in activity["rows"]}  # fmt: skip
+    same = pairs = 0
+    body = []
+    for kernel in sorted({r["kernel"] for r in fitted["rows"]}):
+        group = [r for r in fitted["rows"] if r["kernel"] == kernel and "unit" in r["stages"]]
+        labels = [r["variant"] + (" +hws" if r["hws"] else "") for r in group]
+        rtl = [measured[r["kernel"], r["variant"], r["hws"]]["unit"]["weighted"] for r in group]
+        model = [m * r["stages"]["unit"] for m, r in zip(rtl, group, strict=True)]
+        alike, n = _concordant(rtl, model)
+        same, pairs = same + alike, pairs + n
+        body.append([kernel, ", ".join(_order(rtl, labels)), ", ".join(_order(model, labels)),
+                     f"{alike}/{n}"])  # fmt: skip
+    return [
+        "### The divergence units alone",
+        "",
+        "The same runs ranked by the energy of the divergence unit only (the `unit` stage: "
+        "the policy's block with its target grouping, the stack-less control with the LSU's "
+        "coalescing it shares), RTL against the fitted model: "
+        f"{same} of {pairs} pairs alike.",
+        "",
+        *_table(["kernel", "RTL", "model (fitted)", "pairs alike"], body),
+    ]
+
+
+BLOCK_HEAD = ("block", "parameters", "stage", "cycles", "events", "RTL cell toggles", "model",
+              "model / RTL")  # fmt: skip
+
+
+def block_section(activity: Mapping[str, Any], em: EnergyModel) -> list[str]:
+    """The blocks driven alone by their random scenarios (testbench/block_activity.py): the
+    RTL's cell toggles and the model's from the same inputs' events, at the SM's rates."""
+    body, ratios = [], []
+    for r in activity["rows"]:
+        params = lookup(r["block"]).make(r["params"])
+        predicted = sum(block_toggles(params, r["events"], em).values())
+        measured = r["activity"]["weighted"]
+        ratios.append(predicted / measured)
+        events = ", ".join(f"{k} {v}" for k, v in r["events"].items() if v and k != "cycles")
+        body.append([r["block"], params.describe(), r["stage"], r["cycles"], events,
+                     f"{measured:,.0f}", f"{predicted:,.0f}", f"{ratios[-1]:.2f}"])  # fmt: skip
+    return [
+        "## The blocks alone",
+        "",
+        "Each HDL block at the three parameter sets of docs/area.md, driven by its `random` "
+        "lock-step scenario (HDL and golden twin compared every cycle) on Verilator's "
+        "toggle-coverage build, measured as the SM's stages are "
+        f"(`{activity['how']['command']}`, {activity['how'].get('cpu_seconds', '?')} CPU "
+        "seconds). The model prices the events of the same inputs (golden/cost/block_energy.py "
+        "says which inputs are which event) at the rates fitted to the SM's runs for the "
+        "stage the block is part of, with the block's transistors for the stage's: nothing is "
+        f"fitted to the blocks. Model / RTL: {_ratio_summary(ratios)}.",
+        "",
+        *_table(BLOCK_HEAD, body),
+    ]
 
 
 def seed_figures(kernels: Sequence[str], em: EnergyModel) -> list[str]:
@@ -443,6 +518,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m reconverge.testbench.power",
                                      description=__doc__.split("\n\n")[0])  # fmt: skip
     parser.add_argument("--activity", type=Path, default=ACTIVITY)
+    parser.add_argument("--blocks", type=Path, default=BLOCK_ACTIVITY)
     parser.add_argument("--model", type=Path, default=ENERGY)
     parser.add_argument("--doc", type=Path, default=ROOT / "docs" / "energy.md")
     ns = parser.parse_args(argv)
@@ -451,7 +527,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     fitted = calibrate(rows)
     write_output(ns.model, json.dumps(fitted, indent=1) + "\n")
     kernels = sorted(suite())
-    write_output(ns.doc, document(fitted, activity, kernels) + "\n")
+    blocks = json.loads(ns.blocks.read_text()) if ns.blocks.exists() else None
+    write_output(ns.doc, document(fitted, activity, kernels, blocks) + "\n")
     print(f"wrote {ns.model} and {ns.doc} ({len(rows)} runs of {len(activity['rows'])})")
     return 0
 
