@@ -483,8 +483,9 @@ def _cpu_seconds() -> float:
 
 class MeasuredSet:
     """A file of measured runs: the rows it already has (kept with ``resume``), how they were
-    made (the command without ``--resume``, the tools, what is counted, wall and CPU seconds
-    summed over the sessions that measured them); :meth:`write` rewrites it."""
+    made (the commands that measured them, without ``--resume``, joined by "; "; the tools;
+    what is counted; wall and CPU seconds summed over the sessions that measured them);
+    :meth:`write` rewrites it."""
 
     def __init__(
         self, output: Path, resume: bool, command: Sequence[str], definitions: str
@@ -493,8 +494,11 @@ class MeasuredSet:
         self.old = json.loads(output.read_text()) if resume and output.exists() else {}
         self.rows: list[dict[str, Any]] = self.old.get("rows", [])
         self.started, self.cpu = time.monotonic(), _cpu_seconds()
+        this = " ".join(c for c in command if c != "--resume")
+        before = self.old.get("how", {}).get("command", "")
+        commands = [c for c in before.split("; ") if c and c != this]
         self.how: dict[str, Any] = {
-            "command": " ".join(c for c in command if c != "--resume"),
+            "command": "; ".join([*commands, this]),
             "tools": _versions(),
             "sim": "verilator",
             "definitions": definitions,
