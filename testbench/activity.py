@@ -504,6 +504,17 @@ class MeasuredSet:
             "definitions": definitions,
         }
 
+    @staticmethod
+    def parser(module: str, description: str) -> argparse.ArgumentParser:
+        """The command line of a measurement module: the file, ``--resume``."""
+        parser = argparse.ArgumentParser(
+            prog=f"python -m {module}",
+            description=f"{description}; the file is rewritten after each run.",
+        )
+        parser.add_argument("output", type=Path, help="the JSON file to write")
+        parser.add_argument("--resume", action="store_true", help="keep the runs it already has")
+        return parser
+
     def write(self, **extra: Any) -> None:
         previous = self.old.get("how", {})
         self.how["seconds"] = round(previous.get("seconds", 0) + time.monotonic() - self.started)
@@ -518,14 +529,12 @@ SMS = {f"{v.label}{'+hws' * hws}": (v, hws) for v in VARIANTS for hws in HWS}
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(
-        prog="python -m reconverge.testbench.activity",
-        description="Measure the RTL's switching activity of suite kernels at the cosim "
-        "configuration on the SM of each policy variant with hws off and on (module "
-        "docstring of testbench/activity.py); the file is rewritten after each run.",
+    parser = MeasuredSet.parser(
+        "reconverge.testbench.activity",
+        "Measure the RTL's switching activity of suite kernels at the cosim configuration on "
+        "the SM of each policy variant with hws off and on (module docstring of "
+        "testbench/activity.py)",
     )
-    parser.add_argument("output", type=Path, help="the JSON file to write")
-    parser.add_argument("--resume", action="store_true", help="keep the runs it already has")
     parser.add_argument("--kernel", action="append", choices=KERNELS, help="(default: all)")
     parser.add_argument("--sm", action="append", choices=SMS, help="(default: all)")
     ns = parser.parse_args(args)

@@ -21,7 +21,6 @@ measures every block at the three parameter sets of docs/area.md (the registry's
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys
@@ -170,14 +169,11 @@ def _key(row: Mapping[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(
-        prog="python -m reconverge.testbench.block_activity",
-        description="Measure the RTL switching activity of every HDL block at its three area "
-        "parameter sets on its random scenario (testbench/block_activity.py); the file is "
-        "rewritten after each run.",
+    parser = MeasuredSet.parser(
+        "reconverge.testbench.block_activity",
+        "Measure the RTL switching activity of every HDL block at its three area parameter sets "
+        "on its random scenario (testbench/block_activity.py)",
     )
-    parser.add_argument("output", type=Path, help="the JSON file to write")
-    parser.add_argument("--resume", action="store_true", help="keep the runs it already has")
     parser.add_argument("--block", action="append", choices=sorted(BLOCKS), help="(default: all)")
     ns = parser.parse_args(args)
     measured = MeasuredSet(
