@@ -60,7 +60,7 @@ from reconverge.golden.sm.config import (
     SMConfig,
     WarpFormation,
 )
-from reconverge.golden.sm.events import Events, profile
+from reconverge.golden.sm.events import Events, Profile, profile
 from reconverge.golden.sm.lsu import access_cost
 from reconverge.golden.sm.metrics import Counters, Metrics
 from reconverge.golden.sm.program import Program, is_control
@@ -134,6 +134,8 @@ class Decoded:
     control: bool  # a branch or jump
     call: bool
     ret: bool
+    hint: bool  # rhint
+    profile: Profile  # its per-thread energy events and operation class
 
 
 @lru_cache(maxsize=1 << 16)
@@ -148,6 +150,8 @@ def decoded(word: int) -> Decoded:
         is_control(ins),
         is_call(ins),
         is_return(ins),
+        ins.name == "rhint",
+        profile(ins),
     )
 
 
@@ -570,14 +574,14 @@ class SM:
             ) from None
         warp.settled = update + clocks
         outcome = op.control or bool(ex.exited or ex.barrier)
-        self.events.issue(ins, len(lanes), update=outcome, squeeze=self.config.hws)
+        self.events.issue(op.profile, len(lanes), update=outcome, squeeze=self.config.hws)
         if self.config.policy is Policy.STACKLESS and (outcome or op.destination == REG_SP):
             self._arbitrates(warp.slot, update)  # the control uses the arbiter tree in u
             self.events.arbitrations += 1
         counters = (self.counters, warp.counters)
-        done = self._complete(ins, out.access, lanes, t, passes, warp.slot, counters)
+        done = self._complete(op, out.access, lanes, t, passes, warp.slot, counters)
         self._reserve(warp, op, split.mask, done)
-        self._count(warp, split, ins, lanes, passes)
+        self._count(warp, split, op, lanes, passes)
         self.port_free = t + passes
         self.last_warp = warp
         self.last_slot = warp.slot
@@ -616,20 +620,20 @@ class SM:
         )
 
     def _complete(
-        self, ins: Instr, access: MemAccess | None, lanes: np.ndarray, t: int, passes: int,
+        self, op: Decoded, access: MemAccess | None, lanes: np.ndarray, t: int, passes: int,
         slot: int, counters: Sequence[Counters],
     ) -> int:  # fmt: skip
-        """The write-back time of ``ins`` issued at ``t`` in ``passes`` passes from warp slot
+        """The write-back time of ``op`` issued at ``t`` in ``passes`` passes from warp slot
         ``slot``: the last pass + its latency or, for a memory access, the LSU's last cycle +
         the memory latency (rule 3). A memory access occupies the LSU (:attr:`lsu`) and is
         counted in ``counters``."""
         lat = self.config.latencies
         last_pass = t + passes - 1
         if access is None:
-            op = profile(ins).op
-            if op == "mul":
+            kind = op.profile.op
+            if kind == "mul":
                 return last_pass + lat.mul
-            if op == "div":
+            if kind == "div":
                 return last_pass + lat.div
             return last_pass + lat.alu
         cost = access_cost(
@@ -681,10 +685,12 @@ class SM:
         warp.writes_done = max(warp.writes_done, done)
         self.end = max(self.end, done)
 
-    def _count(self, warp: _Warp, split: Split, ins: Instr, lanes: np.ndarray, passes: int) -> None:
+    def _count(
+        self, warp: _Warp, split: Split, op: Decoded, lanes: np.ndarray, passes: int
+    ) -> None:
         active = len(lanes)
         warp.instructions[lanes] += 1
-        hint = ins.name == "rhint"
+        hint = op.hint
         spill = self.image.spills.get(split.pc)
         occupancy = warp.unit.occupancy()
         for counters in (self.counters, warp.counters):

@@ -246,16 +246,16 @@ class DwfSM(SM):
         last = t + passes - 1
         access, positions = self._combined(accesses)
         slot = next(iter(dyn.groups())).slot  # (no stack-less tree under DWF: any slot)
-        done = self._complete(ins, access, positions, t, passes, slot, [self.counters])
+        done = self._complete(op, access, positions, t, passes, slot, [self.counters])
         for warp, mask in dyn.groups().items():
             warp.settled = last + 1  # the outcome's one clock (rule 1)
             self._reserve(warp, op, mask, done)
         outcome = op.control or bool(blocks)
-        self.events.issue(ins, dyn.mask.bit_count(), update=outcome, squeeze=self.config.hws)
+        self.events.issue(op.profile, dyn.mask.bit_count(), update=outcome, squeeze=self.config.hws)
         self.counters.warp_instructions += 1
         self.counters.thread_instructions += dyn.mask.bit_count()
         self.counters.issue_passes += passes
-        self.counters.hint_instructions += ins.name == "rhint"
+        self.counters.hint_instructions += op.hint
         self.counters.count_active(dyn.mask.bit_count())
         spill = self.image.spills.get(pc)
         self.counters.spill_loads += spill == "load"
