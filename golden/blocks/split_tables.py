@@ -203,9 +203,10 @@ class SplitTables(DivergenceUnit):
     def busy(self) -> bool:
         """Work is left from an earlier cycle: an RT entry to move back or to drop, a queued
         split to admit to a free ST entry."""
-        return any(r is not None and r.pending == 0 for r in self.rt) or bool(
-            self.queue and _first_free(self.st) is not None
-        )
+        for r in self.rt:  # (a loop: this runs several times per cycle)
+            if r is not None and r.pending == 0:
+                return True
+        return bool(self.queue) and None in self.st
 
     # -- the interface of the cycle-level SM ---------------------------------------------------
 
