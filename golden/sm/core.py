@@ -266,6 +266,7 @@ class _Warp:
         self.splits: list[Split] = self.unit.splits()
         self.counters.add_occupancy(self.unit.occupancy())
         self.counters.max_splits = len(self.splits)
+        self.counted = 0  # its resident cycles and splits are counted up to this cycle
 
     @property
     def done(self) -> bool:
@@ -279,6 +280,14 @@ class _Warp:
 
     def thread(self, lane: int) -> int:
         return self.first_thread + lane
+
+    def count_cycles(self, t: int) -> None:
+        """Count the cycles up to ``t`` as resident with the current splits (call it before
+        the splits change and when the warp leaves)."""
+        span = t - self.counted
+        self.counters.live_cycles += span
+        self.counters.split_cycles += span * len(self.splits)
+        self.counted = t
 
 
 class _Block:
@@ -382,6 +391,7 @@ class SM:
         except SimtFault as exc:
             fault = exc
         for warp in self.resident:
+            warp.count_cycles(self.t)
             self._record(warp)
         metrics = Metrics(
             self.counters,
@@ -427,13 +437,9 @@ class SM:
         self.end = max(self.end, self.port_free)
 
     def _advance(self, t: int) -> None:
-        """Move time to ``t``, accounting each resident warp's schedulable splits."""
+        """Move time to ``t`` (the warps count their cycles when their splits change)."""
         if t > self.config.max_cycles:
             raise self._watchdog()
-        span = t - self.t
-        for warp in self.resident:
-            warp.counters.live_cycles += span
-            warp.counters.split_cycles += span * len(warp.splits)
         self.t = t
 
     def _writeback(self, t: int) -> None:
@@ -478,12 +484,9 @@ class SM:
                 threads = min(width, self.launch.block - index * width)
                 warp = _Warp(self, block, index, threads, self.age, slot)
                 self.age += 1
-                warp.settled = at + 1
+                warp.settled = warp.counted = at + 1  # resident from the cycle after
                 for split in warp.splits:
                     warp.ready_at[split.sid] = at + 1
-                # resident from the cycle after the dispatch (_advance counts from self.t)
-                warp.counters.live_cycles += self.t - at - 1
-                warp.counters.split_cycles += (self.t - at - 1) * len(warp.splits)
                 block.warps.append(warp)
                 self.slots[slot] = warp
                 self.resident.append(warp)
@@ -586,6 +589,7 @@ class SM:
         self.last_warp = warp
         self.last_slot = warp.slot
         warp.last_sid = split.sid
+        warp.count_cycles(t)
         warp.splits = warp.unit.splits()
         self._time_splits(warp, split, ex, before)
         warp.counters.max_splits = max(warp.counters.max_splits, len(warp.splits))
@@ -690,19 +694,11 @@ class SM:
     ) -> None:
         active = len(lanes)
         warp.instructions[lanes] += 1
-        hint = op.hint
         spill = self.image.spills.get(split.pc)
         occupancy = warp.unit.occupancy()
         for counters in (self.counters, warp.counters):
             counters.add_occupancy(occupancy)
-            counters.warp_instructions += 1
-            counters.thread_instructions += active
-            counters.issue_passes += passes
-            counters.hint_instructions += hint
-            counters.count_active(active)
-            if spill is not None:
-                counters.spill_loads += spill == "load"
-                counters.spill_stores += spill == "store"
+            counters.count_issue(active, passes, hint=op.hint, spill=spill)
         if self.keep_trace:
             record = IssueRecord(self.t, warp.gid, split.sid, split.pc, split.mask, passes)
             self.trace.append(record)
@@ -764,12 +760,14 @@ class SM:
         warp.settled = at + clocks
         if self.config.policy is Policy.STACKLESS:
             self._arbitrates(warp.slot, at)
+        warp.count_cycles(self.t)
         warp.splits = warp.unit.splits()
         for split in warp.splits:
             if (split.sid, split.pc) not in before:
                 warp.ready_at[split.sid] = warp.settled - 1 + self.config.latencies.branch
 
     def _retire(self, warp: _Warp) -> None:
+        warp.count_cycles(self.t)
         self.resident.remove(warp)
         self._record(warp)
         self.warp_counters.append(warp.counters)

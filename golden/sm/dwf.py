@@ -252,14 +252,8 @@ class DwfSM(SM):
             self._reserve(warp, op, mask, done)
         outcome = op.control or bool(blocks)
         self.events.issue(op.profile, dyn.mask.bit_count(), update=outcome, squeeze=self.config.hws)
-        self.counters.warp_instructions += 1
-        self.counters.thread_instructions += dyn.mask.bit_count()
-        self.counters.issue_passes += passes
-        self.counters.hint_instructions += op.hint
-        self.counters.count_active(dyn.mask.bit_count())
         spill = self.image.spills.get(pc)
-        self.counters.spill_loads += spill == "load"
-        self.counters.spill_stores += spill == "store"
+        self.counters.count_issue(dyn.mask.bit_count(), passes, hint=op.hint, spill=spill)
         if self.keep_trace:
             self.trace.append(IssueRecord(t, dyn.ident, 0, pc, dyn.mask, passes))
         self.port_free = t + passes
