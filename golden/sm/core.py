@@ -261,7 +261,7 @@ class _Warp:
         self.bar_pc: dict[int, int] = {}  # lane -> pc of the bar it waits at
         self.exit_codes = np.zeros(width, np.int32)
         self.exited = np.zeros(width, bool)
-        self.instructions = np.zeros(width, np.int64)
+        self.issued: dict[int, int] = {}  # active mask -> warp instructions issued with it
         self.counters = Counters(warp=self.gid)
         self.splits: list[Split] = self.unit.splits()
         self.counters.add_occupancy(self.unit.occupancy())
@@ -280,6 +280,18 @@ class _Warp:
 
     def thread(self, lane: int) -> int:
         return self.first_thread + lane
+
+    def count_issue(self, mask: int) -> None:
+        """One instruction issued for the threads of ``mask`` (:attr:`instructions`)."""
+        self.issued[mask] = self.issued.get(mask, 0) + 1
+
+    @property
+    def instructions(self) -> np.ndarray:
+        """Instructions executed per lane."""
+        out = np.zeros(len(self.exited), np.int64)
+        for mask, issued in self.issued.items():
+            out[lane_array(mask)] += issued
+        return out
 
     def count_cycles(self, t: int) -> None:
         """Count the cycles up to ``t`` as resident with the current splits (call it before
@@ -693,7 +705,7 @@ class SM:
         self, warp: _Warp, split: Split, op: Decoded, lanes: np.ndarray, passes: int
     ) -> None:
         active = len(lanes)
-        warp.instructions[lanes] += 1
+        warp.count_issue(split.mask)
         spill = self.image.spills.get(split.pc)
         occupancy = warp.unit.occupancy()
         for counters in (self.counters, warp.counters):

@@ -238,7 +238,7 @@ class DwfSM(SM):
             if out.access is not None:
                 positions = np.array([slot_of[warp, int(lane)] for lane in lanes])
                 accesses.append((out.access, positions))
-            warp.instructions[lanes] += 1
+            warp.count_issue(mask)
             warp.counters.warp_instructions += 1
             warp.counters.thread_instructions += len(lanes)
             if ex.barrier or ex.exited:
