@@ -85,6 +85,17 @@ class Executed:
     def divergent(self) -> bool:
         return len(self.targets) > 1
 
+    @property
+    def onward(self) -> int | None:
+        """The one PC every thread of the split continues at after an instruction that is no
+        branch, jump, call or return and neither exits nor waits at a barrier (the units' fast
+        path: the split moves on as a whole), else None."""
+        if self.control or self.call or self.ret or self.exited or self.barrier:
+            return None
+        if len(self.targets) != 1:
+            return None
+        return next(iter(self.targets))
+
 
 class DivergenceUnit(abc.ABC):
     """One warp's divergence state. ``valid`` is the mask of the warp's threads (a partial last

@@ -134,8 +134,14 @@ class DualPathStack(DivergenceUnit):
         return any(e.call for e in self.entries)
 
     def execute(self, ex: Executed) -> int:
-        """The updates of ``ex``, one clock each (:func:`stack_updates`)."""
-        return execute_updates(self, ex, ex.sid % 2, "PPC" if self.paired else "DPS")
+        """The updates of ``ex``, one clock each (:func:`stack_updates`). An outcome that
+        moves the split on as a whole is one ``jump`` update, applied directly."""
+        onward = ex.onward
+        if onward is None:
+            return execute_updates(self, ex, ex.sid % 2, "PPC" if self.paired else "DPS")
+        self._jump(ex.sid % 2, onward)
+        self._settle()
+        return 1
 
     def update(self, u: StackUpdate) -> None:
         """Apply one update (one clock of the HDL stack) for path ``u.path`` of the top entry.
@@ -162,8 +168,8 @@ class DualPathStack(DivergenceUnit):
             if kind == "ret":
                 path.returned = True
             elif kind == "jump":
-                ((path.pc, _),) = u.targets
-                path.done = top.at_rpc(path.pc, self.implicit)
+                ((pc, _),) = u.targets
+                self._jump(u.path, pc)
             elif replaced:
                 self._replace(top, path, u, rpc)
             else:
@@ -171,6 +177,13 @@ class DualPathStack(DivergenceUnit):
                 path.pc = rpc
                 self._push(path, u, rpc)
         self._settle()
+
+    def _jump(self, index: int, pc: int) -> None:
+        """Path ``index`` of the top entry continues at ``pc`` (done if that is the RPC)."""
+        top = self.entries[-1]
+        path = top.paths[index]
+        path.pc = pc
+        path.done = top.at_rpc(pc, self.implicit)
 
     def _replacement(self, top: DualEntry, path: Path, u: StackUpdate, rpc: int) -> bool:
         """A two-way branch with the same reconvergence point as the entry (a loop exit, a

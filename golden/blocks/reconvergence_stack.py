@@ -75,8 +75,14 @@ class ReconvergenceStack(DivergenceUnit):
         return any(e.call for e in self.entries)
 
     def execute(self, ex: Executed) -> int:
-        """The updates of ``ex``, one clock each (:func:`stack_updates`)."""
-        return execute_updates(self, ex, 0, "SPS")
+        """The updates of ``ex``, one clock each (:func:`stack_updates`). An outcome that
+        moves the split on as a whole is one ``jump`` update, applied directly."""
+        onward = ex.onward
+        if onward is None:
+            return execute_updates(self, ex, 0, "SPS")
+        self.top.pc = onward
+        self._reconverge()
+        return 1
 
     def update(self, u: StackUpdate) -> None:
         """Apply one update (one clock of the HDL stack). A continuation pushes its groups

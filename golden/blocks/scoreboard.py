@@ -95,7 +95,7 @@ class Scoreboard:
 
     def in_use(self) -> int:
         """Occupied entries: one per reserved register."""
-        return sum(1 for m in self.rmask if m)
+        return len(self.rmask) - self.rmask.count(0)
 
     def needs_entry(self, reg: int, mask: int) -> bool:
         """Whether reserving ``reg`` for ``mask`` takes a new entry (the register is not in

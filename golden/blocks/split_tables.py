@@ -203,9 +203,10 @@ class SplitTables(DivergenceUnit):
     def busy(self) -> bool:
         """Work is left from an earlier cycle: an RT entry to move back or to drop, a queued
         split to admit to a free ST entry."""
-        return any(r is not None and r.pending == 0 for r in self.rt) or bool(
-            self.queue and _first_free(self.st) is not None
-        )
+        for r in self.rt:  # (a loop: this runs several times per cycle)
+            if r is not None and r.pending == 0:
+                return True
+        return bool(self.queue) and None in self.st
 
     # -- the interface of the cycle-level SM ---------------------------------------------------
 
@@ -266,11 +267,15 @@ class SplitTables(DivergenceUnit):
         if operation is not None and self.busy:
             raise ValueError("the split tables are busy: no update this cycle")
         inserts: _Inserts = [] if operation is None else operation()
-        for i, r in enumerate(self.rt):  # entries whose threads have all gone
-            if r is not None and r.pending == 0 and r.rmask == 0:
-                self.rt[i] = None
-        if not inserts:
-            inserts = self._reconverged()
+        reconverged = []  # RT entries whose threads have all arrived: they move back to the ST
+        for i, r in enumerate(self.rt):
+            if r is not None and r.pending == 0:
+                if r.rmask:
+                    reconverged.append(i)
+                else:  # its threads have all gone
+                    self.rt[i] = None
+        if not inserts:  # the first ones, when the operation inserts nothing
+            inserts = [(i, None) for i in reconverged[:MAX_INSERTS]]
         for entry, prefer in inserts:
             if isinstance(entry, int):  # an RT entry that moves back now
                 r = self.rt[entry]
@@ -280,8 +285,10 @@ class SplitTables(DivergenceUnit):
             else:
                 self._insert(entry, prefer)
         for _ in range(MAX_ADMITS):
+            if not self.queue:
+                break
             free = _first_free(self.st)
-            if not self.queue or free is None:
+            if free is None:
                 break
             self.st[free] = self.queue.pop(0)
 
@@ -399,11 +406,6 @@ class SplitTables(DivergenceUnit):
         call = self.rt[split.call]
         assert call is not None
         call.pending &= ~split.mask
-
-    def _reconverged(self) -> _Inserts:
-        """The first RT entries whose pending mask is zero: they move back to the ST."""
-        ready = [i for i, r in enumerate(self.rt) if r is not None and r.pending == 0]
-        return [(i, None) for i in ready[:MAX_INSERTS]]
 
     # -- insertion -----------------------------------------------------------------------------
 

@@ -55,15 +55,17 @@ class StacklessControl(DivergenceUnit):
         return (self.regs[:, REG_SP].astype(np.uint64) << np.uint64(32)) | self.pc
 
     def _select(self, candidates: int) -> None:
-        """Common SP:PC = min over ``candidates`` (the arbiter tree's reduction); active =
+        """Common SP:PC = min over the runnable ``candidates`` (the arbiter tree's reduction,
+        :func:`~reconverge.golden.blocks.arbiter.reduce`, over all lanes at once); active =
         every runnable thread holding it."""
         runnable = self.live & ~self.waiting
-        keys = self.keys().tolist()
-        least, _, found = reduce(keys, candidates & runnable)
+        if not candidates & runnable:
+            self.active = 0
+            return
+        keys = self.keys()
+        least = keys[self._bits(candidates & runnable)].min()
         self.active = sum(
-            1 << lane
-            for lane, key in enumerate(keys)
-            if found and key == least and runnable >> lane & 1
+            1 << lane for lane in np.flatnonzero(keys == least).tolist() if runnable >> lane & 1
         )
 
     def _arbitrate(self) -> None:

@@ -60,7 +60,7 @@ from reconverge.golden.sm.config import (
     SMConfig,
     WarpFormation,
 )
-from reconverge.golden.sm.events import Events, profile
+from reconverge.golden.sm.events import Events, Profile, profile
 from reconverge.golden.sm.lsu import access_cost
 from reconverge.golden.sm.metrics import Counters, Metrics
 from reconverge.golden.sm.program import Program, is_control
@@ -134,6 +134,8 @@ class Decoded:
     control: bool  # a branch or jump
     call: bool
     ret: bool
+    hint: bool  # rhint
+    profile: Profile  # its per-thread energy events and operation class
 
 
 @lru_cache(maxsize=1 << 16)
@@ -148,6 +150,8 @@ def decoded(word: int) -> Decoded:
         is_control(ins),
         is_call(ins),
         is_return(ins),
+        ins.name == "rhint",
+        profile(ins),
     )
 
 
@@ -257,11 +261,12 @@ class _Warp:
         self.bar_pc: dict[int, int] = {}  # lane -> pc of the bar it waits at
         self.exit_codes = np.zeros(width, np.int32)
         self.exited = np.zeros(width, bool)
-        self.instructions = np.zeros(width, np.int64)
+        self.issued: dict[int, int] = {}  # active mask -> warp instructions issued with it
         self.counters = Counters(warp=self.gid)
         self.splits: list[Split] = self.unit.splits()
         self.counters.add_occupancy(self.unit.occupancy())
         self.counters.max_splits = len(self.splits)
+        self.counted = 0  # its resident cycles and splits are counted up to this cycle
 
     @property
     def done(self) -> bool:
@@ -275,6 +280,26 @@ class _Warp:
 
     def thread(self, lane: int) -> int:
         return self.first_thread + lane
+
+    def count_issue(self, mask: int) -> None:
+        """One instruction issued for the threads of ``mask`` (:attr:`instructions`)."""
+        self.issued[mask] = self.issued.get(mask, 0) + 1
+
+    @property
+    def instructions(self) -> np.ndarray:
+        """Instructions executed per lane."""
+        out = np.zeros(len(self.exited), np.int64)
+        for mask, issued in self.issued.items():
+            out[lane_array(mask)] += issued
+        return out
+
+    def count_cycles(self, t: int) -> None:
+        """Count the cycles up to ``t`` as resident with the current splits (call it before
+        the splits change and when the warp leaves)."""
+        span = t - self.counted
+        self.counters.live_cycles += span
+        self.counters.split_cycles += span * len(self.splits)
+        self.counted = t
 
 
 class _Block:
@@ -378,6 +403,7 @@ class SM:
         except SimtFault as exc:
             fault = exc
         for warp in self.resident:
+            warp.count_cycles(self.t)
             self._record(warp)
         metrics = Metrics(
             self.counters,
@@ -423,13 +449,9 @@ class SM:
         self.end = max(self.end, self.port_free)
 
     def _advance(self, t: int) -> None:
-        """Move time to ``t``, accounting each resident warp's schedulable splits."""
+        """Move time to ``t`` (the warps count their cycles when their splits change)."""
         if t > self.config.max_cycles:
             raise self._watchdog()
-        span = t - self.t
-        for warp in self.resident:
-            warp.counters.live_cycles += span
-            warp.counters.split_cycles += span * len(warp.splits)
         self.t = t
 
     def _writeback(self, t: int) -> None:
@@ -474,12 +496,9 @@ class SM:
                 threads = min(width, self.launch.block - index * width)
                 warp = _Warp(self, block, index, threads, self.age, slot)
                 self.age += 1
-                warp.settled = at + 1
+                warp.settled = warp.counted = at + 1  # resident from the cycle after
                 for split in warp.splits:
                     warp.ready_at[split.sid] = at + 1
-                # resident from the cycle after the dispatch (_advance counts from self.t)
-                warp.counters.live_cycles += self.t - at - 1
-                warp.counters.split_cycles += (self.t - at - 1) * len(warp.splits)
                 block.warps.append(warp)
                 self.slots[slot] = warp
                 self.resident.append(warp)
@@ -570,18 +589,19 @@ class SM:
             ) from None
         warp.settled = update + clocks
         outcome = op.control or bool(ex.exited or ex.barrier)
-        self.events.issue(ins, len(lanes), update=outcome, squeeze=self.config.hws)
+        self.events.issue(op.profile, len(lanes), update=outcome, squeeze=self.config.hws)
         if self.config.policy is Policy.STACKLESS and (outcome or op.destination == REG_SP):
             self._arbitrates(warp.slot, update)  # the control uses the arbiter tree in u
             self.events.arbitrations += 1
         counters = (self.counters, warp.counters)
-        done = self._complete(ins, out.access, lanes, t, passes, warp.slot, counters)
+        done = self._complete(op, out.access, lanes, t, passes, warp.slot, counters)
         self._reserve(warp, op, split.mask, done)
-        self._count(warp, split, ins, lanes, passes)
+        self._count(warp, split, op, lanes, passes)
         self.port_free = t + passes
         self.last_warp = warp
         self.last_slot = warp.slot
         warp.last_sid = split.sid
+        warp.count_cycles(t)
         warp.splits = warp.unit.splits()
         self._time_splits(warp, split, ex, before)
         warp.counters.max_splits = max(warp.counters.max_splits, len(warp.splits))
@@ -616,20 +636,20 @@ class SM:
         )
 
     def _complete(
-        self, ins: Instr, access: MemAccess | None, lanes: np.ndarray, t: int, passes: int,
+        self, op: Decoded, access: MemAccess | None, lanes: np.ndarray, t: int, passes: int,
         slot: int, counters: Sequence[Counters],
     ) -> int:  # fmt: skip
-        """The write-back time of ``ins`` issued at ``t`` in ``passes`` passes from warp slot
+        """The write-back time of ``op`` issued at ``t`` in ``passes`` passes from warp slot
         ``slot``: the last pass + its latency or, for a memory access, the LSU's last cycle +
         the memory latency (rule 3). A memory access occupies the LSU (:attr:`lsu`) and is
         counted in ``counters``."""
         lat = self.config.latencies
         last_pass = t + passes - 1
         if access is None:
-            op = profile(ins).op
-            if op == "mul":
+            kind = op.profile.op
+            if kind == "mul":
                 return last_pass + lat.mul
-            if op == "div":
+            if kind == "div":
                 return last_pass + lat.div
             return last_pass + lat.alu
         cost = access_cost(
@@ -681,22 +701,16 @@ class SM:
         warp.writes_done = max(warp.writes_done, done)
         self.end = max(self.end, done)
 
-    def _count(self, warp: _Warp, split: Split, ins: Instr, lanes: np.ndarray, passes: int) -> None:
+    def _count(
+        self, warp: _Warp, split: Split, op: Decoded, lanes: np.ndarray, passes: int
+    ) -> None:
         active = len(lanes)
-        warp.instructions[lanes] += 1
-        hint = ins.name == "rhint"
+        warp.count_issue(split.mask)
         spill = self.image.spills.get(split.pc)
         occupancy = warp.unit.occupancy()
         for counters in (self.counters, warp.counters):
             counters.add_occupancy(occupancy)
-            counters.warp_instructions += 1
-            counters.thread_instructions += active
-            counters.issue_passes += passes
-            counters.hint_instructions += hint
-            counters.count_active(active)
-            if spill is not None:
-                counters.spill_loads += spill == "load"
-                counters.spill_stores += spill == "store"
+            counters.count_issue(active, passes, hint=op.hint, spill=spill)
         if self.keep_trace:
             record = IssueRecord(self.t, warp.gid, split.sid, split.pc, split.mask, passes)
             self.trace.append(record)
@@ -758,12 +772,14 @@ class SM:
         warp.settled = at + clocks
         if self.config.policy is Policy.STACKLESS:
             self._arbitrates(warp.slot, at)
+        warp.count_cycles(self.t)
         warp.splits = warp.unit.splits()
         for split in warp.splits:
             if (split.sid, split.pc) not in before:
                 warp.ready_at[split.sid] = warp.settled - 1 + self.config.latencies.branch
 
     def _retire(self, warp: _Warp) -> None:
+        warp.count_cycles(self.t)
         self.resident.remove(warp)
         self._record(warp)
         self.warp_counters.append(warp.counters)

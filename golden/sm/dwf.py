@@ -238,7 +238,7 @@ class DwfSM(SM):
             if out.access is not None:
                 positions = np.array([slot_of[warp, int(lane)] for lane in lanes])
                 accesses.append((out.access, positions))
-            warp.instructions[lanes] += 1
+            warp.count_issue(mask)
             warp.counters.warp_instructions += 1
             warp.counters.thread_instructions += len(lanes)
             if ex.barrier or ex.exited:
@@ -246,20 +246,14 @@ class DwfSM(SM):
         last = t + passes - 1
         access, positions = self._combined(accesses)
         slot = next(iter(dyn.groups())).slot  # (no stack-less tree under DWF: any slot)
-        done = self._complete(ins, access, positions, t, passes, slot, [self.counters])
+        done = self._complete(op, access, positions, t, passes, slot, [self.counters])
         for warp, mask in dyn.groups().items():
             warp.settled = last + 1  # the outcome's one clock (rule 1)
             self._reserve(warp, op, mask, done)
         outcome = op.control or bool(blocks)
-        self.events.issue(ins, dyn.mask.bit_count(), update=outcome, squeeze=self.config.hws)
-        self.counters.warp_instructions += 1
-        self.counters.thread_instructions += dyn.mask.bit_count()
-        self.counters.issue_passes += passes
-        self.counters.hint_instructions += ins.name == "rhint"
-        self.counters.count_active(dyn.mask.bit_count())
+        self.events.issue(op.profile, dyn.mask.bit_count(), update=outcome, squeeze=self.config.hws)
         spill = self.image.spills.get(pc)
-        self.counters.spill_loads += spill == "load"
-        self.counters.spill_stores += spill == "store"
+        self.counters.count_issue(dyn.mask.bit_count(), passes, hint=op.hint, spill=spill)
         if self.keep_trace:
             self.trace.append(IssueRecord(t, dyn.ident, 0, pc, dyn.mask, passes))
         self.port_free = t + passes

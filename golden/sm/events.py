@@ -12,7 +12,6 @@ tree's evaluations for a control, the squeezer's, the scoreboard's reservations.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 from typing import Literal
 
 from reconverge.golden.isa import Instr
@@ -35,7 +34,6 @@ class Profile:
     op: OpClass
 
 
-@lru_cache(maxsize=1 << 12)
 def profile(ins: Instr) -> Profile:
     """The per-thread events of ``ins`` (``ecall`` reads a7 and a0, writes nothing)."""
     spec = ins.spec
@@ -69,10 +67,10 @@ class Events:
     squeezes: int = 0  # hws: an active mask through the squeezer
     reservations: int = 0  # scoreboard entries reserved (a destination register)
 
-    def issue(self, ins: Instr, active: int, *, update: bool, squeeze: bool) -> None:
-        """Count one warp instruction ``ins`` issued with ``active`` threads; ``update``: its
-        outcome changes the divergence unit's state (a control, an exit, a barrier)."""
-        p = profile(ins)
+    def issue(self, p: Profile, active: int, *, update: bool, squeeze: bool) -> None:
+        """Count one warp instruction with the per-thread events ``p`` (:func:`profile`)
+        issued with ``active`` threads; ``update``: its outcome changes the divergence unit's
+        state (a control, an exit, a barrier)."""
         self.regfile_reads += p.reads * active
         self.regfile_writes += p.writes * active
         if p.op == "alu":

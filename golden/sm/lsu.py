@@ -23,6 +23,7 @@ threads. The shared cycles follow the line transactions.
 from __future__ import annotations
 
 import enum
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -98,32 +99,36 @@ def access_cost(
 ) -> AccessCost:
     """LSU cycles of one memory instruction: line transactions and shared bank cycles
     (module docstring). ``lanes`` are the thread positions of ``access.addrs``; unmapped
-    addresses (a fault) cost nothing."""
-    addrs = access.addrs.astype(np.int64)
-    inside = {  # MemoryMap.region_of, for every thread at once (the windows do not overlap)
-        region: (addrs >= base) & (addrs + access.size <= base + length)
-        for region, base, length in memmap.windows()
-    }
-    amo = access.kind in PER_WORD
-    glob, local, shared = (inside[r] for r in (Region.GLOBAL, Region.LOCAL, Region.SHARED))
+    addresses (a fault) cost nothing. (Plain Python: a warp's few addresses are counted
+    faster so than through NumPy's calls.)"""
+    window = {region: (base, base + length) for region, base, length in memmap.windows()}
+    (global_lo, global_hi), (local_lo, local_hi) = window[Region.GLOBAL], window[Region.LOCAL]
+    shared_lo, shared_hi = window[Region.SHARED]
+    size, amo = access.size, access.kind in PER_WORD
     # physical words of the global and local threads (local: interleaved, slot 0; the line
-    # keys of other slots differ by whole lines, see lsu_cycles)
-    local_words = (addrs[local] - memmap.local_base) // WORD_BYTES
-    words = np.concatenate(
-        [addrs[glob] // WORD_BYTES, local_words * warp_size + lanes[local].astype(np.int64)]
-    )
-    transactions = 0
-    if len(words):
-        unique, counts = np.unique(words, return_counts=True)
-        lines = unique * WORD_BYTES // line_bytes
-        starts = np.flatnonzero(np.r_[True, lines[1:] != lines[:-1]])
-        transactions = int(np.maximum.reduceat(counts, starts).sum()) if amo else len(starts)
+    # keys of other slots differ by whole lines, see lsu_cycles), and the shared threads' words
+    words: list[int] = []
+    shared: list[int] = []
+    for position, addr in zip(lanes.tolist(), access.addrs.tolist(), strict=True):
+        end = addr + size
+        if global_lo <= addr and end <= global_hi:
+            words.append(addr // WORD_BYTES)
+        elif local_lo <= addr and end <= local_hi:
+            words.append((addr - local_lo) // WORD_BYTES * warp_size + position)
+        elif shared_lo <= addr and end <= shared_hi:
+            shared.append(addr // WORD_BYTES)
+    if amo:  # each line: as many transactions as AMO threads on its busiest word
+        busiest: dict[int, int] = {}
+        for word, count in Counter(words).items():
+            line = word * WORD_BYTES // line_bytes
+            busiest[line] = max(busiest.get(line, 0), count)
+        transactions = sum(busiest.values())
+    else:
+        transactions = len({word * WORD_BYTES // line_bytes for word in words})
     shared_cycles = 0
-    if shared.any():
-        shared_words = addrs[shared] // WORD_BYTES
-        if not amo:
-            shared_words = np.unique(shared_words)
-        shared_cycles = int(np.bincount(shared_words % banks).max())
+    if shared:
+        per_bank = Counter(word % banks for word in (shared if amo else set(shared)))
+        shared_cycles = max(per_bank.values())
     return AccessCost(transactions, shared_cycles)
 
 

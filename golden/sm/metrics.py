@@ -33,6 +33,18 @@ class Counters:
     #: warp instructions issued with k active threads, at index k (seed 001 Fig 1.1)
     active_histogram: list[int] = field(default_factory=list)
 
+    def count_issue(self, active: int, passes: int, *, hint: bool, spill: str | None) -> None:
+        """One warp instruction issued with ``active`` threads in ``passes`` passes; ``hint``:
+        an ``rhint``; ``spill``: what the compiler marked it as ("load", "store"; None)."""
+        self.warp_instructions += 1
+        self.thread_instructions += active
+        self.issue_passes += passes
+        self.hint_instructions += hint
+        self.count_active(active)
+        if spill is not None:
+            self.spill_loads += spill == "load"
+            self.spill_stores += spill == "store"
+
     def count_active(self, active: int) -> None:
         if len(self.active_histogram) <= active:
             self.active_histogram.extend([0] * (active + 1 - len(self.active_histogram)))

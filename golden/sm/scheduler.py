@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Protocol, TypeVar
 
 from reconverge.golden.sm.config import Scheduler
@@ -80,14 +81,19 @@ def warp_order(warps: Sequence[W], scheduler: Scheduler, last_slot: int, greedy:
     (-1 before the first issue); ``greedy``: the warp in it is the one that issued (it has not
     retired since)."""
     if scheduler is Scheduler.GTO:
+        oldest = sorted(warps, key=attrgetter("age"))
         if greedy:  # the warp that issued last, then the rest oldest first
-            return sorted(warps, key=lambda w: (w.slot != last_slot, w.age))
-        return sorted(warps, key=lambda w: w.age)
+            return [w for w in oldest if w.slot == last_slot] + [
+                w for w in oldest if w.slot != last_slot
+            ]
+        return oldest
     return sorted(warps, key=lambda w: (w.slot <= last_slot, w.slot))
 
 
-def split_order(splits: Sequence[S], last_sid: int) -> list[S]:
+def split_order(splits: Sequence[S], last_sid: int) -> Sequence[S]:
     """A warp's splits, round robin after ``last_sid``."""
+    if len(splits) < 2:
+        return splits
     start = next((i for i, s in enumerate(splits) if s.sid > last_sid), 0)
     return [*splits[start:], *splits[:start]]
 
