@@ -141,6 +141,11 @@ class _Issue:
     def read(self, reg: int) -> np.ndarray:
         return self.regs[self.sel, reg]
 
+    def addresses(self, ins: Instr) -> np.ndarray:
+        """The lanes' data addresses, rs1 + imm: a copy, so that writing rd (which may be
+        rs1) leaves the access's record as it was."""
+        return self.regs[self.sel, ins.rs1] + _imm(ins)
+
     def write(self, rd: int, values: np.ndarray | int) -> None:
         """Write ``rd``; writes to x0 are discarded, so x0 always reads 0."""
         if rd:
@@ -367,7 +372,7 @@ def _jalr(ins: Instr, s: _Issue) -> Outcome:
 
 def _load(size: int, signed: bool) -> Handler:
     def run(ins: Instr, s: _Issue) -> Outcome:
-        addrs = s.read(ins.rs1) + _imm(ins)
+        addrs = s.addresses(ins)
         s.write(ins.rd, s.mem.load(addrs, size, signed, s.lanes))
         return s.sequential(MemAccess("load", addrs, size))
 
@@ -376,7 +381,7 @@ def _load(size: int, signed: bool) -> Handler:
 
 def _store(size: int) -> Handler:
     def run(ins: Instr, s: _Issue) -> Outcome:
-        addrs = s.read(ins.rs1) + _imm(ins)
+        addrs = s.addresses(ins)
         s.mem.store(addrs, s.read(ins.rs2), size, s.lanes)
         return s.sequential(MemAccess("store", addrs, size))
 
@@ -385,7 +390,7 @@ def _store(size: int) -> Handler:
 
 def _amo(op: str) -> Handler:
     def run(ins: Instr, s: _Issue) -> Outcome:
-        addrs = s.read(ins.rs1)
+        addrs = s.addresses(ins)
         s.write(ins.rd, s.mem.amo(op, addrs, s.read(ins.rs2), s.lanes))
         return s.sequential(MemAccess("amo", addrs, 4))
 
@@ -394,14 +399,14 @@ def _amo(op: str) -> Handler:
 
 def _lr(ins: Instr, s: _Issue) -> Outcome:
     """``lr.w``: load the word and reserve it (docs/isa.md, "LR/SC")."""
-    addrs = s.read(ins.rs1)
+    addrs = s.addresses(ins)
     s.write(ins.rd, s.mem.load_reserved(addrs, s.lanes))
     return s.sequential(MemAccess("lr", addrs, 4))
 
 
 def _sc(ins: Instr, s: _Issue) -> Outcome:
     """``sc.w``: store where the reservation holds; rd = 0 on success, 1 on failure."""
-    addrs = s.read(ins.rs1)
+    addrs = s.addresses(ins)
     s.write(ins.rd, s.mem.store_conditional(addrs, s.read(ins.rs2), s.lanes))
     return s.sequential(MemAccess("sc", addrs, 4))
 

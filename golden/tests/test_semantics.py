@@ -329,6 +329,23 @@ def test_amos_on_one_address_serialise_in_lane_order(
     assert out.access is not None and out.access.kind == "amo"
 
 
+@pytest.mark.parametrize("name", ["amoadd.w", "lr.w", "sc.w", "lw"])
+@pytest.mark.parametrize("full", [True, False])
+def test_an_access_records_its_addresses_when_rd_is_rs1(name: str, full: bool) -> None:
+    """``amoadd.w a0, a1, (a0)``: the access's addresses are a0's before the instruction
+    wrote it (a full warp's registers are read as a view of the register file: the record
+    must not be that view)."""
+    warp = Warp()
+    addrs = [GLOBAL_BASE + 0x100 + 4 * i for i in range(W)]
+    warp.set(10, addrs)
+    warp.set(11, 5)
+    lanes = None if full else np.arange(W - 1)
+    out = warp.run(name, lanes=lanes, rd=10, rs1=10, rs2=0 if name == "lr.w" else 11)
+    assert out.access is not None
+    assert out.access.addrs.tolist() == addrs[: W if full else W - 1]
+    assert warp.regs[0, 10] != addrs[0]  # rd was written (an old value, or sc.w's status)
+
+
 # LR/SC (docs/isa.md, "LR/SC"): lane i is thread W + i of block 2.
 WORD = GLOBAL_BASE + 0x40
 
