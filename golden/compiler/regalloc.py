@@ -393,7 +393,9 @@ class _Allocator:
         while True:
             rounds += 1
             spans, across = self.intervals()
-            forced = [v for v in spans if v in across]
+            # In interval order, as scan() takes them: a set of VRegs iterates in id() order,
+            # which would number the local slots differently from one process to the next.
+            forced = sorted(across, key=lambda r: (spans[r][0], spans[r][1], r.id))
             if forced:
                 self.rewrite(forced)
                 continue
