@@ -43,12 +43,13 @@ class StacklessControl(DivergenceUnit):
         super().__init__(warp_size, valid, entry)
         self.regs = regs
         self.pc = np.full(warp_size, entry, np.uint64)
-        self.lanes = np.arange(warp_size)
+        self.lanes = np.arange(warp_size, dtype=np.uint64)
         self.active = 0
         self._arbitrate()
 
     def _bits(self, mask: int) -> np.ndarray:
-        return ((mask >> self.lanes) & 1).astype(bool)
+        """The lanes of ``mask`` as booleans (unsigned: lane 63 of a 64-thread warp too)."""
+        return ((np.uint64(mask) >> self.lanes) & np.uint64(1)).astype(bool)
 
     def keys(self) -> np.ndarray:
         """SP:PC per thread (SP in the high 32 bits)."""

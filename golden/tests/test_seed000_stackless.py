@@ -3,6 +3,8 @@ conditional call (Listing 1), and the local-increment optimisation of Sec 4.1.""
 
 from __future__ import annotations
 
+import numpy as np
+
 from reconverge.golden.asm import assemble
 from reconverge.golden.blocks.divergence import DivergenceUnit
 from reconverge.golden.blocks.stackless import StacklessControl
@@ -161,3 +163,15 @@ def test_listing1_callee_prologue_defeats_min_sp_pc() -> None:
     tail, symbols = run_listing1(CALLEE_FRAME)
     skip = index(symbols["skip"])
     assert tail == [(skip + k, 0b0101) for k in range(4)] + [(skip + k, 0b1010) for k in range(4)]
+
+
+def test_a_64_thread_warp_arbitrates_lane_63() -> None:
+    """The widest warp (W = 64): lane 63's bit is the mask's sign bit as a signed 64-bit
+    number; the arbitration takes it like any other lane (it raised OverflowError)."""
+
+    regs = np.zeros((64, 32), np.uint32)
+    regs[:, 2] = 0x1000  # sp
+    regs[63, 2] = 0x0800  # lane 63 alone holds the least SP:PC
+    unit = StacklessControl(64, (1 << 64) - 1, GLOBAL_BASE, regs)
+    [split] = unit.splits()
+    assert (split.pc, split.mask) == (GLOBAL_BASE, 1 << 63)
