@@ -168,7 +168,6 @@ def test_listing1_callee_prologue_defeats_min_sp_pc() -> None:
 def test_a_64_thread_warp_arbitrates_lane_63() -> None:
     """The widest warp (W = 64): lane 63's bit is the mask's sign bit as a signed 64-bit
     number; the arbitration takes it like any other lane (it raised OverflowError)."""
-
     regs = np.zeros((64, 32), np.uint32)
     regs[:, 2] = 0x1000  # sp
     regs[63, 2] = 0x0800  # lane 63 alone holds the least SP:PC
