@@ -79,9 +79,10 @@ def parse_word(text: str) -> int:
 
 
 def add_launch_options(
-    p: argparse.ArgumentParser, grid: int | None, block: int | None, warp: int
+    p: argparse.ArgumentParser, grid: int | None, block: int | None, warp: int | None
 ) -> None:
-    """Launch options; a default of None means "the workload's own" (a kernel's case)."""
+    """Launch options; a default of None means "the workload's own" (a kernel's case) or, for
+    the warp size, the SM configuration's (:mod:`reconverge.golden.sm.options`)."""
     p.add_argument("--grid", type=parse_positive, default=grid, help="blocks in the grid")
     p.add_argument("--block", type=parse_positive, default=block, help="threads per block")
     p.add_argument("--warp-size", type=parse_positive, default=warp, help="threads per warp (W)")

@@ -18,83 +18,21 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import fields, replace
-from typing import Any
 
 from reconverge.golden import cli
 from reconverge.golden.command import Command
-from reconverge.golden.geometry import Geometry
 from reconverge.golden.output import check_output
-from reconverge.golden.sm.commands import (
-    _latencies,
-    add_kernel_options,
-    add_sm_options,
-    workload_of,
-)
-from reconverge.golden.sm.config import POLICY_NAMES, Policy, Scheduler, ScoreboardKind
-from reconverge.golden.sm.params import CONFIGS, SMParams
-
-#: Geometry fields a command-line option of the same name overrides.
-GEOMETRY_OPTIONS = tuple(f.name for f in fields(Geometry) if f.name != "regs")
-
-
-def _override(value: Any, **changes: Any) -> Any:
-    """``dataclasses.replace`` with only the changes that were given (not None)."""
-    return replace(value, **{k: v for k, v in changes.items() if v is not None})
-
-
-def params_of(ns: argparse.Namespace) -> SMParams:
-    """The named configuration with the options given on the command line; an invalid
-    combination is a one-line usage error (:class:`SMParams` and its parts validate)."""
-    base = CONFIGS[ns.config]
-    geometry_changes = {name: getattr(ns, name) for name in GEOMETRY_OPTIONS}
-    if ns.warp_size is not None and ns.simd_width is None:
-        geometry_changes["simd_width"] = min(base.geometry.simd_width, ns.warp_size)
-    latencies = base.config.latencies
-    for pair in ns.latency:  # each NAME=CYCLES checked by run's parser, then applied to the base
-        name = pair.partition("=")[0]
-        field = name if name in latencies.__dataclass_fields__ else f"{name}_"
-        latencies = replace(latencies, **{field: getattr(_latencies([pair]), field)})
-    try:
-        geometry = _override(base.geometry, **geometry_changes)
-        config = _override(
-            base.config,
-            policy=None if ns.policy is None else Policy(ns.policy),
-            hws=ns.hws or None,
-            hints=ns.hints,
-            scheduler=None if ns.scheduler is None else Scheduler(ns.scheduler),
-            scoreboard=None if ns.scoreboard is None else ScoreboardKind(ns.scoreboard),
-            latencies=latencies,
-            line_bytes=ns.line_bytes,
-            shared_banks=ns.shared_banks,
-            max_cycles=ns.max_cycles,
-        )
-        return _override(base, geometry=geometry, config=config, imem_words=ns.imem_words)
-    except ValueError as exc:
-        raise cli.UsageError(str(exc)) from None
+from reconverge.golden.sm.commands import add_kernel_options, workload_of
+from reconverge.golden.sm.options import add_hardware_options, params_of
 
 
 def add_params_options(p: argparse.ArgumentParser) -> None:
-    """The program and the SM it runs on (:func:`params_of`): a named configuration and the
-    options that modify it."""
+    """The program and the SM it runs on (:func:`reconverge.golden.sm.options.params_of`): a
+    named configuration and the options that modify it."""
     p.add_argument("file", help="ELF file, .S assembly, or a suite kernel (name or FILE.py)")
-    p.add_argument("--config", choices=sorted(CONFIGS), default="cosim",
-                   help="the named SM configuration the other options modify")  # fmt: skip
-    p.add_argument("--policy", choices=POLICY_NAMES, default=None)
-    p.add_argument("--hws", action="store_true", help="hybrid warp size (seed 001)")
-    p.add_argument(
-        "--hints", action=argparse.BooleanOptionalAction, default=None,
-        help="ppc: explicit (with reconvergence PCs) or implicit",
-    )  # fmt: skip
-    p.add_argument("--imem-words", type=cli.parse_int, default=None,
-                   help="32-bit words of the instruction store")  # fmt: skip
-    p.add_argument("--shared-banks", type=cli.parse_int, default=None)
-    cli.add_launch_options(p, grid=None, block=None, warp=0)
+    cli.add_launch_options(p, grid=None, block=None, warp=None)
     add_kernel_options(p)
-    add_sm_options(p)
-    # Every option of the SM defaults to the named configuration's value.
-    p.set_defaults(**dict.fromkeys(GEOMETRY_OPTIONS))
-    p.set_defaults(scheduler=None, scoreboard=None, line_bytes=None, max_cycles=None)
+    add_hardware_options(p, config="cosim")
 
 
 def _configure(p: argparse.ArgumentParser) -> None:

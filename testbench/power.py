@@ -54,10 +54,11 @@ from reconverge.golden.sm.commands import format_energy, run_on_sm, workload_of
 from reconverge.golden.sm.config import Policy
 from reconverge.golden.sm.core import run_sm
 from reconverge.golden.sm.metrics import geomean
+from reconverge.golden.sm.options import params_of
 from reconverge.golden.sm.params import COSIM, SMParams
 from reconverge.hdl.registry import lookup
 from reconverge.kernels import suite
-from reconverge.testbench.commands import add_params_options, params_of
+from reconverge.testbench.commands import add_params_options
 from reconverge.testbench.cosim import params_json
 from reconverge.testbench.cosim_plan import COSIM_GEOMETRY, VARIANTS, params_for, workload
 

@@ -15,7 +15,6 @@ from reconverge.golden import cli, programs
 from reconverge.golden.command import Command
 from reconverge.golden.compiler.regalloc import ALLOCATORS
 from reconverge.golden.functional import LaunchConfig
-from reconverge.golden.geometry import Geometry
 from reconverge.golden.image import Image
 from reconverge.golden.memmap import GLOBAL_BASE
 from reconverge.golden.output import atomic_output, check_output, write_output
@@ -23,15 +22,13 @@ from reconverge.golden.progress import check_memory, progress_for
 from reconverge.golden.sm.config import (
     LEGEND,
     POLICY_NAMES,
-    Latencies,
     Policy,
-    Scheduler,
-    ScoreboardKind,
     SMConfig,
     WarpFormation,
     parse_policy,
 )
 from reconverge.golden.sm.core import SMResult, memory_needed, run_sm
+from reconverge.golden.sm.options import add_sm_options, config_of, geometry_of, memmap_of
 from reconverge.golden.sm.params import SMParams
 from reconverge.golden.sm.workload import Workload, load_workload
 from reconverge.kernels import suite
@@ -83,53 +80,20 @@ def variants(policies: str, hws: str) -> list[Variant]:
     return [replace(v, hws=h) for h in switches for v in out]
 
 
-def _geometry(ns: argparse.Namespace) -> Geometry:
-    try:
-        return Geometry(
-            warp_size=ns.warp_size,
-            simd_width=ns.simd_width if ns.simd_width else min(8, ns.warp_size),
-            warps=ns.warps,
-            stack_depth=ns.stack_depth,
-            split_table=ns.split_table,
-            reconv_table=ns.reconv_table,
-            scoreboard_entries=ns.scoreboard_entries,
-        )
-    except ValueError as exc:
-        raise cli.UsageError(str(exc)) from None
-
-
-def _latencies(pairs: Sequence[str]) -> Latencies:
-    values: dict[str, int] = {}
-    names = {n.rstrip("_"): n for n in Latencies.__dataclass_fields__}
-    for pair in pairs:
-        key, _, value = pair.partition("=")
-        if key not in names or not value:
-            raise cli.UsageError(
-                f"--latency takes NAME=CYCLES with NAME one of {', '.join(sorted(names))}, "
-                f"not {pair!r}"
-            )
-        values[names[key]] = cli.parse_int(value)
-    try:
-        return Latencies(**values)
-    except ValueError as exc:
-        raise cli.UsageError(str(exc)) from None
-
-
 def sm_config(ns: argparse.Namespace, variant: Variant) -> SMConfig:
-    try:
-        return SMConfig(
-            policy=variant.policy,
-            hws=variant.hws,
-            hints=variant.hints,
-            warp_formation=variant.formation,
-            scheduler=Scheduler(ns.scheduler),
-            scoreboard=ScoreboardKind(ns.scoreboard) if ns.scoreboard else None,
-            latencies=_latencies(ns.latency),
-            line_bytes=ns.line_bytes,
-            max_cycles=ns.max_cycles,
-        )
-    except ValueError as exc:
-        raise cli.UsageError(str(exc)) from None
+    """The SM configuration of the options under one variant's policy and switches."""
+    return config_of(
+        ns, policy=variant.policy, hws=variant.hws, hints=variant.hints,
+        warp_formation=variant.formation,
+    )  # fmt: skip
+
+
+def launch_of(ns: argparse.Namespace, work: Workload, config: SMConfig) -> LaunchConfig:
+    """The workload's launch on the SM of the options (the named configuration's memory
+    windows with ``--config``)."""
+    return work.config(
+        geometry_of(ns), ns.step_limit, config.explicit, config.dynamic, memmap=memmap_of(ns)
+    )
 
 
 def workload_of(ns: argparse.Namespace, spec: str) -> Workload:
@@ -285,29 +249,6 @@ def add_kernel_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=cli.parse_int, default=0, help="for kernels: input seed")
 
 
-def add_sm_options(p: argparse.ArgumentParser, simd_width: int = 0) -> None:
-    p.add_argument(
-        "--simd-width", type=cli.parse_int, default=simd_width, help="lanes L (0: min(8, W))"
-    )
-    p.add_argument("--warps", type=cli.parse_int, default=8, help="warp slots of the SM")
-    p.add_argument("--stack-depth", type=cli.parse_int, default=Geometry.stack_depth)
-    p.add_argument("--split-table", type=cli.parse_int, default=Geometry.split_table)
-    p.add_argument("--reconv-table", type=cli.parse_int, default=Geometry.reconv_table)
-    p.add_argument("--scheduler", choices=[s.value for s in Scheduler], default="gto")
-    p.add_argument("--scoreboard", choices=[s.value for s in ScoreboardKind], default=None)
-    p.add_argument(
-        "--scoreboard-entries",
-        type=cli.parse_int,
-        default=Geometry.scoreboard_entries,
-        help="scoreboard entries per warp (seed 002 Fig 8; default: never full)",
-    )
-    p.add_argument(
-        "--latency", action="append", default=[], metavar="NAME=CYCLES", help="e.g. global=40"
-    )
-    p.add_argument("--line-bytes", type=cli.parse_int, default=64)
-    p.add_argument("--max-cycles", type=cli.parse_int, default=5_000_000)
-
-
 def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="ELF file, .S assembly, or a suite kernel (name or FILE.py)")
     p.add_argument("--policy", choices=POLICY_NAMES, default="sps")
@@ -322,7 +263,7 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     p.add_argument("--trace", help="write the issue trace here as JSON lines")
     p.add_argument("--plot", help="write a PNG of warp activity and occupancy here")
-    cli.add_launch_options(p, grid=None, block=None, warp=32)
+    cli.add_launch_options(p, grid=None, block=None, warp=None)
     add_kernel_options(p)
     add_sm_options(p)
 
@@ -339,7 +280,7 @@ def _cmd_run(ns: argparse.Namespace) -> int:
     work = workload_of(ns, ns.file)
     variant = Variant(Policy(ns.policy), ns.hints, ns.hws, WarpFormation(ns.warp_formation))
     config = sm_config(ns, variant)
-    launch = work.config(_geometry(ns), ns.step_limit, config.explicit, config.dynamic)
+    launch = launch_of(ns, work, config)
     image = work.image_for(config.explicit)
     result = run_on_sm(image, launch, config, trace=bool(ns.trace or ns.plot), quiet=ns.json)
     if ns.trace:
@@ -381,7 +322,7 @@ def compare(
         first: tuple[SMResult, object] | None = None
         for variant in chosen:
             config = sm_config(ns, variant)
-            launch = work.config(_geometry(ns), ns.step_limit, config.explicit, config.dynamic)
+            launch = launch_of(ns, work, config)
             image = work.image_for(config.explicit)
             result = run_on_sm(image, launch, config, quiet=ns.json)
             assert result.metrics is not None
@@ -519,7 +460,7 @@ def format_summary(rows: list[dict[str, Any]]) -> str:
 
 def format_preamble(ns: argparse.Namespace, chosen: list[Variant]) -> str:
     """What a comparison ran on: the geometry and configuration, and the legend of labels."""
-    g = _geometry(ns)
+    g = geometry_of(ns)
     config = sm_config(ns, chosen[0])
     lat = config.latencies
     lines = [
@@ -548,15 +489,15 @@ def _compare_options(
         "--policies", default="all", help="all, or a comma list (ppc-implicit: no hints)"
     )
     p.add_argument("--hws", default=hws, help="off, on or both")
-    cli.add_launch_options(p, grid=None, block=None, warp=warp_size)
+    cli.add_launch_options(p, grid=None, block=None, warp=None)
     add_kernel_options(p)
-    add_sm_options(p, simd_width)
+    add_sm_options(p, warp_size=warp_size, simd_width=simd_width)
 
 
 def configure_compare(p: argparse.ArgumentParser) -> None:
     """The options of `reconverge compare` (``make results`` parses its runs with them)."""
     p.add_argument("files", nargs="+", help="ELF, .S, suite kernels (names or FILE.py), or all")
-    _compare_options(p, hws="off", warp_size=32, simd_width=0)
+    _compare_options(p, hws="off", warp_size=32, simd_width=8)
 
 
 def _cmd_compare(ns: argparse.Namespace) -> int:
@@ -587,9 +528,9 @@ def _configure_demo(p: argparse.ArgumentParser) -> None:
         "--policies", default="all", help="all, or a comma list; ppc-implicit = no hints"
     )
     p.add_argument("--hws", default="both", help="off, on or both")
-    cli.add_launch_options(p, grid=None, block=None, warp=8)
+    cli.add_launch_options(p, grid=None, block=None, warp=None)
     add_kernel_options(p)
-    add_sm_options(p, simd_width=4)
+    add_sm_options(p, warp_size=8, simd_width=4)
 
 
 COMMANDS = (

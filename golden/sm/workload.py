@@ -23,6 +23,7 @@ from reconverge.golden.compiler.launch import Launch
 from reconverge.golden.functional import DEFAULT_BLOCK, DEFAULT_GRID, LaunchConfig, RunResult
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.image import Image
+from reconverge.golden.memmap import MemoryMap
 from reconverge.golden.sm.params import SMParams
 from reconverge.kernels import SuiteKernel, suite
 
@@ -46,12 +47,18 @@ class Workload:
         return self.image if self.launches is None else self.launches[hints].image
 
     def config(
-        self, geometry: Geometry, step_limit: int, hints: bool, dynamic_warps: bool = False
+        self,
+        geometry: Geometry,
+        step_limit: int,
+        hints: bool,
+        dynamic_warps: bool = False,
+        memmap: MemoryMap | None = None,
     ) -> LaunchConfig:
-        """The launch of the code with or without hints (its arrays are placed after it).
-        ``dynamic_warps``: under dynamic warp formation, which a kernel whose register
-        allocator keeps spilled uniform values in one shared slot per warp cannot run: the
-        threads of a warp then reach the slot at different times (different iterations)."""
+        """The launch of the code with or without hints (its arrays are placed after it) in
+        the memory windows ``memmap`` (None: the default's). ``dynamic_warps``: under dynamic
+        warp formation, which a kernel whose register allocator keeps spilled uniform values in
+        one shared slot per warp cannot run: the threads of a warp then reach the slot at
+        different times (different iterations)."""
         if dynamic_warps and self.launches is not None:
             program = self.launches[hints].program
             if program.shared_spill_per_warp:
@@ -64,27 +71,18 @@ class Workload:
         try:
             if self.launches is not None:
                 return self.launches[hints].config(
-                    self.grid, self.block, geometry=geometry, step_limit=step_limit
+                    self.grid, self.block, geometry=geometry, memmap=memmap, step_limit=step_limit
                 )
             return LaunchConfig(self.grid, self.block, geometry, args=self.args,
-                                step_limit=step_limit)  # fmt: skip
+                                memmap=memmap or MemoryMap(), step_limit=step_limit)  # fmt: skip
         except ValueError as exc:
             raise cli.UsageError(str(exc)) from None
 
     def sm_launch(self, params: SMParams, step_limit: int) -> LaunchConfig:
         """The launch on an SM of ``params`` (its code with or without hints as the policy
         needs): a kernel's shared and local memory must fit the SM's windows."""
-        hints = params.config.explicit
-        launch = self.config(params.geometry, step_limit, hints)
-        if self.launches is None:
-            return launch
-        return self.launches[hints].config(
-            launch.grid,
-            launch.block,
-            geometry=params.geometry,
-            memmap=params.memmap,
-            step_limit=step_limit,
-        )
+        return self.config(params.geometry, step_limit, params.config.explicit,
+                           memmap=params.memmap)  # fmt: skip
 
     def outputs(self, result: RunResult, hints: bool) -> dict[str, np.ndarray] | None:
         """The kernel's output arrays after a run of the code with or without hints (None for

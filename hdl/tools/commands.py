@@ -11,7 +11,7 @@ the command line.
 with an ELF, ``.S`` file or suite kernel it is the board top (``hdl.sm.system.SMSystem``: the SM
 with that program and its data in block RAM), the kernel compiled and bound to its inputs as
 ``reconverge run`` and ``cosim`` do. The SM options are cosim's (``--config``, ``--policy``,
-``--hws``, ``--no-hints``, geometry, latencies; :func:`reconverge.testbench.commands.params_of`).
+``--hws``, ``--no-hints``, geometry, latencies; :func:`reconverge.golden.sm.options.params_of`).
 
 Amaranth and the synthesis tools are imported only when one of these commands runs.
 """
@@ -28,9 +28,10 @@ from reconverge.golden import cli
 from reconverge.golden.blocks.base import BlockParams
 from reconverge.golden.command import EXIT_OK, Command
 from reconverge.golden.output import check_output, write_output
-from reconverge.golden.sm.commands import add_kernel_options, add_sm_options, workload_of
-from reconverge.golden.sm.config import POLICY_NAMES, Policy
-from reconverge.golden.sm.params import CONFIGS, SMParams
+from reconverge.golden.sm.commands import add_kernel_options, workload_of
+from reconverge.golden.sm.config import Policy
+from reconverge.golden.sm.options import add_hardware_options, params_of
+from reconverge.golden.sm.params import SMParams
 from reconverge.hdl.registry import BLOCKS, BlockSpec, lookup
 
 #: The name of the whole SM on the command line (beside the blocks of the registry).
@@ -63,27 +64,9 @@ def _configure_design(p: argparse.ArgumentParser, command: str) -> None:
 def _add_sm_options(p: argparse.ArgumentParser, command: str) -> None:
     """The SM options (cosim's), each defaulting to the named configuration's value."""
     first_sm_action = len(p._actions)
-    p.add_argument(
-        "--config", choices=sorted(CONFIGS), default=DEFAULT_CONFIG[command],
-        help=f"the named SM configuration the other options modify ({DEFAULT_CONFIG[command]})",
-    )  # fmt: skip
-    p.add_argument("--policy", choices=POLICY_NAMES, default=None)
-    p.add_argument("--hws", action="store_true", help="hybrid warp size (seed 001)")
-    p.add_argument(
-        "--hints", action=argparse.BooleanOptionalAction, default=None,
-        help="ppc: explicit (with reconvergence PCs) or implicit",
-    )  # fmt: skip
-    p.add_argument("--imem-words", type=cli.parse_int, default=None,
-                   help="32-bit words of the instruction store")  # fmt: skip
-    p.add_argument("--shared-banks", type=cli.parse_int, default=None)
-    cli.add_launch_options(p, grid=None, block=None, warp=0)
+    cli.add_launch_options(p, grid=None, block=None, warp=None)
     add_kernel_options(p)
-    add_sm_options(p)
-    # Every SM option defaults to the named configuration's value (as cosim's).
-    from reconverge.testbench.commands import GEOMETRY_OPTIONS
-
-    p.set_defaults(**dict.fromkeys(GEOMETRY_OPTIONS))
-    p.set_defaults(scheduler=None, scoreboard=None, line_bytes=None, max_cycles=None)
+    add_hardware_options(p, config=DEFAULT_CONFIG[command])
     # the SM options, to tell which were given (argparse keeps no groups of its own)
     sm_actions = [a for a in p._actions[first_sm_action:] if a.dest != "json"]
     p.set_defaults(sm_actions=sm_actions)
@@ -146,8 +129,6 @@ def synth_sm(design: SMDesign, **options: Any) -> dict[str, Any]:
 
 def _sm_design(ns: argparse.Namespace) -> SMDesign:
     """The bare SM or, with a program, the board top (program bound as cosim binds it)."""
-    from reconverge.testbench.commands import params_of
-
     params = params_of(ns)
     if ns.program is None:
         given = [a.option_strings[0] for a in ns.sm_actions if a.dest in _LAUNCH_DESTS

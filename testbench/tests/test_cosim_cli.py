@@ -13,8 +13,8 @@ import pytest
 from reconverge.golden import cli
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.sm.config import Policy, Scheduler, ScoreboardKind
+from reconverge.golden.sm.options import params_of
 from reconverge.golden.sm.params import COSIM
-from reconverge.testbench.commands import params_of
 from reconverge.testbench.cosim import METRICS
 from reconverge.testbench.cosim_plan import COSIM_GEOMETRY, Variant, build_group
 
