@@ -7,6 +7,8 @@ temporary directory and run in the same session), so the ratios are measured sid
 * thread instructions per second of the functional model and of the cycle-level SM under a
   few policies on the divergent suite kernels at :data:`SIZES`, W = 32, L = 8
   (:mod:`reconverge.golden.sm.speed`, a fresh process per measurement);
+* the physical reference: qemu-riscv32 running the GNU-built bare-metal program of the tests
+  thread by thread, beside the golden models running it (:func:`reference`);
 * the co-simulation speed: SM clock cycles per second of the SM's Verilog on Icarus and
   Verilator at two geometries (no baseline: the SM's Verilog is not what the speed work
   changes).
@@ -91,11 +93,17 @@ def startup_seconds(args: Sequence[str], tree: Path | None) -> float:
 
 
 def measured(
-    kernel: str, model: str, ns: argparse.Namespace, tree: Path | None, *options: str
+    kernel: str,
+    model: str,
+    ns: argparse.Namespace,
+    tree: Path | None,
+    *options: str,
+    size: int | None = None,
 ) -> dict[str, Any]:
-    """:mod:`reconverge.golden.sm.speed` on ``kernel`` at its size, in a fresh process."""
+    """:mod:`reconverge.golden.sm.speed` on ``kernel`` at ``size`` (default: its size in
+    :data:`SIZES`), in a fresh process."""
     script = ["-m", speed.__name__] if tree is None else [str(tree / SPEED_SCRIPT)]
-    args = [*script, kernel, str(SIZES[kernel]), model]
+    args = [*script, kernel, str(size or SIZES[kernel]), model]
     args += ["--warp-size", str(ns.warp_size), "--simd-width", str(ns.simd_width)]
     args += ["--repeat", str(ns.repeat), *options]
     result: dict[str, Any] = json.loads(_python(args, tree).stdout)
@@ -178,9 +186,75 @@ def main(argv: list[str] | None = None) -> int:
         models(ns, tree)
         if ns.profile:
             profiles(ns, tree)
+    reference(ns)
     if not ns.no_cosim:
         cosim_speeds()
     return 0
+
+
+#: The physical reference: the bare-metal C program of the tests, built by GNU gcc, on
+#: qemu-riscv32 thread by thread (qemu_start.S calls main for each thread id in turn, in one
+#: process) beside the golden models running the same program as one launch.
+PROGRAM_DIR = ROOT / "golden" / "tests" / "programs" / "baremetal"
+SOURCE = PROGRAM_DIR / "main.c"
+REFERENCE_THREADS = 256  # main.c's MAX_THREADS
+QEMU_RUNS = 20
+#: README.md's bare-metal build; for qemu, the thread id from qemu_start.S instead of the SIMT
+#: CSRs, and the data on a page of its own (qemu's ELF loader faults on a page shared by the
+#: text and data segments, which Linux's loader allows).
+GCC_FLAGS = ("-march=rv32ima_zicsr", "-mabi=ilp32", "-O2", "-nostdlib", "-nostartfiles",
+             "-T", str(ROOT / "kernels" / "link.ld"))  # fmt: skip
+QEMU_FLAGS = ("-DQEMU_USER", "-Wl,--section-start=.data=0x80010000")
+
+
+def build_reference(gcc: str, directory: Path, *flags: str) -> tuple[Path, Path]:
+    """The program built for the SM (``simt.elf``) and for qemu-riscv32 (``qemu.elf``) in
+    ``directory``, with more compiler ``flags`` (-DFAIL)."""
+    simt, user = directory / "simt.elf", directory / "qemu.elf"
+    crt0, start = ROOT / "kernels" / "crt0.S", PROGRAM_DIR / "qemu_start.S"
+    for elf, extra, first in ((simt, (), crt0), (user, QEMU_FLAGS, start)):
+        cmd = [gcc, *GCC_FLAGS, *extra, *flags, str(first), str(SOURCE), "-o", str(elf)]
+        subprocess.run(cmd, check=True)
+    return simt, user
+
+
+def _qemu_seconds(qemu: str, elf: Path, threads: int) -> float:
+    """Best wall time of :data:`QEMU_RUNS` runs of the program's ``threads`` threads."""
+    best = float("inf")
+    for _ in range(QEMU_RUNS):
+        start = time.perf_counter()
+        done = subprocess.run([qemu, str(elf), str(threads)], capture_output=True)
+        best = min(best, time.perf_counter() - start)
+        if done.returncode:
+            raise RuntimeError(f"qemu-riscv32 {elf.name} {threads}: exit status {done.returncode}")
+    return best
+
+
+def reference(ns: argparse.Namespace) -> None:
+    """Thread instructions per second of qemu-riscv32 (its start-up subtracted: the same
+    program with no threads) and of the golden models on the same GNU-built program."""
+    gcc, qemu = shutil.which("riscv64-unknown-elf-gcc"), shutil.which("qemu-riscv32")
+    if gcc is None or qemu is None:
+        print("\nno physical reference: it needs riscv64-unknown-elf-gcc and qemu-riscv32 "
+              "(make setup installs them)")  # fmt: skip
+        return
+    with tempfile.TemporaryDirectory(prefix="reconverge-reference-") as tmp:
+        simt, user = build_reference(gcc, Path(tmp))
+        start_up = _qemu_seconds(qemu, user, 0)
+        total = _qemu_seconds(qemu, user, REFERENCE_THREADS)
+        golden = {m: measured(str(simt), m, ns, None, size=REFERENCE_THREADS)
+                  for m in ("functional", "sps")}  # fmt: skip
+    instructions = golden["functional"]["instructions"]
+    net = instructions / (total - start_up)
+    print(f"\nphysical reference: {SOURCE.relative_to(ROOT)} built by gcc -O2, "
+          f"{REFERENCE_THREADS} threads (blocks of W = {ns.warp_size}, L = {ns.simd_width}): "
+          f"{instructions:,} thread instructions (golden's count)")  # fmt: skip
+    print(f"  qemu-riscv32, thread by thread in one process: {total * 1e3:.2f} ms, "
+          f"{start_up * 1e3:.2f} ms of it start-up (best of {QEMU_RUNS}): {net / 1e6:,.0f} M "
+          f"per second net of start-up ({instructions / total / 1e6:,.0f} M with it)")  # fmt: skip
+    for model, r in golden.items():
+        name = "functional" if model == "functional" else f"SM {model}"
+        print(f"  golden {name}: {r['rate']:,.0f} per second (qemu net {net / r['rate']:,.0f}x)")
 
 
 #: The co-simulation speed section: one kernel under sps at the cosim configuration with two

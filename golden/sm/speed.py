@@ -3,6 +3,9 @@ functional model or the cycle-level SM under a policy (the best of ``repeat`` ru
 one JSON object.
 
     python -m reconverge.golden.sm.speed KERNEL SIZE MODEL [--warp-size W] [--simd-width L]
+    python -m reconverge.golden.sm.speed PROGRAM.elf THREADS MODEL [...]
+
+A program (an ELF file) runs as THREADS / W blocks of W threads, each thread must exit 0.
 
 ``make bench`` runs it in this tree and, for the ratio against the code before the speed work,
 in a checkout of that revision: so it imports only what that revision has too (the kernel
@@ -28,29 +31,38 @@ MODELS = ("functional", "sps", "stackless", "mp-orec", "en-dwf")
 def measure(kernel: str, size: int, model: str, warp_size: int, simd_width: int, repeat: int,
             profile: bool = False) -> dict[str, Any]:  # fmt: skip
     """Best wall time of ``repeat`` runs (compilation and input generation excluded), thread
-    instructions, and the rate; the run's result is checked against the kernel's oracle.
-    ``profile``: one more run under cProfile, its time by module (:func:`time_by_module`)."""
-    from reconverge.golden.functional import run
+    instructions, and the rate; the run's result is checked against the kernel's oracle (a
+    program's: every thread exits 0). ``profile``: one more run under cProfile, its time by
+    module (:func:`time_by_module`)."""
+    from reconverge.golden.elf import read_elf
+    from reconverge.golden.functional import LaunchConfig, run
     from reconverge.golden.geometry import Geometry
     from reconverge.golden.sm.config import Policy, SMConfig, WarpFormation
     from reconverge.golden.sm.core import run_sm
     from reconverge.kernels import suite
 
-    spec = suite()[kernel]
     if model == "functional":
         config = None
     elif model == "en-dwf":
         config = SMConfig(warp_formation=WarpFormation.EN_DWF)
     else:
         config = SMConfig(policy=Policy(model))
-    launch, case = spec.launch(size=size, hints=config is None or config.explicit)
     geometry = Geometry(warp_size=warp_size, simd_width=simd_width)
-    launch_config = launch.config(case.grid, case.block, geometry=geometry)
+    if kernel.endswith(".elf"):
+        image = read_elf(Path(kernel).read_bytes(), kernel)
+        launch_config = LaunchConfig(size // warp_size, warp_size, geometry=geometry)
+        reference = None
+    else:
+        spec = suite()[kernel]
+        launch, case = spec.launch(size=size, hints=config is None or config.explicit)
+        image = launch.image
+        launch_config = launch.config(case.grid, case.block, geometry=geometry)
+        reference = spec.reference(size)
 
     def once() -> Any:
         if config is None:
-            return run(launch.image, launch_config)
-        return run_sm(launch.image, launch_config, config)
+            return run(image, launch_config)
+        return run_sm(image, launch_config, config)
 
     best, result = float("inf"), None
     for _ in range(repeat):
@@ -59,10 +71,14 @@ def measure(kernel: str, size: int, model: str, warp_size: int, simd_width: int,
         best = min(best, time.perf_counter() - start)
     assert result is not None
     result.check()
-    outputs = launch.outputs(result)
-    for name, want in spec.reference(size).items():
-        if outputs[name].tolist() != want.tolist():
-            raise AssertionError(f"{kernel} under {model}: {name} differs from the oracle")
+    if reference is None:
+        if result.exit_codes.any():
+            raise AssertionError(f"{kernel} under {model}: a thread exited non-zero")
+    else:
+        outputs = launch.outputs(result)
+        for name, want in reference.items():
+            if outputs[name].tolist() != want.tolist():
+                raise AssertionError(f"{kernel} under {model}: {name} differs from the oracle")
     instructions = int(result.thread_instructions.sum())
     out: dict[str, Any] = {"seconds": best, "instructions": instructions}
     out["rate"] = instructions / best

@@ -142,3 +142,48 @@ def test_every_policy_runs_the_hint_free_gcc_binary(build: Build, config: SMConf
         == reference.memory.read_words(symbol, BLOCK).tolist()
     )
     assert result.metrics is not None and result.metrics.counters.hint_instructions == 0
+
+
+def _qemu() -> str:
+    qemu = shutil.which("qemu-riscv32")
+    if qemu is None:
+        pytest.fail("qemu-riscv32 is not installed: run `make setup`", pytrace=False)
+    return qemu
+
+
+def _qemu_instructions(qemu: str, elf: Path, threads: int, log: Path) -> int:
+    """Instructions qemu executes for ``threads`` threads: one translation block per
+    instruction, each execution logged (``-d nochain,exec``)."""
+    help_text = subprocess.run([qemu, "--help"], capture_output=True, text=True).stdout
+    one = "-one-insn-per-tb" if "-one-insn-per-tb" in help_text else "-singlestep"
+    cmd = [qemu, one, "-d", "nochain,exec", "-D", str(log), str(elf), str(threads)]
+    subprocess.run(cmd, check=True)
+    return log.read_text().count("Trace")
+
+
+def test_qemu_runs_the_same_program_thread_by_thread(tmp_path: Path) -> None:
+    """qemu-riscv32, the physical reference of ``make bench``, runs main.c thread by thread
+    (qemu_start.S; the thread id from it instead of the SIMT CSRs): every thread passes its
+    checks (with -DFAIL, check 3 fails), and qemu executes the instructions golden counts for
+    the same threads, but for the thread id's read (CSRs on the SM, a load on qemu) and
+    qemu_start.S's loop: a few per thread."""
+    from reconverge.golden.sm import speed
+    from reconverge.golden.sm.bench import build_reference
+
+    qemu = _qemu()
+    simt, user = build_reference(gcc(), tmp_path)
+    assert subprocess.run([qemu, str(user), "256"]).returncode == 0
+    (tmp_path / "fail").mkdir()
+    _, failing = build_reference(gcc(), tmp_path / "fail", "-DFAIL")
+    assert subprocess.run([qemu, str(failing), "4"]).returncode == FAIL_EXIT_CODE
+    threads = 4
+    ran = _qemu_instructions(qemu, user, threads, tmp_path / "4.log")
+    start_up = _qemu_instructions(qemu, user, 0, tmp_path / "0.log")
+    geometry = Geometry(warp_size=4, simd_width=4)
+    golden = run(load_elf(simt), LaunchConfig(grid=1, block=threads, geometry=geometry))
+    assert golden.exit_codes.tolist() == [[0] * threads]
+    assert abs((ran - start_up) - int(golden.thread_instructions.sum())) <= 8 * threads
+    # make bench's measurement of the program (a thread exiting non-zero would raise)
+    for model in ("functional", "sps"):
+        measured = speed.measure(str(simt), threads, model, 4, 4, 1)["instructions"]
+        assert measured == golden.thread_instructions.sum()

@@ -50,6 +50,16 @@ volatile unsigned udividend = 0xffffffffu;
  * little-endian bytes of its global thread id (the host recomputes it). */
 unsigned results[MAX_THREADS];
 
+#ifdef QEMU_USER
+/* Under qemu-riscv32, which has no SIMT identity CSRs, qemu_start.S runs the threads one after
+ * the other and stores each one's global thread id here before calling main. */
+unsigned qemu_gid;
+
+static unsigned global_thread_id(void)
+{
+    return qemu_gid;
+}
+#else
 /* ctaid * ntid + tid, from the SIMT identity CSRs: csrrs rd, csr, x0 spelt as .insn because
  * -march=rv32im has no Zicsr (the 12-bit immediate of .insn is signed: csr - 0x1000). */
 static unsigned global_thread_id(void)
@@ -60,6 +70,7 @@ static unsigned global_thread_id(void)
     __asm__ volatile(".insn i 0x73, 2, %0, x0, 0xcc2 - 0x1000" : "=r"(ctaid));
     return ctaid * ntid + tid;
 }
+#endif
 
 /* CRC-32 (IEEE, reflected, polynomial 0xedb88320) one bit at a time. */
 static unsigned crc32_bitwise(const unsigned char *p, unsigned n)
