@@ -193,27 +193,31 @@ def main(argv: list[str] | None = None) -> int:
 
 
 #: The physical reference: the bare-metal C program of the tests, built by GNU gcc, on
-#: qemu-riscv32 thread by thread (qemu_start.S calls main for each thread id in turn, in one
+#: qemu-riscv32 thread by thread (qemu_main.S calls main for each thread id in turn, in one
 #: process) beside the golden models running the same program as one launch.
 PROGRAM_DIR = ROOT / "golden" / "tests" / "programs" / "baremetal"
 SOURCE = PROGRAM_DIR / "main.c"
 REFERENCE_THREADS = 256  # main.c's MAX_THREADS
 QEMU_RUNS = 20
-#: README.md's bare-metal build; for qemu, the thread id from qemu_start.S instead of the SIMT
-#: CSRs, and the data on a page of its own (qemu's ELF loader faults on a page shared by the
-#: text and data segments, which Linux's loader allows).
+#: README.md's bare-metal build. For qemu: the thread id from qemu_main.S instead of the SIMT
+#: CSRs; crt0.S's call of main to qemu_main.S's loop over the threads (``--wrap``); the data on
+#: a page of its own (qemu's ELF loader faults on a page shared by the text and data segments,
+#: which Linux's loader allows).
 GCC_FLAGS = ("-march=rv32ima_zicsr", "-mabi=ilp32", "-O2", "-nostdlib", "-nostartfiles",
              "-T", str(ROOT / "kernels" / "link.ld"))  # fmt: skip
-QEMU_FLAGS = ("-DQEMU_USER", "-Wl,--section-start=.data=0x80010000")
+QEMU_FLAGS = ("-DQEMU_USER", "-Wl,--wrap=main", "-Wl,--section-start=.data=0x80010000")
 
 
 def build_reference(gcc: str, directory: Path, *flags: str) -> tuple[Path, Path]:
     """The program built for the SM (``simt.elf``) and for qemu-riscv32 (``qemu.elf``) in
     ``directory``, with more compiler ``flags`` (-DFAIL)."""
     simt, user = directory / "simt.elf", directory / "qemu.elf"
-    crt0, start = ROOT / "kernels" / "crt0.S", PROGRAM_DIR / "qemu_start.S"
-    for elf, extra, first in ((simt, (), crt0), (user, QEMU_FLAGS, start)):
-        cmd = [gcc, *GCC_FLAGS, *extra, *flags, str(first), str(SOURCE), "-o", str(elf)]
+    crt0 = ROOT / "kernels" / "crt0.S"
+    for elf, extra, sources in (
+        (simt, (), [crt0, SOURCE]),
+        (user, QEMU_FLAGS, [crt0, PROGRAM_DIR / "qemu_main.S", SOURCE]),
+    ):
+        cmd = [gcc, *GCC_FLAGS, *extra, *flags, *map(str, sources), "-o", str(elf)]
         subprocess.run(cmd, check=True)
     return simt, user
 

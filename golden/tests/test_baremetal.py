@@ -163,10 +163,10 @@ def _qemu_instructions(qemu: str, elf: Path, threads: int, log: Path) -> int:
 
 def test_qemu_runs_the_same_program_thread_by_thread(tmp_path: Path) -> None:
     """qemu-riscv32, the physical reference of ``make bench``, runs main.c thread by thread
-    (qemu_start.S; the thread id from it instead of the SIMT CSRs): every thread passes its
+    (qemu_main.S; the thread id from it instead of the SIMT CSRs): every thread passes its
     checks (with -DFAIL, check 3 fails), and qemu executes the instructions golden counts for
     the same threads, but for the thread id's read (CSRs on the SM, a load on qemu) and
-    qemu_start.S's loop: a few per thread."""
+    qemu_main.S's loop: a few per thread."""
     from reconverge.golden.sm import speed
     from reconverge.golden.sm.bench import build_reference
 

@@ -51,8 +51,8 @@ volatile unsigned udividend = 0xffffffffu;
 unsigned results[MAX_THREADS];
 
 #ifdef QEMU_USER
-/* Under qemu-riscv32, which has no SIMT identity CSRs, qemu_start.S runs the threads one after
- * the other and stores each one's global thread id here before calling main. */
+/* Under qemu-riscv32, which has no SIMT identity CSRs, qemu_main.S runs the threads one after
+ * the other: it stores each one's global thread id here and calls main. */
 unsigned qemu_gid;
 
 static unsigned global_thread_id(void)
