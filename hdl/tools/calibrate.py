@@ -79,17 +79,25 @@ EXTRA_SETS: dict[str, tuple[Mapping[str, object], ...]] = {
 }
 
 
+#: The smallest SM of the calibration: the synthesis configuration's geometry with one warp of
+#: W = 2 threads on one lane (the smallest bitstream's, hdl/tests/test_bitstream.py).
+TINY = replace(CONFIGS["synth"].geometry, warp_size=2, simd_width=1)
+
+
 def sm_sets() -> dict[str, SMParams]:
-    """The SMs of the calibration, by label: docs/area.md's synthesis configuration under
-    every policy variant, and the co-simulation configuration (W = 8, L = 4, four warp
-    slots) under two."""
+    """The SMs of the calibration, by label: under every policy variant of docs/area.md, three
+    geometries — the synthesis configuration (W = 4, L = 2, one warp slot), the same SM at
+    W = 2 on one lane (:data:`TINY`) and the co-simulation configuration (W = 8, L = 4, four
+    warp slots) — and the co-simulation SM of mp with hws."""
     from reconverge.hdl.tools.area import SM_AREA, sm_params
 
-    out = {f"synth {v.label}": sm_params(SM_AREA, v) for v in SM_AREA.variants}
-    cosim = CONFIGS["cosim"]
-    for policy, hws in ((Policy.SPS, False), (Policy.MP, True)):
-        config = replace(cosim.config, policy=policy, hws=hws)
-        out[f"cosim {policy.value}{' +hws' if hws else ''}"] = replace(cosim, config=config)
+    synth = {v.label: sm_params(SM_AREA, v) for v in SM_AREA.variants}
+    out = {f"synth {label}": params for label, params in synth.items()}
+    out |= {f"tiny {label}": replace(params, geometry=TINY) for label, params in synth.items()}
+    cosim = replace(SM_AREA, config="cosim")
+    out |= {f"cosim {v.label}": sm_params(cosim, v) for v in SM_AREA.variants}
+    base = CONFIGS["cosim"]
+    out["cosim mp +hws"] = replace(base, config=replace(base.config, policy=Policy.MP, hws=True))
     return out
 
 
