@@ -319,6 +319,33 @@ def _stage_table(config: str, coeffs: Coefficients) -> list[str]:
     return [*out, "", f"![LUT4 by stage](figures/area-by-stage-{config}.png)", ""]
 
 
+def _sm_geometries(ratios: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The SM's rows as a table of policy variant by geometry: model / synthesis."""
+    by: dict[str, dict[str, Mapping[str, Any]]] = {}
+    for q in ratios:
+        if q["design"] == SM_NAME:
+            geometry, _, variant = q["params"]["sm"].partition(" ")
+            by.setdefault(variant, {})[geometry] = q
+    sets = sm_sets()
+    shapes = {}
+    for cells in by.values():
+        for g, q in cells.items():
+            shapes[g] = sets[q["params"]["sm"]].geometry
+    geometries = sorted(shapes, key=lambda g: (shapes[g].warp_size, shapes[g].warps))
+    heads = [f"{g}: W = {shapes[g].warp_size}, L = {shapes[g].simd_width}, {shapes[g].warps} "
+             f"slot{'s' * (shapes[g].warps > 1)}" for g in geometries]  # fmt: skip
+    out = [
+        "### The SM by policy and geometry (model / synthesis: LUT4, transistors)\n",
+        "| policy | " + " | ".join(heads) + " |",
+        "|---|" + "---:|" * len(geometries),
+    ]
+    for variant, cells in by.items():
+        row = [f"{cells[g]['luts']:.2f}, {cells[g]['transistors']:.2f}" if g in cells else "-"
+               for g in geometries]  # fmt: skip
+        out.append(f"| {variant} | " + " | ".join(row) + " |")
+    return [*out, ""]
+
+
 def _per_cell(r: Mapping[str, Any]) -> str:
     return f"{r['luts'] / r['cells']:.2f}" if r.get("cells") else "-"
 
@@ -365,6 +392,7 @@ def render(
         f"- Transistors: {_within(ratios, 'transistors')}; held out: "
         f"{_within(ratios, 'transistors_held_out')}.",
         "",
+        *_sm_geometries(ratios),
         *[line for config in STAGE_CONFIGS for line in _stage_table(config, c)],
         "### Every calibration row\n",
         "*LUT4 / cell*: ECP5 LUT4s per Yosys generic two-input cell, how densely synthesis "
