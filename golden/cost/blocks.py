@@ -12,7 +12,7 @@ from reconverge.golden.cost.divergence import (
     sps_stack,
     stackless,
 )
-from reconverge.golden.cost.inventory import Inventory, pick, reduce
+from reconverge.golden.cost.inventory import Inventory, decode, pick, reduce
 from reconverge.golden.cost.scoreboard import masked_scoreboard, scoreboard
 
 
@@ -65,9 +65,9 @@ def squeezer(p: SqueezerParams) -> Inventory:
     folded = qb == 1 and stages > 0
     inv.add(
         "scatter",
-        eq=2 * q * q * qb if qb > 1 else 0,  # a 1-bit order against a constant is a wire
         mux=q * (q * qb + pick(q, lanes) + lanes * pick(q, qb)) + (0 if folded else kept),
-        gate=q * (max(0, q - 2) * qb + reduce(lanes)) + (kept if folded else 0),
+        # the orders against the positions: two decoders per quarter
+        gate=q * (max(0, q - 2) * qb + reduce(lanes) + 2 * decode(qb, q)) + (kept if folded else 0),
         add=popcount(q),
     )
     out_bits = 1 + w + w * qb + q + q * qb + q.bit_length()

@@ -10,7 +10,7 @@ from reconverge.golden.blocks import (
     StacklessParams,
 )
 from reconverge.golden.blocks.split_tables import MAX_ADMITS, MAX_INSERTS
-from reconverge.golden.cost.inventory import Inventory, reduce, select
+from reconverge.golden.cost.inventory import Inventory, decode, reduce, select
 
 
 def stackless(p: StacklessParams) -> Inventory:
@@ -63,23 +63,22 @@ def sps_stack(p: SpsStackParams) -> Inventory:
         mux=pcw + w + 2 * pcw,
         gate=reduce(w) + 20,
     )
-    # per entry: pushed first or second (base compares), its next PC and mask (release,
-    # push, top or kept: two levels of selection), RPC and call flag of a push
+    # per entry: pushed first or second (base and base + 1 decoded), its next PC and mask
+    # (release, push, top or kept: two levels of selection), RPC and call flag of a push
     inv.add(
         "update",
-        eq=d * 2 * spb,
         add=d * pcw,
         mux=d * (3 * pcw + w + 2 * (pcw + w) + pcw + 1),
-        gate=d * (w + 8),
+        gate=d * (w + 8) + decode(spb, d - 1) + decode(spb + 1, d - 1),
     )
     # pop: an entry is done (empty, RETURN, returning top, at its RPC); kept below sp; the
     # new sp is one above the highest kept entry
     inv.add(
         "pop",
-        eq=d * pcw + (d - 1) * pcw,
+        eq=(d - 1) * pcw,
         add=d * (spb + 1) + spb + 1,
         mux=d * spb + spb + 1,
-        gate=d * (reduce(w) + 6),
+        gate=d * (reduce(w) + 6 + reduce(pcw)),  # RETURN: against a constant
     )
     # a launch loads entry 0 and the masks; waiting and live follow the update or release
     inv.add("state", mux=fields + 2 * w, gate=5 * w)
@@ -87,14 +86,13 @@ def sps_stack(p: SpsStackParams) -> Inventory:
 
 
 def _top(d: int, spb: int, fields: int) -> Inventory:
-    """A stack's top entry: each entry's ``sp == i + 1`` and ``sp > i``, a one-hot select of
-    the top's ``fields`` bits, whether any entry in use is a call entry."""
+    """A stack's top entry: each entry's ``sp == i + 1`` (sp decoded) and ``sp > i``, a
+    one-hot select of the top's ``fields`` bits, whether any entry in use is a call entry."""
     return Inventory().add(
         "top",
-        eq=d * spb,
         add=(d - 1) * spb,
         mux=d * fields,
-        gate=reduce(d) * fields + d + reduce(d),
+        gate=decode(spb, d) + reduce(d) * fields + d + reduce(d),
     )
 
 
@@ -129,7 +127,8 @@ def dual_path_stack(p: DualPathStackParams) -> Inventory:
     # a real RPC reached (explicit modes): per path of a release, a resume, the top's jump and
     # the push, against the RPCs of the registers, the modified entries, the top and the port;
     # each RPC is neither NEVER nor RETURN
-    at_rpc = 0 if p.implicit else ((4 * d + 2) + 2 * (2 * d + 1)) * pcw
+    at_rpc = 0 if p.implicit else (4 * d + 2) * pcw
+    sentinels = 0 if p.implicit else (2 * d + 1) * decode(pcw, 2)
     inv.add("entries", ff=d * entry)
     inv.add("state", ff=spb + 2 * w + 1)  # sp, waiting and live masks, overflow flag
     inv.include(_top(d, spb, entry))
@@ -144,7 +143,7 @@ def dual_path_stack(p: DualPathStackParams) -> Inventory:
         eq=at_rpc,
         add=d * 2 * pcw,
         mux=d * (2 * (pcw + 1) + 3 * entry),
-        gate=d * (2 * (2 * w + reduce(w) + 4)),
+        gate=d * (2 * (2 * w + reduce(w) + 4)) + sentinels,
     )
     # the top entry: the issuing path jumps, returns or is suspended at the RPC; the pushed
     # entry (the groups, or a chain entry); the waiting mask
@@ -170,9 +169,9 @@ def dual_path_stack(p: DualPathStackParams) -> Inventory:
     resume_pc = 3 if p.implicit else 1
     inv.add(
         "settle",
-        eq=d * (spb + 1) + ((d - 1) * pcw if p.implicit else 0),
+        eq=(d - 1) * pcw if p.implicit else 0,
         mux=(d - 1) * (2 * resume_pc * pcw + (pcw if p.implicit else 0) + 2),
-        gate=(d - 1) * (4 * reduce(w) + 26),
+        gate=decode(spb, d) + (d - 1) * (4 * reduce(w) + 26),
     )
     if p.implicit:  # a running path blocked: suspended, or its threads wait
         inv.add("settle", gate=(d - 1) * 2 * (w + reduce(w) + 3))
@@ -229,15 +228,15 @@ def split_tables(p: SplitTablesParams) -> Inventory:
     )
     # exits leave every entry, barrier threads wait; an ST entry without threads is freed
     inv.add("operation", mux=3 * w, gate=3 * w + s * (w + reduce(w) + 2) + r * 2 * w)
-    # per RT entry: a return clears the call context's entries (compare of call contexts);
+    # per RT entry: a return clears the call context's entries (the call's R-index decoded);
     # a divergence allocates it (an encoder of the free entry, a load of every field); the
     # targets at the RPC, an arrival and the released splits at theirs clear pending masks
+    # (the continuing split's, the split's and each ST entry's R-index decoded)
     clears = 2 + 1 + s  # two targets, the split's arrival, each released split
     inv.add(
         "operation",
-        eq=r * rb + r * rb + s * r * rb,
         mux=r * (2 * w + rt) + select(r, rb) + 2 * rb + cont + pcw,
-        gate=r * (6 + 2 * w) + reduce(r) * rb + r * clears * (w + 1),
+        gate=r * (6 + 2 * w) + reduce(r) * rb + r * clears * (w + 1) + (2 + s) * decode(rb, r),
     )
     inv.add("operation", mux=r * clears * w)
     # the targets (at the RPC, or to insert), the continuing split (arrives, stays, OREC:
@@ -255,9 +254,9 @@ def split_tables(p: SplitTablesParams) -> Inventory:
     # back to the ST (a one-hot read of their fields, their RPC from their parent entry)
     inv.add(
         "drain",
-        eq=2 * r * rb,
         mux=2 * (r * (2 * pcw + w + 2 * rb + 1) + pcw),
-        gate=r * (2 * reduce(w) + 4)
+        gate=2 * decode(rb, r)  # the drained entries' parents (R-indices) decoded
+        + r * (2 * reduce(w) + 4)
         + 2 * (reduce(r) * (2 * pcw + w + 2 * rb + 2) + 2 * r + reduce(r)),
     )
     stages = MAX_INSERTS

@@ -54,6 +54,20 @@ def reduce(inputs: int) -> int:
     return max(0, inputs - 1)
 
 
+def decode(bits: int, outputs: int | None = None) -> int:
+    """Two-input gates of ``outputs`` (all ``2**bits`` by default) equalities of one
+    ``bits``-bit value with distinct constants: no XNOR (a constant picks each bit or its
+    complement), so each is an AND over the bits; with many of them, a decoder (two
+    predecoders of half the bits each, one AND per line), whichever is smaller. (Yosys generic
+    gates, this repository's flow: 12 cells for 3 -> 8, 24 for 4 -> 16, 56 for 5 -> 32; this
+    counts 12, 24 and 52.)"""
+    lines = 2**bits if outputs is None else outputs
+    high = (bits + 1) // 2
+    low = bits - high
+    predecoded = lines * (low > 0) + 2**high * reduce(high) + 2**low * reduce(low)
+    return min(lines * reduce(bits), predecoded)
+
+
 @dataclass
 class Inventory:
     """Primitive counts per part: ``parts[name][kind]``."""

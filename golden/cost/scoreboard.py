@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from reconverge.golden.blocks import MaskedScoreboardParams, ScoreboardParams
 from reconverge.golden.blocks.scoreboard import OPERANDS
-from reconverge.golden.cost.inventory import Inventory, pick, reduce
+from reconverge.golden.cost.inventory import Inventory, decode, pick, reduce
 
 
 def scoreboard(p: ScoreboardParams) -> Inventory:
@@ -32,12 +32,12 @@ def _table(p: ScoreboardParams) -> Inventory:
     inv.add("entries", ff=stored * (rb + held))
     # a read port: its warp's set, a warps-way selection of the set's entries
     inv.add("read", mux=ports * pick(p.warps, e * (rb + held)))
-    # write-back k hits an entry when valid, of its warp (decoded once per warp and per read
-    # port) and register; every copy of an entry is cleared (bypass)
+    # write-back k hits an entry when valid, of its warp (its warp id decoded, and compared
+    # with each read port's) and register; every copy of an entry is cleared (bypass)
     inv.add(
         "writeback",
-        eq=b * (copies * rb + (p.warps + ports) * wb),
-        gate=b * (copies + p.warps + ports),
+        eq=b * (copies * rb + ports * wb),
+        gate=b * (copies + p.warps + ports + decode(wb, p.warps)),
     )
     if p.masked:  # the OR of the hitting write-backs' masks leaves the R-mask
         inv.add(
@@ -48,7 +48,7 @@ def _table(p: ScoreboardParams) -> Inventory:
     else:  # any hit clears the valid bit
         inv.add("writeback", gate=copies * (reduce(b) + 1))
     # the next state: the issuing warp decoded; the entry taking a reservation loads rd
-    inv.add("update", eq=p.warps * wb, gate=stored)
+    inv.add("update", gate=decode(wb, p.warps) + stored)
     if p.masked:  # takes the mask, or ORs it in when merging
         inv.add("update", mux=stored * 2 * w, gate=stored * (w + 1))
     else:
@@ -57,12 +57,12 @@ def _table(p: ScoreboardParams) -> Inventory:
     inv.add("reserve", gate=2 * reduce(e) + e + 2)
     if p.masked:
         inv.add("reserve", eq=e * rb, gate=2 * e + reduce(e))
-    # a lookup: three operand ids against every entry of the set, the hit decoded into the
+    # a lookup: three operand ids against every entry of the set, each id decoded into the
     # R-bit dependency mask; the destination's presence and a free entry give ``full``
     per_lookup = {
-        "eq": OPERANDS * (e * rb + p.regs * rb),
+        "eq": OPERANDS * e * rb,
         "gate": reduce(w)
-        + OPERANDS * (e + reduce(e) + 1 + p.regs)
+        + OPERANDS * (e + reduce(e) + 1 + p.regs + decode(rb, p.regs))
         + reduce(OPERANDS) * p.regs
         + reduce(e)
         + 3,

@@ -13,13 +13,12 @@ from dataclasses import fields
 from reconverge.golden.blocks import ArbiterParams, BlockParams
 from reconverge.golden.blocks.base import bits_for
 from reconverge.golden.cost.blocks import inventory, popcount
-from reconverge.golden.cost.inventory import Inventory, Kind, log2, reduce, select
+from reconverge.golden.cost.inventory import Inventory, Kind, decode, log2, reduce, select
 from reconverge.golden.faults import FaultCode
-from reconverge.golden.isa import IMM_FORMATS, NUM_REGS, SPECS, XLEN, Csr, Fmt, Instr
+from reconverge.golden.isa import IMM_FORMATS, NUM_REGS, SPECS, XLEN, Csr, Fmt
 from reconverge.golden.sm import decode as golden_decode
 from reconverge.golden.sm.config import Latencies, Policy, ScoreboardKind
 from reconverge.golden.sm.core import RETURN_REGS
-from reconverge.golden.sm.core import operands as golden_operands
 from reconverge.golden.sm.lsu import WORD_BYTES
 from reconverge.golden.sm.params import (
     AGE_BITS,
@@ -71,24 +70,20 @@ DECODED_BITS = sum(_field_width(n) for n in golden_decode.FIELDS)
 
 
 def decoder() -> Inventory:
-    """docs/sm-hardware.md, "Stages": decode. One comparator per spec over its fixed bits; each
-    constant field an OR over the specs with a non-zero value (a multi-bit constant through a
-    multiplexer per spec); the immediate an OR of one sign-extended copy per format; register
-    fields gated by their presence; the return-register and x0 tests."""
+    """docs/sm-hardware.md, "Stages": decode. One match per spec over its fixed bits, an AND
+    of each bit or its complement (an equality with a constant needs no XNOR); each constant
+    field an OR over the specs with a non-zero value (``Mux(hit, value, 0)`` of a constant is
+    the hit or nothing, per bit); the immediate an OR of one sign-extended copy per format;
+    register fields gated by their presence; the return-register (a decoder of rs1) and x0
+    tests."""
     inv = Inventory()
-    inv.add("match", eq=sum(s.mask.bit_count() for s in SPECS), gate=reduce(len(SPECS)))
+    matches = sum(reduce(s.mask.bit_count()) for s in SPECS)
+    inv.add("match", gate=matches + reduce(len(SPECS)))
     constants = [golden_decode.spec_fields(s) for s in SPECS]
     for name in constants[0]:
         w = _field_width(name)
         terms = sum(1 for c in constants if int(c[name]))
         inv.add("fields", gate=reduce(terms) * w)
-    # each field's term per spec is Mux(hit, value, 0); Yosys trims a constant's high zero
-    # bits, and merges the identical terms of a spec (same hit, same value) across fields and
-    # the fixed operands' (ecall: a0, a7): one multiplexer per bit of each distinct value
-    for spec, c in zip(SPECS, constants, strict=True):
-        fixed = (*golden_operands(Instr(spec)), 0, 0)[:3]
-        values = {int(v) for v in c.values()} | set(fixed)
-        inv.add("fields", mux=sum(v.bit_length() for v in values))
     flags = (
         [lambda s: s.writes_rd, lambda s: s.is_jump]
         + [lambda s, f=f: s.fmt is f for f in IMM_FORMATS]
@@ -97,7 +92,7 @@ def decoder() -> Inventory:
     inv.add("fields", gate=sum(reduce(sum(1 for s in SPECS if f(s))) for f in flags))
     inv.add("imm", mux=len(IMM_FORMATS) * XLEN, gate=reduce(len(IMM_FORMATS)) * XLEN)
     inv.add("registers", mux=3 * REG_BITS + 12, gate=3 * REG_BITS + 2 * reduce(REG_BITS) + 6)
-    inv.add("registers", eq=len(RETURN_REGS) * REG_BITS)
+    inv.add("registers", gate=decode(REG_BITS, len(RETURN_REGS)))
     return inv
 
 
@@ -114,7 +109,8 @@ def lane() -> Inventory:
     inv.add("branch", eq=2 * x, add=4 * x, mux=6)
     inv.add("targets", add=3 * (x + 1), mux=2 * x)
     ops = sum(1 for s in SPECS if golden_decode.spec_fields(s)["unit"] != golden_decode.Unit.MEM)
-    inv.add("select", eq=ops * bits_for(len(SPECS)), mux=16 * x + 4 * x, gate=30)
+    # the operation's index decoded into the lines of the ``ops`` non-memory operations
+    inv.add("select", mux=16 * x + 4 * x, gate=30 + decode(bits_for(len(SPECS)), ops))
     return inv
 
 
@@ -249,12 +245,15 @@ def _regfile(p: SMParams) -> Inventory:
     inv.add("live", ff=w * rows * live, mux=w * rows * WRITE_PORTS * live)
     inv.add("live", gate=w * rows * (reduce(WRITE_PORTS) + 1))
     inv.add("read", mux=READ_PORTS * w * (rows * live + WRITE_PORTS * XLEN + XLEN + row_bits))
-    # the live entry of the row read: a case compare per row (shared by the positions)
-    inv.add("read", eq=READ_PORTS * ((rows - 1) * row_bits + w * live))
+    # the live entry of the row read: a case over the rows (the row decoded, shared by the
+    # positions)
+    inv.add("read", gate=READ_PORTS * decode(row_bits, rows), eq=READ_PORTS * w * live)
     # the initial values (``golden.functional.initial_registers``): a Switch over the
     # registers not initially 0 (sp, gp, a0..a7)
     sources = 2 + ARG_REGS
-    inv.add("initial", mux=READ_PORTS * sources * XLEN, eq=READ_PORTS * sources * REG_BITS)
+    inv.add(
+        "initial", mux=READ_PORTS * sources * XLEN, gate=READ_PORTS * sources * reduce(REG_BITS)
+    )
     # the priority of later ports to the same (slot, register), x0 dropped
     pairs = WRITE_PORTS * (WRITE_PORTS - 1) // 2
     inv.add(
@@ -276,9 +275,8 @@ def _writeback(p: SMParams) -> Inventory:
     return Inventory().add(
         "lines",
         ff=stages * entry,
-        # the class compares; the one with class 0 (ALU) Yosys turns into a NOR of the bits
-        eq=(len(CLASSES) - 1) * cls,
-        gate=len(CLASSES) + reduce(cls) + reduce(stages - len(CLASSES)),
+        # the class decoded (against constants)
+        gate=decode(cls, len(CLASSES)) + len(CLASSES) + reduce(stages - len(CLASSES)),
     )
 
 
@@ -349,8 +347,11 @@ def _lsu(p: SMParams) -> Inventory:
     # word's byte-enable ORs into one OR over its 4 w bits)
     inv.add(
         "coalesce",
-        eq=(words - 1) * w * word_bits,
-        gate=words * w + w * (word_bits - 1) + (words - 1) * w + words * w + words * reduce(4 * w),
+        gate=w * decode(word_bits, words)
+        + words * w
+        + (words - 1) * w
+        + words * w
+        + words * reduce(4 * w),
         mux=3 * words * w + 2 * w,
     )
     # per merge (line word, bank): per byte the highest writing thread's byte (a chain of a
@@ -376,8 +377,7 @@ def _lsu(p: SMParams) -> Inventory:
         "amo",
         add=banks * (x + 1) + 4 * banks * x,
         mux=4 * banks * x + amos * banks * x,
-        gate=3 * banks * x + reduce(funct5),
-        eq=(amos - 1) * funct5,
+        gate=3 * banks * x + amos * reduce(funct5),
     )
     # results per thread: the bank's word (compares of the bank), the line's word (a shift by
     # the word in the line), the byte extraction, size and sign extension, sc.w's result
@@ -385,8 +385,8 @@ def _lsu(p: SMParams) -> Inventory:
         "results",
         mux=w * (select(banks, x) + x * (log2(line_bits) + 1) + x)
         + w * (x * (log2(WORD_BYTES) + 3) + 2 * x + (x - 8) + (x - 16) + x),
-        eq=(banks - 1) * w * bank_bits + 2,
-        gate=2 * w + 6,
+        eq=2,
+        gate=2 * w + 6 + w * decode(bank_bits, banks),
     )
     # the fault check of a start, the next state and release
     faults = 3 * bits_for(len(FaultCode))  # a code per memory operation
@@ -429,8 +429,13 @@ def _core(p: SMParams) -> Inventory:
     # instruction, the timers
     inv.add("state", mux=2 * cand * (1 + sid + PC_WIDTH) + n * issued + cand * TIMER_BITS)
     inv.add("state", gate=n * 9)  # the units' status (settled, quiet, retired)
-    # candidates: the buffer hit, the CSR check, readiness
-    inv.add("candidates", eq=cand * (PC_WIDTH + csrs * 12), gate=cand * (2 * csrs + 39))
+    # candidates: the buffer hit, the CSR check (the CSR number decoded; and once more for
+    # the passes' CSR values), readiness
+    inv.add(
+        "candidates",
+        eq=cand * PC_WIDTH,
+        gate=cand * (2 * csrs + 39) + (cand + 1) * decode(12, csrs),
+    )
     # settling: per split, its (sid, PC) against every snapshot and the continuing split
     inv.add(
         "settle",
@@ -448,7 +453,7 @@ def _core(p: SMParams) -> Inventory:
     cur = wb + sid + PC_WIDTH + w + rpc + DECODED_BITS + bits_for(q + 1) + COUNTER
     flight = cur + 2 * bits_for(q + 1) - bits_for(q + 1) + q * qb + w + w * qb + bits_for(q)
     inv.add("issue", mux=select(cand, buffer + sid + w + 1), ff=flight)
-    inv.add("issue", mux=flight + n * (issued + sid), add=3 * bits_for(q + 1), eq=n * wb)
+    inv.add("issue", mux=flight + n * (issued + sid), add=3 * bits_for(q + 1), gate=decode(wb, n))
     # passes, per lane: its position, operands and CSR value (W-way selections), the
     # divider's tag; per thread position the CSR value; the one-hot positions of the lanes
     # and the dividers' results (ORs over the lanes)
@@ -472,7 +477,8 @@ def _core(p: SMParams) -> Inventory:
         "results",
         ff=w * values * XLEN,
         mux=w * lanes * (4 + 2) * XLEN + values * w * lanes * XLEN,
-        eq=2 * w * lanes * pos + w * XLEN,
+        # each lane's position and its divider's tag decoded; its syscall number checked
+        gate=2 * lanes * decode(pos, w) + lanes * reduce(XLEN),
     )
     # the outcome to the warp's unit, faults' lowest threads (registered: bad target, bad
     # syscall), the LSU start, each warp's update PC and lane
@@ -480,13 +486,17 @@ def _core(p: SMParams) -> Inventory:
     # with it the LSU remembers whose tree it coalesces with)
     inv.add("outcome", ff=2 * w + (wb if stackless else n * (PC_WIDTH + log2(w))))
     inv.add("outcome", mux=n * (PC_WIDTH + log2(w) + s * (1 + sid + PC_WIDTH)) + 3 * w)
-    inv.add("outcome", eq=n * (PC_WIDTH + wb) + REG_BITS, gate=n * 6 + 4 * w + 10)
+    inv.add(
+        "outcome",
+        eq=n * PC_WIDTH,
+        gate=n * 6 + 4 * w + 10 + decode(wb, n) + reduce(REG_BITS),
+    )
     # barriers: per block (window), its warps' membership, waits, exits and barrier PCs
     inv.add(
         "barriers",
-        eq=n * n * (wb + PC_WIDTH),
+        eq=n * n * PC_WIDTH,
         mux=n * n * PC_WIDTH,
-        gate=n * n * (w + 12) + n * (w + 1),
+        gate=n * n * (w + 12) + n * (w + 1) + n * decode(wb, n),  # windows decoded
     )
     # dispatch (``_dispatch``): warps per block and the last one's threads, the drained
     # pending counts, the blocks left and how many fit (k * per_block <= free slots, a constant
@@ -523,7 +533,10 @@ def _core(p: SMParams) -> Inventory:
         )
     # fetch addresses: PC + 4 of the issued and in-flight instruction, the snapshot, the entry
     inv.add(
-        "fetch", mux=cand * 4 * PC_WIDTH, add=(n + 1) * (PC_WIDTH + 1), eq=cand * (wb + bits_for(s))
+        "fetch",
+        mux=cand * 4 * PC_WIDTH,
+        add=(n + 1) * (PC_WIDTH + 1),
+        gate=decode(wb, n) + decode(bits_for(s), s),
     )
     # pending write-backs per warp (the releases naming it, rd != 0), faults and counters:
     # the idle counter and its flag, the status's fault code, PC, block and thread (loaded
@@ -534,7 +547,7 @@ def _core(p: SMParams) -> Inventory:
     inv.add(
         "progress",
         add=n * (2 * PENDING_BITS + 3 + popcount(classes)) + 2 * (COUNTER + 1),
-        eq=n * classes * wb,
+        gate=classes * decode(wb, n),  # each class's released warp decoded
     )
     if n > 1:
         inv.add("progress", add=2 * (XLEN + 8 + pos))

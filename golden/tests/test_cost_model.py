@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reconverge.golden.cost.fit import fit, nnls
-from reconverge.golden.cost.inventory import Inventory, Kind, reduce, select
+from reconverge.golden.cost.inventory import Inventory, Kind, decode, reduce, select
 from reconverge.golden.cost.model import COEFFICIENTS, Area, coefficients
 
 
@@ -29,6 +29,19 @@ def test_inventory_parts_groups_and_totals() -> None:
     with pytest.raises(ValueError, match="negative"):
         Inventory().add("x", ff=-1)
     assert select(4, 8) == 24 and select(1, 8) == 0 and reduce(5) == 4
+
+
+def test_decode_counts_a_decoder_or_separate_ands_whichever_is_smaller() -> None:
+    # two predecoders and an AND per line (Yosys's generic flow: 12, 24 and 56 cells)
+    assert [decode(b) for b in (1, 2, 3, 4, 5)] == [0, 4, 12, 24, 52]
+    # a few constants against a wide value: one AND tree each
+    assert decode(32, 2) == 2 * 31 and decode(5, 2) == 2 * 4
+    assert decode(3, 7) == 7 + 4 * 1 + 2 * 0
+
+
+@given(st.integers(1, 12), st.integers(1, 64))
+def test_decode_is_never_more_than_one_and_tree_per_line(bits: int, lines: int) -> None:
+    assert 0 <= decode(bits, lines) <= lines * reduce(bits)
 
 
 @settings(max_examples=60, deadline=None)

@@ -11,10 +11,13 @@ import json
 from collections import Counter
 
 import pytest
+from amaranth.hdl import Cat, Module, Mux
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
 
 from reconverge.golden.cli import main
 from reconverge.golden.cost.blocks import inventory
-from reconverge.golden.cost.inventory import Kind
+from reconverge.golden.cost.inventory import Kind, decode, reduce
 from reconverge.hdl.registry import lookup
 from reconverge.hdl.tools.calibrate import block_sets
 from reconverge.hdl.tools.wordcells import word_inventory
@@ -35,6 +38,27 @@ def agree(model: Counter[Kind], hdl: Counter[Kind]) -> list[str]:
         if abs(m - h) > allowed:
             off.append(f"{kind.value}: model {m}, hdl {h}")
     return off
+
+
+class _Constants(wiring.Component):
+    """A 5 -> 32 decoder, a variable equality and a multiplexer of two constants."""
+
+    def __init__(self) -> None:
+        super().__init__({"op": In(5), "a": In(8), "b": In(8), "y": Out(32 + 1 + 3)})
+
+    def elaborate(self, platform: object) -> Module:
+        m = Module()
+        lines = Cat(self.op == r for r in range(32))
+        m.d.comb += self.y.eq(Cat(lines, self.a == self.b, Mux(self.a[0], 5, 0)))
+        return m
+
+
+def test_the_word_inventory_folds_constants() -> None:
+    # the decoder is gates (no XNOR against a constant; op == 0 Yosys writes as a NOR of the
+    # bits), the variable equality one comparator bit per bit, the multiplexer of 5 and 0
+    # nothing
+    gates = decode(5, 31) + reduce(5)
+    assert word_inventory(_Constants(), "constants") == Counter({Kind.GATE: gates, Kind.EQ: 8})
 
 
 @pytest.mark.parametrize("params", SETS, ids=[f"{p.name}-{p.label()}" for p in SETS])

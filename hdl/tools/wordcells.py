@@ -3,7 +3,12 @@ primitives (:class:`reconverge.golden.cost.inventory.Kind`) from Yosys's word-le
 after ``proc``, ``flatten`` and ``opt`` (before any technology mapping).
 
 The analytical model counts the same primitives from the geometry alone; this is how the
-tests hold its counts to the HDL, part by part of the structure (docs/area.md, "The model")."""
+tests hold its counts to the HDL, part by part of the structure (docs/area.md, "The model").
+
+Constants are not logic: an equality with a constant is an AND over the bits (each bit or its
+complement, no XNOR), and the equalities of one value with several constants are a decoder
+(:func:`~reconverge.golden.cost.inventory.decode`); a multiplexer between two constants is
+its select or nothing, per bit."""
 
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from reconverge.golden.cost.inventory import Kind
+from reconverge.golden.cost.inventory import Kind, decode
 
 SCRIPT = """read_rtlil block.il
 hierarchy -check -top {top}
@@ -81,6 +86,11 @@ def cell_counts(kind: str, p: dict[str, Any]) -> Counter[Kind]:
     return out
 
 
+def _constant(bits: list[Any]) -> bool:
+    """Whether a Yosys JSON connection is all constant bits (``"0"``/``"1"``, not net ids)."""
+    return all(isinstance(b, str) for b in bits)
+
+
 def word_inventory(design: Any, top: str) -> Counter[Kind]:
     """The primitives of an elaboratable ``design`` (named ``top`` in the netlist)."""
     return word_inventories(design, top, depth=0)[""]
@@ -100,9 +110,16 @@ def word_inventories(design: Any, top: str, depth: int = 2) -> dict[str, Counter
     own: dict[str, Counter[Kind]] = {}
     for name, module in modules.items():
         counts: Counter[Kind] = Counter()
+        decoders: Counter[tuple[Any, ...]] = Counter()  # variable operand -> its constants
         for cell in module["cells"].values():
-            if cell["type"] not in modules:
-                counts.update(cell_counts(cell["type"], cell["parameters"]))
+            kind, ports = cell["type"], cell["connections"]
+            if kind in modules:
+                continue
+            if kind in _EQ and any(map(_constant, (ports["A"], ports["B"]))):
+                decoders[tuple(ports["B"] if _constant(ports["A"]) else ports["A"])] += 1
+            elif kind != "$mux" or not (_constant(ports["A"]) and _constant(ports["B"])):
+                counts.update(cell_counts(kind, cell["parameters"]))
+        counts[Kind.GATE] += sum(decode(len(bits), n) for bits, n in decoders.items())
         own[name] = counts
     out: dict[str, Counter[Kind]] = {}
     for name, counts in own.items():
