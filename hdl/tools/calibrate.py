@@ -256,18 +256,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 #: Why the model misses a design by more than 15 %, found from the synthesis runs (by design).
 WHY: dict[str, str] = {
     "arbiter": (
-        "transistors only where pipelined at every level (1.17): the fit prices a flip-flop at "
-        "what a table entry's costs in this flow, about 40 transistors (Yosys counts 16 for a "
-        "D flip-flop and 12 for each multiplexer ``dfflegalize`` adds, its reset's and its load "
-        "enable's: 40 per bit measured on a 32-bit register with an enable, 28 without); a "
-        "pipeline register is written every clock, without an enable, and in this arbiter the "
-        "registers are 61 % of the model's price. LUT4: the packing density above."
+        "transistors only where pipelined at every level (about 1.2): the fit prices a "
+        "flip-flop at what a table entry's costs in this flow, about 40 transistors (Yosys "
+        "counts 16 for a D flip-flop and 12 for each multiplexer ``dfflegalize`` adds, its "
+        "reset's and its load enable's: 40 per bit measured on a 32-bit register with an "
+        "enable, 28 without); a pipeline register is written every clock, without an enable, "
+        "and in this arbiter the registers are 61 % of the model's price. LUT4: the packing "
+        "density above."
     ),
     "masked_scoreboard": (
-        "transistors at W = 32 (1.17): the R-masks, most of its flip-flops, are written every "
-        "clock (their next state is the write-back and merge logic the model counts), so each "
-        "costs a flip-flop and its reset (28 transistors), not a table entry's 40 (*arbiter*). "
-        "LUT4: the packing density above."
+        "transistors at W = 32 (about 1.16): the R-masks, most of its flip-flops, are written "
+        "every clock (their next state is the write-back and merge logic the model counts), "
+        "so each costs a flip-flop and its reset (28 transistors), not a table entry's 40 "
+        "(*arbiter*). LUT4: the packing density above."
     ),
     "sm": (
         "the stages miss in opposite directions that cancel in most totals (*The SM by "
@@ -278,17 +279,18 @@ WHY: dict[str, str] = {
         "ABC maps the 32-step chain for depth into wide LUTs. The instruction decoder is "
         "still priced above synthesis (the specs' matches share their field tests, which "
         "the model, held to the HDL as written, counts once per spec). The co-simulation "
-        "SM of mp with hws (transistors 1.32) has 32 scoreboard lookup ports, and in the SM "
-        "each port's warp is a constant (hdl/sm/top.py) and only ``dep_mask != 0`` is read: "
-        "after flattening, synthesis removes each port's read multiplexer, its write-back "
-        "copies (merged with the table's) and its R-bit decoders, 11 % of the model's "
-        "transistors of this SM (1.17 without them; the rest: the R-mask flip-flops, "
-        "*masked_scoreboard*). The model counts what the scoreboard block builds; an SM "
+        "SMs of mp-orec and of mp with hws (transistors about 1.25 and 1.3) have 32 scoreboard "
+        "lookup ports, and in the SM each port's warp is a constant (hdl/sm/top.py) and only "
+        "``dep_mask != 0`` is read: after flattening, synthesis removes each port's read "
+        "multiplexer, its write-back copies (merged with the table's) and its R-bit "
+        "decoders, 10-11 % of the model's transistors of these SMs (about 1.1 and 1.16 without "
+        "them; the rest of mp +hws: the R-mask flip-flops, *masked_scoreboard*). The model "
+        "counts what the scoreboard block builds; an SM "
         "scoreboard without those ports would be smaller hardware, not made yet. The core's "
         "own logic (about twice synthesis in LUT4) is not investigated yet."
     ),
     "sps_stack": (
-        "LUT4 only (transistors are within 12 %): synthesis maps the SPS stack to more LUT4s "
+        "LUT4 only (transistors are within 14 %): synthesis maps the SPS stack to more LUT4s "
         "than Yosys's generic two-input cells (5,836 LUT4 for 4,470 cells at W = 8, depth 8, "
         "where the squeezer, the split tables and the arbiter take 0.45 to 0.93 LUT4 per cell). "
         "Every entry's next state ends chains over the whole stack (the pop of every done "
@@ -297,7 +299,7 @@ WHY: dict[str, str] = {
         "mapping duplicates their shared terms. A count of primitives does not see depth."
     ),
     "squeezer": (
-        "transistors where registered (latency 1: 1.28, latency 2: 1.16): its pipeline "
+        "transistors where registered (latency 1: about 1.3, latency 2: 1.16): its pipeline "
         "registers, as the arbiter's. LUT4: the same logic maps to very different LUT4 counts "
         "with and without register stages: "
         "at W = 32, L = 8 the combinational squeezer takes 1,415 LUT4 (0.93 per generic cell) "
