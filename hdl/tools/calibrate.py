@@ -265,10 +265,11 @@ WHY: dict[str, str] = {
         "density above."
     ),
     "masked_scoreboard": (
-        "transistors at W = 32 (about 1.16): the R-masks, most of its flip-flops, are written "
-        "every clock (their next state is the write-back and merge logic the model counts), "
-        "so each costs a flip-flop and its reset (28 transistors), not a table entry's 40 "
-        "(*arbiter*). LUT4: the packing density above."
+        "LUT4 at W = 16 (1.18): the packing density above (0.56 LUT4 per generic cell, the "
+        "lowest of its rows). Its transistors run high (1.02-1.14): the R-masks, most of its "
+        "flip-flops, are written every clock (their next state is the write-back and merge "
+        "logic the model counts), so each costs a flip-flop and its reset (28 transistors), "
+        "not a table entry's 40 (*arbiter*)."
     ),
     "sm": (
         "the stages miss in opposite directions that cancel in most totals (*The SM by "
@@ -279,13 +280,12 @@ WHY: dict[str, str] = {
         "ABC maps the 32-step chain for depth into wide LUTs. The instruction decoder is "
         "still priced above synthesis (the specs' matches share their field tests, which "
         "the model, held to the HDL as written, counts once per spec). The co-simulation "
-        "SMs of mp-orec and of mp with hws (transistors about 1.25 and 1.3) have 32 scoreboard "
-        "lookup ports, and in the SM each port's warp is a constant (hdl/sm/top.py) and only "
+        "SMs of mp, mp-orec and mp with hws (transistors 1.23-1.28) have 32 scoreboard lookup "
+        "ports, and in the SM each port's warp is a constant (hdl/sm/top.py) and only "
         "``dep_mask != 0`` is read: after flattening, synthesis removes each port's read "
         "multiplexer, its write-back copies (merged with the table's) and its R-bit "
-        "decoders, 10-11 % of the model's transistors of these SMs (about 1.1 and 1.16 without "
-        "them; the rest of mp +hws: the R-mask flip-flops, *masked_scoreboard*). The model "
-        "counts what the scoreboard block builds; an SM "
+        "decoders, 10-11 % of the model's transistors of these SMs (1.10-1.15 without "
+        "them). The model counts what the scoreboard block builds; an SM "
         "scoreboard without those ports would be smaller hardware, not made yet. The core's "
         "own logic (about twice synthesis in LUT4) is not investigated yet."
     ),
