@@ -81,6 +81,16 @@ def test_resume_synthesises_only_the_designs_not_recorded(
     assert _labels(recorded) == [ARBITER.describe(), WIDE.describe(), SQUEEZER.describe()]
 
 
+def test_only_without_resume_synthesises_the_named_again_and_keeps_the_rest(
+    recorded: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _run(monkeypatch, [ARBITER, SQUEEZER], Synthesis())
+    again = Synthesis()
+    _run(monkeypatch, [ARBITER, SQUEEZER], again, "--only", "squeezer")
+    assert again.calls == [SQUEEZER.describe()]
+    assert _labels(recorded) == [ARBITER.describe(), SQUEEZER.describe()]
+
+
 def test_a_run_stopped_part_way_keeps_the_rows_not_reached(
     recorded: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -5,7 +5,9 @@
 1. Synthesises every design of the calibration set (each block at the three parameter sets of
    docs/area.md and two more; no place and route: the model prices area, not timing) and
    records Yosys's transistor estimate, ECP5 LUT4s and flip-flops in
-   ``golden/cost/calibration.json`` (``--resume`` keeps the rows whose design is unchanged).
+   ``golden/cost/calibration.json`` (``--resume`` keeps the rows whose design is unchanged;
+   ``--only`` synthesises the designs named and keeps the others' rows; a run stopped part way
+   keeps the rows it has not reached).
 2. Fits the per-primitive coefficients of each target to those rows
    (:func:`reconverge.golden.cost.fit.fit`) and writes ``golden/cost/coefficients.json`` with
    the tools, the rows, each row's model / synthesis ratio, and the leave-one-design-out
@@ -208,7 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from reconverge.hdl.tools.synth import design_digest
         from reconverge.hdl.tools.verilog import rtlil_text
 
-        done = {r["digest"]: r for r in old} if ns.resume else {}
+        recorded = {r["digest"]: r for r in old}
         rows = []
         designs: list[tuple[str, str, Any, Callable[[], dict[str, Any]]]] = [
             (p.name, p.describe(), lookup(p.name).build(p), lambda p=p: measure(p))
@@ -220,8 +222,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             designs.append((SM_NAME, label, SM(params), lambda label=label: measure_sm(label)))
         digests = [design_digest(rtlil_text(design, name)) for name, _, design, _ in designs]
         for i, ((name, label, _, run), digest) in enumerate(zip(designs, digests, strict=True)):
-            r = done.get(digest)
-            if r is None and ns.only and name not in ns.only and label not in ns.only:
+            named = not ns.only or name in ns.only or label in ns.only
+            # a design not named keeps its recorded row; a named one is synthesised again
+            # unless resuming finds it recorded
+            r = recorded.get(digest) if ns.resume or not named else None
+            if r is None and not named:
                 print(f"{name} {label}: not recorded, skipped (--only)", flush=True)
                 continue
             r = r or run()
@@ -229,7 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append(r)
             # The rows still to come keep their recorded figures until reached, so that a run
             # stopped part way leaves a whole calibration behind.
-            later = [done[d] for d in digests[i + 1 :] if d in done]
+            later = [recorded[d] for d in digests[i + 1 :] if d in recorded]
             text = json.dumps({"tools": tools(), "rows": rows + later}, indent=1)
             write_output(CALIBRATION, text + "\n")
     if ns.no_fit:
