@@ -15,14 +15,12 @@ import enum
 from reconverge.golden.isa import (
     MASK32,
     SPECS,
-    XLEN,
     Fmt,
     IllegalInstruction,
     Instr,
     Spec,
     csr_is_write,
     decode,
-    unpack_imm,
 )
 from reconverge.golden.semantics import _LOADS, _STORES
 from reconverge.golden.sm.core import is_call, is_return, operands
@@ -110,21 +108,6 @@ def datapath_imm(fmt: Fmt, imm: int) -> int:
     format ``fmt``: sign-extended per format, a U-type's 20-bit value shifted into the upper
     bits, the hint's target offset."""
     return (imm << 12 if fmt is Fmt.U else imm) & MASK32
-
-
-def imm_sources(fmt: Fmt) -> list[int | None]:
-    """For each bit of the datapath immediate of ``fmt`` (:func:`datapath_imm`),
-    the word bit it copies, or None for a constant 0: unpacking each single word bit shows
-    where it lands (sign extension copies the sign bit into every upper bit)."""
-    sources: list[int | None] = [None] * XLEN
-    for k in range(XLEN):
-        value = datapath_imm(fmt, unpack_imm(fmt, 1 << k))
-        for j in range(XLEN):
-            if value >> j & 1:
-                if sources[j] is not None:
-                    raise AssertionError(f"{fmt}: immediate bit {j} has two sources")
-                sources[j] = k
-    return sources
 
 
 def instr_fields(ins: Instr) -> dict[str, int]:

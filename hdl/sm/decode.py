@@ -4,8 +4,7 @@ The :class:`Decoder` is generated from :data:`reconverge.golden.isa.SPECS`: one 
 comparator per spec, and every field an OR of the matching spec's constants
 (:func:`reconverge.golden.sm.decode.spec_fields`) or a slice of the word whose position is
 found by encoding into the field with ``golden.isa.encode``. The immediate wiring of each
-format comes from :func:`reconverge.golden.sm.decode.imm_sources` (``golden.isa.unpack_imm``
-probed one word bit at a time). So this file lists
+format comes from probing ``golden.isa.unpack_imm`` one word bit at a time. So this file lists
 no opcode, no field position and no immediate layout; a new instruction in ``SPECS`` is a new
 :data:`Op` value and a new comparator. Its golden counterpart is
 :func:`reconverge.golden.sm.decode.decode_fields`.
@@ -33,6 +32,7 @@ from reconverge.golden.isa import (
     Spec,
     csr_is_write,
     encode,
+    unpack_imm,
 )
 from reconverge.golden.sm import decode as golden
 from reconverge.golden.sm.core import RETURN_REGS, operands
@@ -56,6 +56,21 @@ def field_slice(field: str, spec_name: str) -> tuple[int, int]:
 RD, RS1, RS2 = (field_slice(f, "add") for f in ("rd", "rs1", "rs2"))
 CSR = field_slice("csr", "csrrs")
 REG = unsigned(RD[1])
+
+
+def imm_sources(fmt: Fmt) -> list[int | None]:
+    """For each bit of the datapath immediate of ``fmt`` (``golden.sm.decode.datapath_imm``),
+    the word bit it copies, or None for a constant 0: unpacking each single word bit shows
+    where it lands (sign extension copies the sign bit into every upper bit)."""
+    sources: list[int | None] = [None] * XLEN
+    for k in range(XLEN):
+        value = golden.datapath_imm(fmt, unpack_imm(fmt, 1 << k))
+        for j in range(XLEN):
+            if value >> j & 1:
+                if sources[j] is not None:
+                    raise AssertionError(f"{fmt}: immediate bit {j} has two sources")
+                sources[j] = k
+    return sources
 
 
 def _funct5_width() -> int:
@@ -141,7 +156,7 @@ class Decoder(wiring.Component):
         for fmt in sorted(IMM_FORMATS, key=lambda f: f.value):
             fmt_hit = any_of(f"fmt_{fmt.value.lower()}", lambda s, fmt=fmt: s.fmt is fmt)
             imm = Signal(XLEN, name=f"imm_{fmt.value.lower()}")
-            bits = [Const(0, 1) if k is None else word[k] for k in golden.imm_sources(fmt)]
+            bits = [Const(0, 1) if k is None else word[k] for k in imm_sources(fmt)]
             m.d.comb += imm.eq(Cat(*bits))
             imm_terms.append(Mux(fmt_hit, imm, 0))
         m.d.comb += f["imm"].eq(reduce(or_, imm_terms))

@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 
 from reconverge.golden import isa
 from reconverge.golden.sm import decode as golden
-from reconverge.golden.sm.decode import imm_sources
-from reconverge.hdl.sm.decode import DECODED, Decoder, Op, Unit
+from reconverge.hdl.sm.decode import DECODED, Decoder, Op, Unit, imm_sources
 from reconverge.hdl.sm.tests.harness import simulate_amaranth, simulate_icarus, unpack
 
 M32 = isa.MASK32
