@@ -51,6 +51,8 @@ from reconverge.golden.isa import (
 )
 from reconverge.golden.memmap import MemoryMap
 from reconverge.golden.memory import GlobalMemory, LocalMemory, SharedMemory, WarpMemory
+from reconverge.golden.native.build import available, load
+from reconverge.golden.native.kernel import BlockKernel, CodeTable
 from reconverge.golden.progress import EVERY, Callback, launch_bytes
 from reconverge.golden.semantics import WarpContext, execute
 
@@ -249,6 +251,7 @@ class _Machine:
         config: LaunchConfig,
         observer: Observer | None = None,
         progress: Callback | None = None,
+        engine: str = "reference",
     ) -> None:
         self.image = image
         self.config = config
@@ -264,6 +267,7 @@ class _Machine:
         self.thread_instructions = np.zeros(shape, np.int64)
         self.exited = np.zeros(shape, bool)
         self.steps = 0
+        self.code = CodeTable(self.memory) if engine == "compiled" else None
 
     def run(self) -> RunResult:
         fault = None
@@ -300,9 +304,16 @@ class _Machine:
             self._record(block, warps)
 
     def _schedule(self, block: int, warps: list[_Warp]) -> None:
-        """Round robin over the warps with runnable threads until every thread has exited."""
+        """Round robin over the warps with runnable threads until every thread has exited. The
+        compiled loop, when used, issues every instruction it can; what it stops before (an
+        event, see golden/native/block.c) the reference below executes, one at a time."""
+        kernel = None if self.code is None else BlockKernel(self.code, warps)
         turn = 0
         while True:
+            if kernel is not None and self.steps < self.checkpoint:
+                reservations = bool(self.memory.reservations)
+                turn, steps, _ = kernel.run(turn, self.checkpoint - self.steps, reservations)
+                self.steps += steps
             warp = _next_ready(warps, turn)
             if warp is None:
                 if not any(w.waiting.any() for w in warps):
@@ -375,10 +386,17 @@ def run(
     config: LaunchConfig,
     observer: Observer | None = None,
     progress: Callback | None = None,
+    engine: str = "auto",
 ) -> RunResult:
     """Run ``image`` from its entry point in every thread of the launch (see the module
     docstring for the execution model). Raises only for host-side errors (e.g. an image that
     does not fit global memory, :class:`~reconverge.golden.memory.AddressError`).
+
+    ``engine`` (one of :data:`ENGINES`) chooses who executes: ``reference``, the NumPy
+    semantics instruction by instruction; ``compiled``, the compiled inner loop
+    (golden/native), which hands every event it does not handle to the reference and gives
+    identical results; ``auto``, the compiled loop where it can be built and no ``observer``
+    is given.
 
     ``observer``, when given, is called after every executed warp instruction as
     ``observer(block, warp, pc, lanes, regs)``: the warp's index in its block, the
@@ -387,7 +405,27 @@ def run(
     modify it). The compiler's dynamic soundness check of the divergence analysis uses it.
     ``progress`` is called every ``golden.progress.EVERY`` warp instructions with the warp
     instructions and the blocks finished so far."""
-    return _Machine(image, config, observer, progress).run()
+    return _Machine(image, config, observer, progress, choose_engine(engine, observer)).run()
+
+
+#: The executors of :func:`run`.
+ENGINES = ("auto", "compiled", "reference")
+
+
+def choose_engine(engine: str, observer: Observer | None = None) -> str:
+    """``compiled`` or ``reference`` for the ``engine`` asked for (see :func:`run`); raises
+    :class:`~reconverge.golden.native.build.NativeUnavailable` when ``compiled`` is asked for
+    and cannot be built."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine {engine!r} is not one of {', '.join(ENGINES)}")
+    if engine == "reference" or (engine == "auto" and observer is not None):
+        return "reference"
+    if observer is not None:
+        raise ValueError("the compiled engine calls no observer: use engine='reference'")
+    if engine == "auto":
+        return "compiled" if available() else "reference"
+    load()
+    return "compiled"
 
 
 def memory_needed(config: LaunchConfig) -> int:

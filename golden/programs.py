@@ -21,6 +21,7 @@ from reconverge.golden.faults import StepLimitFault
 from reconverge.golden.functional import (
     DEFAULT_BLOCK,
     DEFAULT_GRID,
+    ENGINES,
     LaunchConfig,
     RunResult,
     memory_needed,
@@ -164,15 +165,17 @@ def exec_elf(
     args: Sequence[int] = (),
     step_limit: int = DEFAULT_STEP_LIMIT,
     quiet: bool = True,
+    engine: str = "auto",
 ) -> tuple[RunResult, LaunchConfig, Image]:
     """Run a program on the golden functional model (with a progress line on a terminal
-    unless ``quiet``); a launch that needs more memory than the machine has is refused."""
+    unless ``quiet``; ``engine`` as :func:`~reconverge.golden.functional.run` takes it); a
+    launch that needs more memory than the machine has is refused."""
     config = _launch_config(grid, block, warp_size, args, step_limit)
     check_memory(memory_needed(config), f"a launch of {grid} x {block} threads")
     image = load_program(path)
     progress = progress_for(f"{image.source}", grid, quiet)
     try:
-        return run(image, config, progress=progress), config, image
+        return run(image, config, progress=progress, engine=engine), config, image
     finally:
         if progress is not None:
             progress.close()
@@ -216,6 +219,7 @@ def _cmd_exec(ns: argparse.Namespace) -> int:
         args=ns.arg,
         step_limit=ns.step_limit,
         quiet=ns.json,
+        engine=ns.engine,
     )
     return _report(result, config, image.source, ns.json)
 
@@ -255,6 +259,13 @@ def _file_and_json(p: argparse.ArgumentParser) -> None:
 def _configure_exec(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="ELF file (or .S assembly)")
     add_launch_options(p, grid=DEFAULT_GRID, block=DEFAULT_BLOCK, warp=32)
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="auto",
+        help="who executes: the compiled inner loop (golden/native), the NumPy reference "
+        "semantics, or auto: compiled when a C compiler is there (default; same results)",
+    )
 
 
 def _configure_asm(p: argparse.ArgumentParser) -> None:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from reconverge.golden.sm import speed
-from reconverge.golden.sm.speed import MODELS
+from reconverge.golden.sm.speed import FUNCTIONAL, MODELS
 
 #: The revision the speed work started from (issue 9): the ratios are against it.
 BASELINE = "fd85766"
@@ -141,7 +141,8 @@ def startup(revision: str, tree: Path | None) -> None:
 def models(ns: argparse.Namespace, tree: Path | None) -> None:
     print(f"\nthread instructions per second (W = {ns.warp_size}, L = {ns.simd_width}; best of "
           f"{ns.repeat}): now, and the speed-up over {ns.baseline}")  # fmt: skip
-    print("goals: 5 M functional, 1 M cycle-level SM")
+    print("goals: 5 M functional, 1 M cycle-level SM; functional-ref is the functional "
+          "model's NumPy reference (the compiled loop's oracle)")  # fmt: skip
     print(f"{'kernel':<18}" + "".join(f"{m:>22}" for m in MODELS))
     for kernel, size in SIZES.items():
         cells = []
@@ -153,7 +154,12 @@ def models(ns: argparse.Namespace, tree: Path | None) -> None:
 
 
 #: Where the time goes (``--profile``): these kernels under these models.
-PROFILED = (("interpreter", "functional"), ("interpreter", "sps"), ("bfs", "mp-orec"))
+PROFILED = (
+    ("interpreter", "functional"),
+    ("interpreter", "functional-ref"),
+    ("interpreter", "sps"),
+    ("bfs", "mp-orec"),
+)
 PROFILE_ROWS = 8
 
 
@@ -247,7 +253,7 @@ def reference(ns: argparse.Namespace) -> None:
         start_up = _qemu_seconds(qemu, user, 0)
         total = _qemu_seconds(qemu, user, REFERENCE_THREADS)
         golden = {m: measured(str(simt), m, ns, None, size=REFERENCE_THREADS)
-                  for m in ("functional", "sps")}  # fmt: skip
+                  for m in ("functional", "functional-ref", "sps")}  # fmt: skip
     instructions = golden["functional"]["instructions"]
     net = instructions / (total - start_up)
     print(f"\nphysical reference: {SOURCE.relative_to(ROOT)} built by gcc -O2, "
@@ -257,7 +263,7 @@ def reference(ns: argparse.Namespace) -> None:
           f"{start_up * 1e3:.2f} ms of it start-up (best of {QEMU_RUNS}): {net / 1e6:,.0f} M "
           f"per second net of start-up ({instructions / total / 1e6:,.0f} M with it)")  # fmt: skip
     for model, r in golden.items():
-        name = "functional" if model == "functional" else f"SM {model}"
+        name = model if model in FUNCTIONAL else f"SM {model}"
         print(f"  golden {name}: {r['rate']:,.0f} per second (qemu net {net / r['rate']:,.0f}x)")
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import inspect
 import json
 import pstats
 import sys
@@ -23,9 +24,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-#: The models ``make bench`` compares: the functional model, and the SM under a policy or with
+#: The models ``make bench`` compares: the functional model (``functional``: compiled where a C
+#: compiler is, ``functional-ref``: its NumPy reference), and the SM under a policy or with
 #: enhanced dynamic warp formation.
-MODELS = ("functional", "sps", "stackless", "mp-orec", "en-dwf")
+MODELS = ("functional", "functional-ref", "sps", "stackless", "mp-orec", "en-dwf")
+FUNCTIONAL = ("functional", "functional-ref")
 
 
 def measure(kernel: str, size: int, model: str, warp_size: int, simd_width: int, repeat: int,
@@ -41,7 +44,7 @@ def measure(kernel: str, size: int, model: str, warp_size: int, simd_width: int,
     from reconverge.golden.sm.core import run_sm
     from reconverge.kernels import suite
 
-    if model == "functional":
+    if model in FUNCTIONAL:
         config = None
     elif model == "en-dwf":
         config = SMConfig(warp_formation=WarpFormation.EN_DWF)
@@ -59,7 +62,12 @@ def measure(kernel: str, size: int, model: str, warp_size: int, simd_width: int,
         launch_config = launch.config(case.grid, case.block, geometry=geometry)
         reference = spec.reference(size)
 
+    # a revision before the compiled loop has one functional model, the reference
+    engine = {"engine": "reference"} if "engine" in inspect.signature(run).parameters else {}
+
     def once() -> Any:
+        if model == "functional-ref":
+            return run(image, launch_config, **engine)
         if config is None:
             return run(image, launch_config)
         return run_sm(image, launch_config, config)

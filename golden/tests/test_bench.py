@@ -15,7 +15,9 @@ def test_models_on_the_same_image_run_the_same_thread_instructions() -> None:
     program with its reconvergence hints count the same instructions, and so do those that run
     it without (stack-less and dynamic warp formation read no hints)."""
     counts = {m: speed.measure("loopBreak", 16, m, 8, 4, 1)["instructions"] for m in speed.MODELS}
-    assert counts["functional"] == counts["sps"] == counts["mp-orec"], counts
+    assert counts["functional"] == counts["functional-ref"] == counts["sps"] == counts["mp-orec"], (
+        counts
+    )
     assert counts["stackless"] == counts["en-dwf"], counts
     assert 16 < counts["stackless"] < counts["sps"]  # the same program without its rhints
 
