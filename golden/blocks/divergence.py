@@ -33,12 +33,10 @@ class TableOverflow(Exception):
 def lanes_of(mask: int) -> list[int]:
     """The lane numbers of the set bits of ``mask``, increasing."""
     out = []
-    lane = 0
     while mask:
-        if mask & 1:
-            out.append(lane)
-        mask >>= 1
-        lane += 1
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
     return out
 
 

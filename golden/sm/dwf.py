@@ -22,7 +22,6 @@ issues in as many passes as it has non-empty quarters. The scheduler uses the ma
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
@@ -111,25 +110,27 @@ class ThreadPCs(DivergenceUnit):
 Thread = tuple[_Warp, int]  # static warp and home lane
 
 
-@dataclass
 class DynamicWarp:
-    ident: int
-    pc: int
-    slots: list[Thread | None]
-    ready_at: int
+    """A pool warp: its threads by slot, at one PC. Its active mask and its threads grouped by
+    static warp are kept with its slots (the scheduler reads them every cycle)."""
 
-    @property
-    def mask(self) -> int:
-        return sum(1 << i for i, thread in enumerate(self.slots) if thread is not None)
+    def __init__(self, ident: int, pc: int, slots: list[Thread | None], ready_at: int) -> None:
+        self.ident = ident
+        self.pc = pc
+        self.ready_at = ready_at
+        self.fill(slots)
 
-    def groups(self) -> dict[_Warp, int]:
-        """The threads by static warp, as home-lane masks."""
-        out: dict[_Warp, int] = {}
-        for thread in self.slots:
+    def fill(self, slots: list[Thread | None]) -> None:
+        """Hold ``slots``: the mask and the groups follow."""
+        self.slots = slots
+        self.mask = 0
+        self.groups: dict[_Warp, int] = {}  # home-lane masks by static warp
+        for i, thread in enumerate(slots):
             if thread is not None:
+                self.mask |= 1 << i
                 warp, lane = thread
-                out[warp] = out.get(warp, 0) | 1 << lane
-        return out
+                self.groups[warp] = self.groups.get(warp, 0) | 1 << lane
+        self.size = self.mask.bit_count()
 
 
 class DwfSM(SM):
@@ -157,7 +158,7 @@ class DwfSM(SM):
                 continue
             merged = combine(female.slots, slots, w, lanes, enhanced=self.enhanced)
             if merged is not None:
-                female.slots = merged
+                female.fill(merged)
                 female.ready_at = max(female.ready_at, ready_at)
                 return
         self.formed += 1
@@ -188,17 +189,18 @@ class DwfSM(SM):
         first at each PC; the first ready one."""
         counts: dict[int, int] = {}
         for dyn in self.pool:
-            counts[dyn.pc] = counts.get(dyn.pc, 0) + dyn.mask.bit_count()
-        for pc in sorted(counts, key=lambda p: (-counts[p], p)):
-            for dyn in self.pool:
-                if dyn.pc == pc and dyn.ready_at <= self.t:
-                    op = self._ready_dynamic(dyn)
-                    if op is not None:
-                        return dyn, op
+            counts[dyn.pc] = counts.get(dyn.pc, 0) + dyn.size
+        ready = [(-counts[dyn.pc], dyn.pc, age) for age, dyn in enumerate(self.pool)
+                 if dyn.ready_at <= self.t]  # fmt: skip
+        for _, _, age in sorted(ready):
+            dyn = self.pool[age]
+            op = self._ready_dynamic(dyn)
+            if op is not None:
+                return dyn, op
         return None
 
     def _ready_dynamic(self, dyn: DynamicWarp) -> Decoded | None:
-        groups = dyn.groups()
+        groups = dyn.groups
         warp, mask = next(iter(groups.items()))
         op = self._fetch(warp, Split(0, dyn.pc, mask))
         if any(w.scoreboard.dependency_mask(op.operands, m) for w, m in groups.items()):
@@ -226,7 +228,7 @@ class DwfSM(SM):
         next_slots: dict[int, list[Thread | None]] = {}
         accesses: list[tuple[MemAccess, np.ndarray]] = []
         blocks: dict[int, _Block] = {}
-        for warp, mask in dyn.groups().items():
+        for warp, mask in dyn.groups.items():
             lanes = lane_array(mask)
             out = execute(ins, pc, warp.regs, lanes, warp.mem, warp.ctx)
             ex = self._executed(warp, Split(0, pc, mask), op, out)
@@ -245,15 +247,15 @@ class DwfSM(SM):
                 blocks[warp.block.index] = warp.block
         last = t + passes - 1
         access, positions = self._combined(accesses)
-        slot = next(iter(dyn.groups())).slot  # (no stack-less tree under DWF: any slot)
+        slot = next(iter(dyn.groups)).slot  # (no stack-less tree under DWF: any slot)
         done = self._complete(op, access, positions, t, passes, slot, [self.counters])
-        for warp, mask in dyn.groups().items():
+        for warp, mask in dyn.groups.items():
             warp.settled = last + 1  # the outcome's one clock (rule 1)
             self._reserve(warp, op, mask, done)
         outcome = op.control or bool(blocks)
-        self.events.issue(op.profile, dyn.mask.bit_count(), update=outcome, squeeze=self.config.hws)
+        self.events.issue(op.profile, dyn.size, update=outcome, squeeze=self.config.hws)
         spill = self.image.spills.get(pc)
-        self.counters.count_issue(dyn.mask.bit_count(), passes, hint=op.hint, spill=spill)
+        self.counters.count_issue(dyn.size, passes, hint=op.hint, spill=spill)
         if self.keep_trace:
             self.trace.append(IssueRecord(t, dyn.ident, 0, pc, dyn.mask, passes))
         self.port_free = t + passes
@@ -265,8 +267,9 @@ class DwfSM(SM):
             self._place(target, slots, ready)
         for block in blocks.values():
             self._check_barrier(block)
-        for warp in [w for w in self.resident if w.done]:
-            self._retire(warp)
+        if blocks:  # some threads exited or wait: a warp may be done
+            for warp in [w for w in self.resident if w.done]:
+                self._retire(warp)
 
     @staticmethod
     def _combined(
