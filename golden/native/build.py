@@ -13,6 +13,7 @@ import hashlib
 import os
 import shlex
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -60,21 +61,27 @@ def build() -> Path:
     library = cache_dir() / f"block-{digest}.so"
     if library.exists():
         return library
-    library.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=library.parent) as tmp:
-        (Path(tmp) / "ops.h").write_text(header)
-        out = Path(tmp) / library.name
-        command = [*cc, *FLAGS, f"-I{tmp}", str(SOURCE), "-o", str(out)]
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, check=False)
-        except OSError as exc:
-            raise NativeUnavailable(f"cannot run the C compiler {cc[0]!r}: {exc}") from None
-        if done.returncode:
-            raise NativeUnavailable(
-                f"compiling {SOURCE.name} failed ({shlex.join(command)}):\n{done.stderr}"
-            )
-        os.replace(out, library)
+    try:
+        library.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=library.parent) as tmp:
+            (Path(tmp) / "ops.h").write_text(header)
+            out = Path(tmp) / library.name
+            _compile([*cc, *FLAGS, f"-I{tmp}", str(SOURCE), "-o", str(out)])
+            os.replace(out, library)
+    except OSError as exc:
+        raise NativeUnavailable(f"cannot build in {library.parent}: {exc}") from None
     return library
+
+
+def _compile(command: list[str]) -> None:
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+    except OSError as exc:
+        raise NativeUnavailable(f"cannot run the C compiler {command[0]!r}: {exc}") from None
+    if done.returncode:
+        raise NativeUnavailable(
+            f"compiling {SOURCE.name} failed ({shlex.join(command)}):\n{done.stderr}"
+        )
 
 
 @functools.cache
@@ -94,3 +101,17 @@ def available() -> bool:
     except NativeUnavailable:
         return False
     return True
+
+
+def main() -> int:
+    """Build the library now (``make setup``) rather than at the first functional run."""
+    try:
+        print(f"compiled inner loop: {build()}")
+    except NativeUnavailable as exc:
+        print(f"compiled inner loop unavailable: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

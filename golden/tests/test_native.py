@@ -283,15 +283,20 @@ def test_a_missing_compiler_is_a_clear_error_and_auto_falls_back(
 ) -> None:
     monkeypatch.setenv("RECONVERGE_CACHE", str(tmp_path))
     monkeypatch.setenv("CC", "/nonexistent/cc")
+    _uncached()  # the library this process loaded before
     with pytest.raises(
         build.NativeUnavailable, match="cannot run the C compiler '/nonexistent/cc'"
     ):
         build.build()
     with pytest.raises(build.NativeUnavailable, match="cannot run the C compiler"):
-        functional.choose_engine("compiled") if _uncached() else None
+        functional.choose_engine("compiled")
     assert functional.choose_engine("auto") == "reference"
     monkeypatch.setenv("CC", "cc -include /nonexistent.h")  # runs, but fails
     with pytest.raises(build.NativeUnavailable, match=r"compiling block\.c failed"):
+        build.build()
+    monkeypatch.setenv("CC", "cc")
+    monkeypatch.setenv("RECONVERGE_CACHE", "/proc/reconverge")  # cannot be written
+    with pytest.raises(build.NativeUnavailable, match="cannot build in /proc/reconverge/native"):
         build.build()
 
 
@@ -303,10 +308,9 @@ def _fresh_library_after_each_test() -> object:
     _uncached()
 
 
-def _uncached() -> bool:
+def _uncached() -> None:
     build.load.cache_clear()
     build.available.cache_clear()
-    return True
 
 
 def test_code_table_decodes_lazily_and_marks_what_the_reference_executes() -> None:
