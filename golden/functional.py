@@ -312,7 +312,7 @@ class _Machine:
         while True:
             if kernel is not None and self.steps < self.checkpoint:
                 reservations = bool(self.memory.reservations)
-                turn, steps, _ = kernel.run(turn, self.checkpoint - self.steps, reservations)
+                turn, steps = kernel.run(turn, self.checkpoint - self.steps, reservations)
                 self.steps += steps
             warp = _next_ready(warps, turn)
             if warp is None:

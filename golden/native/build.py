@@ -28,6 +28,9 @@ FLAGS = ("-O2", "-std=c11", "-shared", "-fPIC", "-Wall")
 OPS: dict[str, int] = {spec.name: i for i, spec in enumerate(SPECS)}
 OP_CSR_READ = len(SPECS)
 OP_PYTHON = len(SPECS) + 1
+#: Why ``run_block`` returns: the budget is spent, no warp can issue, a pc has no valid decoded
+#: entry (Python decodes it), the next instruction is the reference's.
+STOPS: dict[str, int] = {"BUDGET": 0, "IDLE": 1, "MISS": 2, "PYTHON": 3}
 
 
 class NativeUnavailable(UserError):
@@ -35,10 +38,12 @@ class NativeUnavailable(UserError):
 
 
 def ops_header() -> str:
-    """``ops.h``: ``#define OP_<NAME> <number>`` for every operation."""
-    names = {name.upper().replace(".", "_"): op for name, op in OPS.items()}
-    names |= {"CSR_READ": OP_CSR_READ, "PYTHON": OP_PYTHON}
-    return "".join(f"#define OP_{name} {op}\n" for name, op in names.items())
+    """``ops.h``: ``#define OP_<NAME> <number>`` for every operation, ``STOP_<WHY>`` for
+    :data:`STOPS`."""
+    names = {f"OP_{name.upper().replace('.', '_')}": op for name, op in OPS.items()}
+    names |= {"OP_CSR_READ": OP_CSR_READ, "OP_PYTHON": OP_PYTHON}
+    names |= {f"STOP_{why}": code for why, code in STOPS.items()}
+    return "".join(f"#define {name} {value}\n" for name, value in names.items())
 
 
 def cache_dir() -> Path:

@@ -14,7 +14,7 @@ import numpy as np
 
 from reconverge.golden.isa import Fmt, IllegalInstruction, csr_is_write, decode
 from reconverge.golden.memory import GlobalMemory, WarpMemory
-from reconverge.golden.native.build import OP_CSR_READ, OP_PYTHON, OPS, load
+from reconverge.golden.native.build import OP_CSR_READ, OP_PYTHON, OPS, STOPS, load
 from reconverge.golden.semantics import CSR_DESCRIPTIONS, WarpContext
 
 #: The rows of a warp's CSR table (``warp_t.csrs``): the SIMT CSRs in their numbering order.
@@ -29,9 +29,6 @@ ENTRY = np.dtype(
         "itemsize": 16,
     }
 )
-
-#: Why ``run_block`` returned (``STOP_*`` of block.c).
-STOP_BUDGET, STOP_IDLE, STOP_MISS, STOP_PYTHON = range(4)
 
 _P = ctypes.c_void_p
 
@@ -138,11 +135,12 @@ class BlockKernel:
         self.states = (_WarpT * len(warps))(*map(_warp_state, warps, self.csrs))
         self._args = (ctypes.byref(self.block), self.states)
 
-    def run(self, turn: int, budget: int, reservations: bool) -> tuple[int, int, int]:
-        """Issue up to ``budget`` warp instructions round robin from warp ``turn``. Returns the
-        warp it stopped at (the next to issue), the warp instructions run, and why it stopped
-        (``STOP_BUDGET``, ``STOP_IDLE`` or ``STOP_PYTHON``: the next instruction is the
-        reference's to execute)."""
+    def run(self, turn: int, budget: int, reservations: bool) -> tuple[int, int]:
+        """Issue up to ``budget`` warp instructions round robin from warp ``turn`` (stores and
+        AMOs stop while LR ``reservations`` are held). Returns the warp it stopped at, the next
+        to issue, and the warp instructions run. It stops when the budget is spent, when no warp
+        can issue, or before an instruction it leaves to the reference (a missing decoded entry
+        it fills and goes on)."""
         block, steps = self.block, 0
         for warp, state in zip(self.warps, self.states, strict=True):
             warp.flush()
@@ -153,9 +151,9 @@ class BlockKernel:
             self.library.run_block(*self._args)
             steps += block.steps
             turn = block.turn
-            if block.reason != STOP_MISS:
+            if block.reason != STOPS["MISS"]:
                 break
             self.code.fill(block.stop_pc)
         for warp, state in zip(self.warps, self.states, strict=True):
             warp.n_runnable = state.n_runnable
-        return turn, steps, block.reason
+        return turn, steps
