@@ -278,6 +278,19 @@ def test_engines_are_named_and_the_observer_needs_the_reference() -> None:
     assert len(seen) == 3  # auto with an observer: the reference, every instruction
 
 
+def test_a_fresh_cache_builds_the_library_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> None:
+    monkeypatch.setenv("RECONVERGE_CACHE", str(tmp_path))
+    library = build.build()
+    assert library.parent == build.cache_dir() and library.is_file()
+    built = library.stat().st_mtime_ns
+    assert build.build() == library and library.stat().st_mtime_ns == built  # cached
+    assert [p.name for p in library.parent.iterdir()] == [library.name]  # no leftovers
+    _uncached()
+    assert build.available()  # loads that library
+
+
 def test_a_missing_compiler_is_a_clear_error_and_auto_falls_back(
     monkeypatch: pytest.MonkeyPatch, tmp_path: object
 ) -> None:
