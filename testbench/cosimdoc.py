@@ -160,7 +160,7 @@ def document(rows: Iterable[Row], sim: str, seconds: float) -> str:
         "time to generate). Policies: "
         + ", ".join(f"`{v.label}`" for v in VARIANTS)
         + " (`ppc-implicit`: `--policy ppc --no-hints`). The same Verilog runs on Icarus, the "
-        "default simulator, a few hundred cycles per second against Verilator's thousands "
+        "default simulator, some tens of SM cycles per second against Verilator's thousands "
         "(`make bench`): `make test` co-simulates `nested` under every policy and `ifElse` with "
         "hws on it.",
         "",
