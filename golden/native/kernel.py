@@ -82,9 +82,8 @@ class CodeTable:
 
     def fill(self, pc: int) -> None:
         """Decode the word at ``pc`` (inside global memory, aligned) into its entry."""
-        index = (pc - self.memory.base) >> 2
-        word = int(self.memory.data[0].view("<u4")[index])
-        entry = self.entries[index]
+        word = self.memory.fetch(pc)
+        entry = self.entries[(pc - self.memory.base) >> 2]
         entry["word"], entry["valid"] = word, 1
         try:
             ins = decode(word)

@@ -60,8 +60,8 @@ def test_the_compiled_engine_builds_on_this_machine() -> None:
 def test_suite_kernels_run_alike(
     kernel: str, warp_size: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """...and the compiled loop runs them: the reference issues only the one instruction after
-    each progress checkpoint (none of these kernels uses lr.w / sc.w)."""
+    """...and the compiled loop runs them: with no progress reports, the reference issues
+    nothing (none of these kernels uses lr.w / sc.w or faults)."""
     launch, case = suite()[kernel].launch()
     geometry = Geometry(warp_size=warp_size, simd_width=4)
     config = launch.config(case.grid, case.block, geometry=geometry)
@@ -77,7 +77,7 @@ def test_suite_kernels_run_alike(
     compiled = run(launch.image, config, engine="compiled")
     assert_same(reference, compiled)
     assert compiled.fault is None
-    assert len(issued) <= compiled.warp_instructions // functional.EVERY
+    assert not issued
 
 
 def test_a_64_wide_warp_runs_alike() -> None:
