@@ -1,4 +1,5 @@
-# reconverge — set-up, tests and the main job.  `make run` and `make test` are all a new user needs.
+# reconverge — set-up, tests and the main job.  `make run` and `make test` are all a new user needs;
+# `make check` is the quick loop (lint and every test that needs no simulator or synthesis run).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -9,8 +10,12 @@ APT_PACKAGES := iverilog binutils-riscv64-unknown-elf gcc-riscv64-unknown-elf ve
 JOBS ?= 2
 # long targets print their progress as it happens, not when their output buffer fills
 export PYTHONUNBUFFERED := 1
+# make setup installs every tool the tests use: a missing one fails its tests instead of
+# skipping them (golden/testing/plugin.py)
+export RECONVERGE_REQUIRE_TOOLS := 1
+PYTEST := $(PY) -m pytest -n $(JOBS) --dist loadgroup
 
-.PHONY: all setup system-deps run test test-slow test-sweep soak lint docs results eval bench cosim area clean
+.PHONY: all setup system-deps run check test test-slow test-sweep soak lint docs results eval bench cosim area clean
 
 all: test
 
@@ -47,25 +52,32 @@ setup: system-deps $(STAMP)
 run: setup
 	$(VENV)/bin/reconverge demo
 
-# --dist loadgroup: the co-simulation tests of one SM build run on one worker (xdist_group).
+# The quick loop, under 5 minutes on 2 cores: lint, then the golden models, the compiler, the
+# kernels and the HDL blocks in Amaranth's simulator; no Verilog simulator, no synthesis
+# (docs/testing.md, "Tiers").
+check: lint
+	$(PYTEST) -m "not rtl and not synth and not slow and not sweep"
+
+# Everything but the long sweeps (--dist loadgroup: the co-simulation tests of one SM build run
+# on one worker, xdist_group).
 test: setup
-	$(PY) -m pytest -n $(JOBS) --dist loadgroup -m "not slow and not sweep"
+	$(PYTEST) -m "not slow and not sweep"
 
 # TESTS=FILE... narrows the slow tests to some files (CI runs the random programs' sweep).
 TESTS ?=
 test-slow: setup
-	$(PY) -m pytest -n $(JOBS) --dist loadgroup -m slow $(TESTS)
+	$(PYTEST) -m slow $(TESTS)
 
 # What does not fit in CI: the rest of the co-simulation sweep (26 more SM builds; make cosim
 # runs the same cells and writes docs/cosim.md) and 20 000 random cycles of every HDL block.
 test-sweep: setup
-	$(PY) -m pytest -n $(JOBS) --dist loadgroup -m sweep
+	$(PYTEST) -m sweep
 
 # Random programs against every configuration for SOAK_SECONDS on JOBS processes; a failing
-# program is shrunk and saved to golden/tests/regressions/ (docs/testing.md).
+# program is shrunk and saved to golden/testing/regressions/ (docs/testing.md).
 SOAK_SECONDS ?= 600
 soak: setup
-	$(PY) -m reconverge.golden.tests.soak --seconds $(SOAK_SECONDS) --jobs $(JOBS)
+	$(PY) -m reconverge.golden.testing.soak --seconds $(SOAK_SECONDS) --jobs $(JOBS)
 
 lint: setup
 	$(VENV)/bin/ruff check .
@@ -74,7 +86,7 @@ lint: setup
 # Regenerate the generated parts of docs/ from the code that defines them.
 docs: setup
 	$(PY) -m reconverge.golden.isadoc docs/isa.md
-	$(PY) -m reconverge.golden.tests.test_bad_input docs/testing.md
+	$(PY) -m reconverge.golden.testing.bad_input docs/testing.md
 
 # Every policy on the whole kernel suite (docs/results.md, about a minute).
 results: setup

@@ -66,6 +66,11 @@ SIMULATORS = ("icarus", "verilator")
 LEVELS = (1, 2, 3, 4)
 #: Verilator options for Amaranth's Verilog (as for the blocks, testbench/cocotb_run.py).
 VERILATOR_ARGS = ("-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEOVERLAP")
+#: The C++ optimisation of Verilator's model: -O1 instead of its default -Os compiles the SM
+#: in about two thirds of the time and simulates it as fast (measured on the cosim
+#: configuration: 30 s against 47 s of g++ on two cores, 26 kernels in 34 s on both builds;
+#: -O0 compiles in half the time but simulates three times slower).
+CXX_OPTIMISATION = ("OPT_FAST=-O1", "OPT_SLOW=-O1", "OPT_GLOBAL=-O1")
 #: Verilator options of the toggle-coverage build (:mod:`reconverge.testbench.activity`): every
 #: signal bit however wide, Yosys's unnamed nets (``_123_``) included; the memories are left
 #: out by a control file (:func:`memories_off`).
@@ -219,7 +224,7 @@ def _build_verilator(
         str(cocotb_config.share_dir / "lib" / "verilator" / "verilator.cpp"), str(source),
     ]  # fmt: skip
     jobs = str(min(os.cpu_count() or 1, 8))
-    make = ["make", "-j", jobs, "-C", str(directory), "-f", "Vtop.mk",
+    make = ["make", "-j", jobs, "-C", str(directory), "-f", "Vtop.mk", *CXX_OPTIMISATION,
             f"VM_TRACE={int(bool(waves))}", *(["VM_COVERAGE=1"] if toggles else [])]  # fmt: skip
     with open(log, "w") as out:
         for command in (verilate, make):

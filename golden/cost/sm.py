@@ -8,6 +8,7 @@ lane, divider) is counted from ``golden.isa.SPECS`` and ``XLEN``."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import fields
 
 from reconverge.golden.blocks import ArbiterParams, BlockParams
@@ -50,6 +51,7 @@ READ_PORTS = 2
 CLASSES = tuple(f.name for f in fields(Latencies) if f.name not in ("branch", "arbiter", "squeeze"))
 
 
+@functools.cache
 def _field_width(name: str) -> int:
     """Bits of the decoded field ``name`` (``hdl/sm/decode.py``: ``DECODED``)."""
     wide = {
@@ -69,13 +71,15 @@ def _field_width(name: str) -> int:
 DECODED_BITS = sum(_field_width(n) for n in golden_decode.FIELDS)
 
 
+@functools.cache
 def decoder() -> Inventory:
-    """docs/sm-hardware.md, "Stages": decode. One match per spec over its fixed bits, an AND
-    of each bit or its complement (an equality with a constant needs no XNOR); each constant
-    field an OR over the specs with a non-zero value (``Mux(hit, value, 0)`` of a constant is
-    the hit or nothing, per bit); the immediate an OR of one sign-extended copy per format;
-    register fields gated by their presence; the return-register (a decoder of rs1) and x0
-    tests."""
+    """The decoder's inventory (docs/sm-hardware.md, "Stages": decode), computed once: it
+    depends on the ISA alone, and callers include it, never change it. One match per spec over
+    its fixed bits, an AND of each bit or its complement (an equality with a constant needs
+    no XNOR); each constant field an OR over the specs with a non-zero value (``Mux(hit,
+    value, 0)`` of a constant is the hit or nothing, per bit); the immediate an OR of one
+    sign-extended copy per format; register fields gated by their presence; the
+    return-register (a decoder of rs1) and x0 tests."""
     inv = Inventory()
     matches = sum(reduce(s.mask.bit_count()) for s in SPECS)
     inv.add("match", gate=matches + reduce(len(SPECS)))

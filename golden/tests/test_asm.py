@@ -14,12 +14,14 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from reconverge.golden import asm
 from reconverge.golden.asm import assemble
 from reconverge.golden.image import Image
 from reconverge.golden.isa import CSR_NAMES, SPECS, Fmt, IllegalInstruction, Spec, Syntax, decode
 from reconverge.golden.memmap import GLOBAL_BASE
-from reconverge.golden.tests import gnu
+from reconverge.golden.testing import gnu
 
 
 @dataclass(frozen=True)
@@ -446,6 +448,7 @@ def test_cases_cover_every_instruction() -> None:
     assert set(asm._PSEUDOS) - used == set()
 
 
+@pytest.mark.gnu
 def test_every_form_assembles_as_gnu_does(tmp_path: Path) -> None:
     image = assemble(SOURCE, "forms.S")
     data_address = image.symbols["data_sym"]

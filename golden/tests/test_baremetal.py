@@ -27,6 +27,8 @@ from reconverge.golden.memmap import GLOBAL_BASE
 from reconverge.golden.sm.config import Policy, SMConfig
 from reconverge.golden.sm.core import run_sm
 
+pytestmark = pytest.mark.gnu
+
 PROGRAM_DIR = Path(__file__).parent / "programs" / "baremetal"
 KERNELS_DIR = Path(__file__).parents[2] / "kernels"
 SOURCES = (KERNELS_DIR / "crt0.S", PROGRAM_DIR / "main.c")
@@ -161,6 +163,7 @@ def _qemu_instructions(qemu: str, elf: Path, threads: int, log: Path) -> int:
     return log.read_text().count("Trace")
 
 
+@pytest.mark.qemu
 def test_qemu_runs_the_same_program_thread_by_thread(tmp_path: Path) -> None:
     """qemu-riscv32, the physical reference of ``make bench``, runs main.c thread by thread
     (qemu_main.S; the thread id from it instead of the SIMT CSRs): every thread passes its

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from reconverge.golden.blocks import StacklessBlock, StacklessParams, coalesce
 from reconverge.golden.blocks.stackless import StacklessControl
-from reconverge.golden.tests.randprog import programs, render
+from reconverge.golden.testing.randprog import programs, render
 from reconverge.testbench.lockstep import run_golden
 from reconverge.testbench.scenarios import applicable, rng_for
 from reconverge.testbench.scenarios import stackless as stimulus

@@ -31,7 +31,7 @@ from reconverge.golden.isa import (
     imm_range,
 )
 from reconverge.golden.memmap import GLOBAL_BASE
-from reconverge.golden.tests import gnu
+from reconverge.golden.testing import gnu
 
 #: Instructions GNU binutils does not know (the SIMT custom-0 ones).
 GNU_UNKNOWN = frozenset({"bar", "rhint"})
@@ -207,6 +207,7 @@ def base_form(ins: Instr, pc: int) -> tuple[str, list[Operand]]:
     return ins.name + order, operands
 
 
+@pytest.mark.gnu
 def test_decoder_agrees_with_objdump_no_aliases(sample_elf: tuple[list[int], Path]) -> None:
     words, elf = sample_elf
     listing = gnu.objdump(elf, "-M", "no-aliases")
@@ -252,6 +253,7 @@ def our_operands(text: str) -> list[Operand]:
     return ops
 
 
+@pytest.mark.gnu
 def test_aliases_agree_with_objdump(sample_elf: tuple[list[int], Path]) -> None:
     words, elf = sample_elf
     problems = []

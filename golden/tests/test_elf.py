@@ -17,7 +17,7 @@ from reconverge.golden.asm import assemble
 from reconverge.golden.elf import ElfError, load_elf, read_elf, write_elf
 from reconverge.golden.image import Image, Segment
 from reconverge.golden.memmap import GLOBAL_BASE
-from reconverge.golden.tests import gnu
+from reconverge.golden.testing import gnu
 
 PROGRAM = """\
   .globl _start
@@ -115,6 +115,7 @@ def test_round_trip_of_any_image(
 # GNU binutils on the files we write, and our reader on the files GNU ld writes.
 
 
+@pytest.mark.gnu
 def test_readelf_accepts_what_we_write(image: Image, elf_file: Path) -> None:
     done = gnu.run("readelf", "-h", "-l", "-s", "-S", "-W", str(elf_file))
     header = dict(re.findall(r"^\s+([A-Z][\w ()/-]+):\s+(.+?)\s*$", done, re.M))
@@ -137,12 +138,14 @@ def test_readelf_accepts_what_we_write(image: Image, elf_file: Path) -> None:
     assert symbols == dict(image.symbols)
 
 
+@pytest.mark.gnu
 def test_readelf_has_no_complaints(elf_file: Path) -> None:
     cmd = [gnu.tool("readelf"), "-a", "-W", str(elf_file)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert done.returncode == 0 and done.stderr == "", done.stderr
 
 
+@pytest.mark.gnu
 def test_objdump_decodes_the_words_we_write(image: Image, elf_file: Path) -> None:
     rx = image.segments[0]
     listing = gnu.objdump(elf_file, "-M", "no-aliases")
@@ -164,6 +167,7 @@ def memory_from(image: Image, base: int, size: int) -> bytes:
     return bytes(buf)
 
 
+@pytest.mark.gnu
 def test_reads_what_gnu_ld_links(image: Image, tmp_path: Path) -> None:
     """The same program built by GNU as + ld: the same bytes at the same addresses, the entry,
     the labels (and none of GNU's mapping symbols $x/$d)."""
@@ -248,6 +252,7 @@ def test_missing_and_unreadable_files(tmp_path: Path) -> None:
     assert str(info.value) == f"{tmp_path}: Is a directory"
 
 
+@pytest.mark.gnu
 def test_files_gnu_tools_make_that_the_sm_cannot_run(tmp_path: Path) -> None:
     """Real GNU output: an object file (not linked), a 64-bit object, an RVC executable."""
     src = tmp_path / "t.S"

@@ -20,7 +20,7 @@ from reconverge.golden.image import Image
 from reconverge.golden.native import build
 from reconverge.golden.native.kernel import CodeTable
 from reconverge.golden.semantics import ALU_OPS
-from reconverge.golden.tests.randprog import programs, render
+from reconverge.golden.testing.randprog import programs, render
 from reconverge.kernels import suite
 
 EXIT = "li a7, 93\n    ecall\n"

@@ -12,8 +12,8 @@ import pytest
 
 from reconverge.golden.asm import assemble
 from reconverge.golden.functional import run
-from reconverge.golden.tests import soak
-from reconverge.golden.tests import test_sm_random as checks
+from reconverge.golden.testing import randcheck as checks
+from reconverge.golden.testing import soak
 
 FILES = sorted(soak.REGRESSIONS.glob("*.S"))
 LAUNCH = re.compile(r"# reconverge soak reproducer: grid (\d+) block (\d+)")

@@ -17,7 +17,9 @@ from reconverge.golden.geometry import Geometry
 from reconverge.golden.sm.commands import Variant, variants
 from reconverge.golden.sm.config import SMConfig
 from reconverge.golden.sm.core import run_sm
-from reconverge.golden.tests import qemu, riscv_tests
+from reconverge.golden.testing import qemu, riscv_tests
+
+pytestmark = pytest.mark.gnu
 
 NAMES = riscv_tests.names() or ["riscv-tests-missing"]
 RV32A = [n for n in NAMES if n.startswith("rv32ua-")]
@@ -37,6 +39,7 @@ def test_the_suites_are_there(out_dir: Path) -> None:
     assert counts == {"rv32ui": 39, "rv32um": 8, "rv32ua": 10}
 
 
+@pytest.mark.qemu
 @pytest.mark.parametrize("name", NAMES)
 def test_passes_on_the_functional_model_as_qemu_counts(name: str, out_dir: Path) -> None:
     elf = riscv_tests.build(name, out_dir)

@@ -25,7 +25,7 @@ from reconverge.golden.image import Image
 from reconverge.golden.isa import MASK32 as M32
 from reconverge.golden.isa import SPECS, decode, sext
 from reconverge.golden.memmap import GLOBAL_BASE
-from reconverge.golden.tests import gnu
+from reconverge.golden.testing import gnu
 
 PROGRAM = Path(__file__).parent / "programs" / "rv32ima_selftest.S"
 
@@ -66,6 +66,7 @@ def image(source: str) -> Image:
     return assemble(source, str(PROGRAM))
 
 
+@pytest.mark.gnu
 def test_assembles_identically_with_gnu_as(source: str, image: Image, tmp_path: Path) -> None:
     assert image.entry == image.symbols["_start"] == GLOBAL_BASE
     assert min(seg.vaddr for seg in image.segments) == GLOBAL_BASE

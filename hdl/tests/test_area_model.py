@@ -53,6 +53,7 @@ class _Constants(wiring.Component):
         return m
 
 
+@pytest.mark.synth
 def test_the_word_inventory_folds_constants() -> None:
     # the decoder is gates (no XNOR against a constant; op == 0 Yosys writes as a NOR of the
     # bits), the variable equality one comparator bit per bit, the multiplexer of 5 and 0
@@ -61,6 +62,7 @@ def test_the_word_inventory_folds_constants() -> None:
     assert word_inventory(_Constants(), "constants") == Counter({Kind.GATE: gates, Kind.EQ: 8})
 
 
+@pytest.mark.synth
 @pytest.mark.parametrize("params", SETS, ids=[f"{p.name}-{p.label()}" for p in SETS])
 def test_block_inventory_counts_what_the_hdl_builds(params: object) -> None:
     spec = lookup(params.name)  # type: ignore[attr-defined]
@@ -111,6 +113,7 @@ def _sm_cases() -> list[tuple[str, object]]:
 SM_CASES = _sm_cases()
 
 
+@pytest.mark.synth
 @pytest.mark.parametrize("params", [p for _, p in SM_CASES], ids=[n for n, _ in SM_CASES])
 def test_sm_inventory_counts_what_the_hdl_builds_stage_by_stage(params: object) -> None:
     from reconverge.golden.cost.sm import sm, stage

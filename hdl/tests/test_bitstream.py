@@ -22,10 +22,7 @@ from reconverge.golden.faults import FaultCode
 from reconverge.hdl.tools import bitstream
 from reconverge.hdl.tools.board_top import BoardTop
 from reconverge.hdl.tools.boards import BOARDS
-from reconverge.hdl.tools.synth import synth_tools_available
 from reconverge.hdl.tools.uart import UARTTransmitter
-
-yowasp = pytest.mark.skipif(not synth_tools_available(), reason="yowasp tools missing")
 
 
 def decode(levels: list[int], bit_cycles: int) -> bytes:
@@ -132,7 +129,7 @@ def test_board_top_runs_the_system_on_its_clock_enable_and_reports(code, line) -
     assert decode(levels, 4) == line * 3
 
 
-@yowasp
+@pytest.mark.synth
 @pytest.mark.parametrize("name", list(BOARDS))
 def test_flow_builds_a_bitstream_of_each_board(tmp_path: Path, name: str) -> None:
     board = BOARDS[name]
@@ -153,7 +150,7 @@ def test_flow_builds_a_bitstream_of_each_board(tmp_path: Path, name: str) -> Non
     assert "LUT4" in text and "Fmax" in text and str(out) in text
 
 
-@yowasp
+@pytest.mark.synth
 def test_a_design_larger_than_the_board_is_refused_after_synthesis(tmp_path: Path) -> None:
     tiny = replace(BOARDS["icebreaker"], capacity={**BOARDS["icebreaker"].capacity, "bram": 1})
     with pytest.raises(UserError, match=r"fit iCEBreaker .*block RAM \d+ needed .*1 avail"):
@@ -195,7 +192,7 @@ def test_bitstream_errors_are_one_line(capsys, argv, message) -> None:
 SMALLEST = ["ifElse", "--size", "2", "--warp-size", "2", "--simd-width", "1"]
 
 
-@yowasp
+@pytest.mark.synth
 def test_smallest_sm_is_synthesised_for_the_ulx3s(capsys) -> None:
     argv = ["bitstream", "--board", "ulx3s-85f", *SMALLEST, "--stop-after", "synth", "--json"]
     assert main(argv) == 0
@@ -206,7 +203,7 @@ def test_smallest_sm_is_synthesised_for_the_ulx3s(capsys) -> None:
     assert r["placed"] is None and r["fmax_mhz"] is None and r["bitstream"] is None
 
 
-@yowasp
+@pytest.mark.synth
 @pytest.mark.slow
 def test_smallest_sm_is_placed_and_routed_on_the_ulx3s(capsys) -> None:
     argv = ["bitstream", "--board", "ulx3s-85f", *SMALLEST, "--stop-after", "pnr", "--json"]

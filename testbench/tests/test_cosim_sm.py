@@ -1,13 +1,14 @@
 """Programs on the SM's generated Verilog, held to golden (the co-simulation plan of issue 12,
 :mod:`reconverge.testbench.cosim_plan`).
 
-``make test``: every suite kernel at its default size under every policy with hws off, and
-with hws on for sps and mp-orec, at the cosim configuration (W = 8, L = 4, 4 warp slots) on
-Verilator; a subset on Icarus; the GNU-built bare-metal program and the assembler demo through
-``reconverge cosim``; W = L = 8 on a subset. ``make test-slow``: the other policies with hws,
-and W = 16, L = 4 on a subset. ``make test-sweep``: the rest of the kernel x policy x hws x
-geometry sweep. Every cell must reach exactly its expected level (4
-unless ``cosim_plan.KNOWN`` documents it) and the RTL's outputs must match the kernel's oracle.
+``make test``: every suite kernel at its default size under every policy at the cosim
+configuration (W = 8, L = 4, 4 warp slots) on Verilator, with hws off and, for mp-orec, on (one
+SM build per policy variant, every other test of this module runs on one of them); two cells on
+Icarus; the GNU-built bare-metal program and the assembler demo through ``reconverge cosim``;
+W = L = 8 on a subset. ``make test-slow``: the other (policy, hws) builds, the other Icarus
+cells, and W = 16, L = 4 on a subset. ``make test-sweep``: the rest of the kernel x policy x
+hws x geometry sweep. Every cell must reach exactly its expected level (4 unless
+``cosim_plan.KNOWN`` documents it) and the RTL's outputs must match the kernel's oracle.
 
 Tests that run on one SM build share an ``xdist_group`` (``make test`` distributes with
 ``--dist loadgroup``), so a pytest-xdist worker builds each SM once and no worker waits for
@@ -32,8 +33,8 @@ from reconverge.golden.asm import assemble
 from reconverge.golden.functional import LaunchConfig
 from reconverge.golden.programs import load_program
 from reconverge.golden.sm.config import Policy
-from reconverge.golden.tests import riscv_tests
-from reconverge.golden.tests.randprog import Program, programs, render
+from reconverge.golden.testing import riscv_tests
+from reconverge.golden.testing.randprog import Program, programs, render
 from reconverge.testbench.cosim import cosim
 from reconverge.testbench.cosim_plan import (
     COSIM_GEOMETRY,
@@ -76,15 +77,11 @@ def cell(
     )
 
 
-#: The SM builds of make test at the cosim configuration: every policy with hws off, and hws on
-#: for sps and mp-orec (each build is minutes of Verilog generation and C++ compilation, the
-#: bulk of make test); the other policies with hws are built in make test-slow.
-DEFAULT_BUILDS: tuple[tuple[Variant, bool], ...] = (
-    *((v, False) for v in VARIANTS),
-    (SPS, True),
-    (MP_OREC, True),
-)
-SLOW_BUILDS = tuple((v, True) for v in VARIANTS if (v, True) not in DEFAULT_BUILDS)
+#: The SM builds of make test at the cosim configuration: one per policy variant, hws off but
+#: for mp-orec (each build is a minute or two of Verilog generation and C++ compilation, the
+#: bulk of make test); the other (policy, hws) pairs are built in make test-slow.
+DEFAULT_BUILDS: tuple[tuple[Variant, bool], ...] = tuple((v, v == MP_OREC) for v in VARIANTS)
+SLOW_BUILDS = tuple((v, h) for v in VARIANTS for h in HWS if (v, h) not in DEFAULT_BUILDS)
 
 
 def build_params() -> list[object]:
@@ -102,10 +99,15 @@ CELL_ARGS = ("kernel", "geometry", "variant", "hws")
 COSIM_CELLS = [cell(k, COSIM_GEOMETRY, v, h) for v, h in DEFAULT_BUILDS for k in KERNELS] + [
     cell(k, COSIM_GEOMETRY, v, h, "", pytest.mark.slow) for v, h in SLOW_BUILDS for k in KERNELS
 ]
-#: make test, on Icarus: nested (seed 002 Fig 6) under every policy, ifElse with hws.
-ICARUS_CELLS = [cell("nested", COSIM_GEOMETRY, v, False, "icarus") for v in VARIANTS] + [
-    cell("ifElse", COSIM_GEOMETRY, v, True, "icarus") for v in (SPS, MP_OREC)
-]
+#: On Icarus: nested (seed 002 Fig 6) under every policy, ifElse with hws; make test runs two
+#: of them (Icarus simulates the SM at tens of cycles per second), make test-slow the others.
+ICARUS_FAST = {("nested", "sps", False), ("ifElse", "mp-orec", True)}
+ICARUS_CELLS = [
+    cell(k, COSIM_GEOMETRY, v, h, "icarus",
+         *([] if (k, v.label, h) in ICARUS_FAST else [pytest.mark.slow]))
+    for k, variants, h in (("nested", VARIANTS, False), ("ifElse", (SPS, MP_OREC), True))
+    for v in variants
+]  # fmt: skip
 #: The other geometries on five control-flow shapes (if/else, nesting, a loop with break, a
 #: conditional call, atomics and barriers): W = L = 8 (one pass: the stack-less tree coalesces
 #: all eight lanes) in make test, W = 16 on four passes in make test-slow.
@@ -138,6 +140,7 @@ def check(kernel: str, geometry: str, variant: Variant, hws: bool, sim: str) -> 
     assert result.problems() == [], result.report.format()
 
 
+@pytest.mark.rtl
 @pytest.mark.usefixtures("verilator")
 @pytest.mark.parametrize(CELL_ARGS, COSIM_CELLS)
 def test_suite_at_the_cosim_configuration(
@@ -148,12 +151,14 @@ def test_suite_at_the_cosim_configuration(
     check(kernel, geometry, variant, hws, "verilator")
 
 
+@pytest.mark.rtl
 @pytest.mark.parametrize(CELL_ARGS, ICARUS_CELLS)
 def test_subset_on_icarus(kernel: str, geometry: str, variant: Variant, hws: bool) -> None:
     """The default simulator: nested under every policy, ifElse with hws."""
     check(kernel, geometry, variant, hws, "icarus")
 
 
+@pytest.mark.rtl
 @pytest.mark.usefixtures("verilator")
 @pytest.mark.parametrize(CELL_ARGS, GEOMETRY_CELLS)
 def test_other_geometries(kernel: str, geometry: str, variant: Variant, hws: bool) -> None:
@@ -161,6 +166,7 @@ def test_other_geometries(kernel: str, geometry: str, variant: Variant, hws: boo
     check(kernel, geometry, variant, hws, "verilator")
 
 
+@pytest.mark.rtl
 @pytest.mark.sweep
 @pytest.mark.usefixtures("verilator")
 @pytest.mark.parametrize(CELL_ARGS, SWEEP_CELLS)
@@ -217,6 +223,8 @@ def baremetal_json(capsys: pytest.CaptureFixture[str], elf: Path, *options: str)
     return out
 
 
+@pytest.mark.rtl
+@pytest.mark.gnu
 @pytest.mark.usefixtures("verilator")
 @pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, DPS, False))
 def test_baremetal_program(baremetal: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -230,6 +238,8 @@ def test_baremetal_program(baremetal: Path, capsys: pytest.CaptureFixture[str]) 
     assert out["golden"]["cycles"] == out["rtl"]["cycles"] > 100_000
 
 
+@pytest.mark.rtl
+@pytest.mark.gnu
 @pytest.mark.usefixtures("verilator")
 @pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, SPS, False))
 def test_baremetal_program_overflows_the_sps_stack(
@@ -245,6 +255,8 @@ def test_baremetal_program_overflows_the_sps_stack(
     assert rtl == golden and rtl["kind"] == "table overflow"
 
 
+@pytest.mark.rtl
+@pytest.mark.gnu
 @pytest.mark.slow
 @pytest.mark.usefixtures("verilator")
 @pytest.mark.parametrize("label", [v.label for v in VARIANTS])
@@ -261,6 +273,7 @@ def test_baremetal_program_every_policy(
     _exits_ok(baremetal_json(capsys, baremetal, *policy))
 
 
+@pytest.mark.rtl
 @pytest.mark.usefixtures("verilator")
 @pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, MP_OREC, True))
 def test_assembler_demo(capsys: pytest.CaptureFixture[str]) -> None:
@@ -273,6 +286,7 @@ def test_assembler_demo(capsys: pytest.CaptureFixture[str]) -> None:
     assert out["golden"]["thread_instructions"] == out["rtl"]["thread_instructions"] > 0
 
 
+@pytest.mark.rtl
 @pytest.mark.usefixtures("verilator")
 @pytest.mark.parametrize(("variant", "hws"), build_params())
 def test_jump_table_program(variant: Variant, hws: bool) -> None:
@@ -296,6 +310,7 @@ def test_jump_table_program(variant: Variant, hws: bool) -> None:
     assert list(memory.read_words(symbols["hist"], 2)) == hist
 
 
+@pytest.mark.rtl
 @pytest.mark.usefixtures("verilator")
 @pytest.mark.parametrize(("variant", "hws"), build_params())
 def test_atomics_program(variant: Variant, hws: bool) -> None:
@@ -327,6 +342,7 @@ def test_atomics_program(variant: Variant, hws: bool) -> None:
     assert list(memory.read_words(symbols["result"], total)) == [0x16] * total
 
 
+@pytest.mark.rtl
 @pytest.mark.usefixtures("verilator")
 @pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, SPS, False))
 def test_two_resident_blocks_keep_their_windows() -> None:
@@ -352,11 +368,12 @@ def check_random_program(program: Program, variant: Variant, hws: bool, block: i
     assert report.reached == 4, f"{report.format()}\n{source}"
 
 
+@pytest.mark.rtl
 @pytest.mark.usefixtures("verilator")
 @pytest.mark.parametrize(("variant", "hws"), [
-    pytest.param(v, False, id=v.label,
-                 marks=pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, v, False)))
-    for v in VARIANTS
+    pytest.param(v, h, id=v.label + "-hws" * h,
+                 marks=pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, v, h)))
+    for v, h in DEFAULT_BUILDS
 ])  # fmt: skip
 @settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
 @given(program=programs(), block=st.integers(1, 32))
@@ -365,6 +382,7 @@ def test_random_programs(variant: Variant, hws: bool, program: Program, block: i
     check_random_program(program, variant, hws, block)
 
 
+@pytest.mark.rtl
 @pytest.mark.slow
 @pytest.mark.usefixtures("verilator")
 @pytest.mark.parametrize(("variant", "hws"), build_params())
@@ -384,6 +402,8 @@ def riscv_tests_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("riscv-tests")
 
 
+@pytest.mark.rtl
+@pytest.mark.gnu
 @pytest.mark.usefixtures("verilator")
 @pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, MP_OREC, True))
 @pytest.mark.parametrize("name", RISCV_TESTS)
@@ -400,6 +420,7 @@ def test_riscv_tests_on_the_sm(name: str, riscv_tests_dir: Path) -> None:
     assert rtl.exit_codes.tolist() == [[0]], f"{name}: case {rtl.exit_codes[0][0]} failed"
 
 
+@pytest.mark.rtl
 @pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, SPS, False))
 def test_assembler_demo_on_icarus(capsys: pytest.CaptureFixture[str]) -> None:
     """The demo on the default simulator, one warp of 8 threads under sps."""

@@ -75,6 +75,8 @@ LOOP = textwrap.dedent(
 )
 
 
+@pytest.mark.rtl
+@pytest.mark.synth
 @pytest.mark.xdist_group(f"sm-{params_digest(SYNTH)}-toggles")  # testbench/tests/test_activity.py
 def test_power_rtl_beside_the_model(tmp_path: Path) -> None:
     """On the synthesis SM, which the fit has not seen (it was fitted at the cosim

@@ -78,6 +78,7 @@ def test_random_words_decode_in_amaranth_sim(words: list[int]) -> None:
     check(words, decoded(simulate_amaranth(Decoder(), [{"word": w} for w in words])))
 
 
+@pytest.mark.rtl
 def test_every_spec_decodes_in_icarus(tmp_path) -> None:
     rng = random.Random(13)
     words = [w for spec in isa.SPECS for w in spec_words(spec, rng, 6)]

@@ -169,6 +169,7 @@ def test_lane_on_random_operands(cases: list[dict]) -> None:
     check_lane(cases, simulate_amaranth(DecodedLane(), cases))
 
 
+@pytest.mark.rtl
 def test_lane_in_icarus(tmp_path) -> None:
     cases = edge_cases()[::7]
     check_lane(cases, simulate_icarus(DecodedLane(), "decoded_lane", cases, tmp_path))
@@ -257,6 +258,7 @@ def test_divider_random_stream(stages: int, reqs: list[Request]) -> None:
     check_divider(reqs, stages, simulate_amaranth(Divider(stages, 8), cycles))
 
 
+@pytest.mark.rtl
 @pytest.mark.parametrize("stages", [0, 3])
 def test_divider_in_icarus(stages: int, tmp_path) -> None:
     requests = edge_requests()[::3]

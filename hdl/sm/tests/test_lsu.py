@@ -17,7 +17,6 @@ import dataclasses
 import json
 import os
 import random
-import shutil
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -774,6 +773,7 @@ async def lsu_stream(dut: Any) -> None:
     Path(os.environ[RECORD]).write_text(run.to_json())
 
 
+@pytest.mark.rtl
 def test_lsu_verilog_under_icarus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Generate the Verilog once and run a short random stream with back-pressure under Icarus
     (cocotb): it must agree with golden, and cycle for cycle with Amaranth's simulator."""
@@ -841,7 +841,6 @@ def icarus_stream(params: SMParams, rng: random.Random) -> list[MemInstr]:
     return stream + shared_sweep(params, stream)
 
 
+@pytest.mark.rtl
 def test_lsu_verilog_lints_clean() -> None:
-    if not shutil.which("verilator"):
-        pytest.skip("verilator not installed")
     assert verilator_lint(to_verilog(LSU(COSIM), "lsu"), "lsu") == []

@@ -129,7 +129,7 @@ launch_values = st.lists(
 def test_register_file_random_stream(name: str) -> None:
     params = SMParams(geometry=GEOMETRIES[name])
 
-    @settings(max_examples=8, deadline=None)
+    @settings(max_examples=5, deadline=None)
     @given(st.lists(cycle_strategy(params), min_size=1, max_size=120), launch_values)
     def run(cycles: list[Cycle], values: list[list[int]]) -> None:
         cycles = with_launch_values(cycles, values)
@@ -160,6 +160,7 @@ def seeded_stream(params: SMParams, n: int, seed: int) -> list[Cycle]:
     return with_launch_values(cycles, values)
 
 
+@pytest.mark.rtl
 def test_register_file_in_icarus(tmp_path) -> None:
     params = SMParams(geometry=GEOMETRIES["W8-L4-warps4"])
     cycles = seeded_stream(params, 400, seed=5)

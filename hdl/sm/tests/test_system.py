@@ -23,7 +23,9 @@ BOARD = replace(
 )
 
 
-@pytest.mark.parametrize("policy", [Policy.SPS, Policy.MP_OREC])
+@pytest.mark.parametrize(
+    "policy", [Policy.SPS, pytest.param(Policy.MP_OREC, marks=pytest.mark.slow)]
+)
 def test_board_top_runs_a_kernel(policy: Policy) -> None:
     params = replace(BOARD, config=replace(BOARD.config, policy=policy))
     kernel = suite()["ifElse"]

@@ -2,7 +2,7 @@
 project's assembler would (``as -mno-relax``, ``ld`` with text at 0x80000000), read back the
 memory image and the symbol table, run ``objdump`` and ``readelf``.
 
-Import as ``reconverge.golden.tests.gnu``.
+Import as ``reconverge.golden.testing.gnu``.
 """
 
 from __future__ import annotations

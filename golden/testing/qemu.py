@@ -4,7 +4,7 @@ and data alike, wherever the data lies), run as a Linux process whose exit syste
 (a7 = 93) is the SM's thread exit, and the instructions it executes counted: one translated
 block per instruction (``-singlestep``), each executed block logged (``-d exec,nochain``).
 
-Import as ``reconverge.golden.tests.qemu``.
+Import as ``reconverge.golden.testing.qemu``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from reconverge.golden.tests import gnu
+from reconverge.golden.testing import gnu
 
 #: One PT_LOAD segment, readable, writable and executable, from 0x80000000.
 LINK_SCRIPT = """\

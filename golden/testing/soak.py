@@ -2,7 +2,7 @@
 time, on several processes; prints the programs, thread instructions and mismatches, and saves
 every failing program — shrunk by Hypothesis to a small reproducer — as a regression test.
 
-    python -m reconverge.golden.tests.soak [--seconds S] [--jobs N] [--json FILE]
+    python -m reconverge.golden.testing.soak [--seconds S] [--jobs N] [--json FILE]
 
 Each program runs as in ``test_sm_random.py``: the functional model and every policy, dwf and
 en-dwf, with hws off and on, at the three geometries of ``GEOMETRY_SET``, all of which must
@@ -28,8 +28,8 @@ from hypothesis import strategies as st
 from reconverge.golden.asm import assemble
 from reconverge.golden.functional import run
 from reconverge.golden.output import write_output
-from reconverge.golden.tests import test_sm_random as checks
-from reconverge.golden.tests.randprog import Program, programs, render
+from reconverge.golden.testing import randcheck as checks
+from reconverge.golden.testing.randprog import Program, programs, render
 
 REGRESSIONS = Path(__file__).parent / "regressions"
 BATCH = 20  # programs per Hypothesis run (a fresh random seed each)

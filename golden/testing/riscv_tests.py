@@ -1,12 +1,12 @@
 """The public RISC-V ISA tests (riscv-tests, ``isa/rv32ui``, ``rv32um``, ``rv32ua``) as test
 programs: their sources come from the copy that the PyPI package ``pythondata-cpu-ibex`` (a
 pinned test dependency) vendors, and GNU gcc builds them at test time with the project's
-target environment (``programs/riscv_tests_env/riscv_test.h``: a test ends its thread with the
+target environment (``riscv_tests_env/riscv_test.h``: a test ends its thread with the
 Linux exit system call, code 0 when it passed, the failing case's number otherwise) into the
 one read-write-execute segment of ``qemu.LINK_SCRIPT``, so that the same ELF runs on the SM and
 under qemu-user (``fence_i`` stores the instructions it then runs).
 
-Import as ``reconverge.golden.tests.riscv_tests``.
+Import as ``reconverge.golden.testing.riscv_tests``.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from reconverge.golden.tests import gnu, qemu
+from reconverge.golden.testing import gnu, qemu
 
 SUITES = ("rv32ui", "rv32um", "rv32ua")
-ENV = Path(__file__).parent / "programs" / "riscv_tests_env"
+ENV = Path(__file__).parent / "riscv_tests_env"
 PACKAGE = "pythondata_cpu_ibex"
 CFLAGS = ("-march=rv32ima_zicsr_zifencei", "-mabi=ilp32", "-nostdlib", "-nostartfiles")
 
