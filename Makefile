@@ -79,9 +79,12 @@ SOAK_SECONDS ?= 600
 soak: setup
 	$(PY) -m reconverge.golden.testing.soak --seconds $(SOAK_SECONDS) --jobs $(JOBS)
 
+# ruff, and the layers of docs/architecture.md with import-linter (pyproject.toml:
+# tool.importlinter; the project's own contracts are golden/testing/contracts.py).
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 # Regenerate the generated parts of docs/ from the code that defines them.
 docs: setup
@@ -90,7 +93,7 @@ docs: setup
 
 # Every policy on the whole kernel suite (docs/results.md, about a minute).
 results: setup
-	$(PY) -m reconverge.golden.sm.results docs/results.md
+	$(PY) -m reconverge.golden.cli.results docs/results.md
 
 # The seeds' experiments on the evaluation machines (docs/evaluation.md, docs/figures/): about
 # 25 minutes on 2 cores the first time (627 runs); every run's result is kept in build/eval-cache,
@@ -102,7 +105,7 @@ eval: setup
 # Start-up and simulation speed of the golden models, each beside the code before the speed work
 # (checked out of git), and of the SM's Verilog (Icarus, Verilator): docs/performance.md.
 bench: setup
-	$(PY) -m reconverge.golden.sm.bench
+	$(PY) -m reconverge.golden.evaluation.bench
 
 # docs/cosim.md: every kernel x policy x hws x geometry co-simulated on Verilator (42 SM builds:
 # about 45 minutes on 2 cores; builds the tests made are reused).
@@ -115,7 +118,7 @@ cosim: setup
 # AREA_BUDGET=SECONDS starts no synthesis after that long (the page lists what is left).
 AREA_BUDGET ?=
 area: setup
-	$(PY) -m reconverge.hdl.tools.area docs/area.md --jobs $(JOBS) --json docs/area.json --resume \
+	$(PY) -m reconverge.golden.cost.area_report docs/area.md --jobs $(JOBS) --json docs/area.json --resume \
 	  $(if $(AREA_BUDGET),--budget $(AREA_BUDGET))
 
 clean:

@@ -67,6 +67,12 @@ _NOT_RUNNABLE = np.uint64(2**64 - 1)  # SP:PC key of threads that take no part i
 DEFAULT_GRID, DEFAULT_BLOCK = 1, 32
 
 
+#: The default budget of warp instructions of a run: up to half a minute of the functional
+#: model and a minute or two of the cycle-level SM on divergent code at W = 32, on this
+#: project's 2-core reference machine (a progress line shows after two seconds).
+DEFAULT_STEP_LIMIT = 1_000_000
+
+
 @dataclass(frozen=True)
 class LaunchConfig:
     """A kernel launch: ``grid`` blocks of ``block`` threads, with up to 8 arguments in a0..a7
@@ -101,6 +107,11 @@ class RunResult:
     exited: np.ndarray  # bool
     memory: GlobalMemory  # final global memory
     fault: SimtFault | None = None
+
+    @property
+    def ok(self) -> bool:
+        """No fault, and every thread exited with code 0."""
+        return self.fault is None and bool(self.exited.all()) and not self.exit_codes.any()
 
     def check(self) -> RunResult:
         """Raise the fault of a run that faulted; return the result otherwise."""

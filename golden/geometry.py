@@ -3,23 +3,27 @@
 Defaults follow the seeds: warps of W = 32 threads issued on L = 8 lanes, so a warp instruction
 takes W/L = 4 passes (the quarter-warps of seed 001).
 
-Each HDL block's parameters for an SM of this geometry come from one method named after the
-block (``geometry.sps_stack(pc_width=32)``, ...), so the SM, the CLI and the tests use the same
-values; the arguments are what the geometry does not say (widths, ports, the policy).
+Each HDL block's parameters for an SM of this geometry come from its parameter dataclass's
+``of`` (``SqueezerParams.of(geometry)``; a divergence unit's from
+``golden.blocks.units.unit_params``), so the SM, the area model and the tests derive the same
+values.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reconverge.golden.blocks.arbiter import ArbiterParams
-from reconverge.golden.blocks.scoreboard import MaskedScoreboardParams, ScoreboardParams
-from reconverge.golden.blocks.split_tables import SplitTablesParams
-from reconverge.golden.blocks.squeezer import SqueezerParams
-from reconverge.golden.blocks.stack_twins import DualPathStackParams, SpsStackParams
-from reconverge.golden.blocks.stackless import StacklessParams
 from reconverge.golden.isa import NUM_REGS
-from reconverge.golden.sm.config import Policy
+
+
+def ceil_log2(n: int) -> int:
+    """Levels of a binary reduction tree over ``n`` inputs."""
+    return (n - 1).bit_length() if n > 1 else 0
+
+
+def bits_for(n: int) -> int:
+    """Width of an index in ``range(n)`` (at least 1 bit, so no port is zero-width)."""
+    return max(1, ceil_log2(n))
 
 
 @dataclass(frozen=True)
@@ -62,42 +66,3 @@ class Geometry:
     def passes(self) -> int:
         """Issue passes of a full warp instruction (W / L)."""
         return self.warp_size // self.simd_width
-
-    # -- the parameters of each HDL block for an SM of this geometry -------------------------------
-
-    def arbiter(self, key_width: int, pipeline_every: int = 0) -> ArbiterParams:
-        """The arbiter tree over the W threads (PC mode) or lanes' addresses (memory mode)."""
-        return ArbiterParams(self.warp_size, key_width, pipeline_every)
-
-    def squeezer(self, latency: int = 0) -> SqueezerParams:
-        return SqueezerParams(self.warp_size, self.simd_width, latency)
-
-    def sps_stack(self, pc_width: int = 32) -> SpsStackParams:
-        return SpsStackParams(self.warp_size, self.stack_depth, pc_width)
-
-    def dual_path_stack(
-        self, policy: Policy = Policy.PPC, hints: bool = False, pc_width: int = 32
-    ) -> DualPathStackParams:
-        return DualPathStackParams(self.warp_size, self.stack_depth, pc_width, policy, hints)
-
-    def split_tables(self, orec: bool = True, pc_width: int = 32) -> SplitTablesParams:
-        return SplitTablesParams(
-            self.warp_size, self.split_table, self.reconv_table, pc_width, orec
-        )
-
-    def stackless(
-        self, pc_width: int = 32, sp_width: int = 32, coalesce_width: int = 32
-    ) -> StacklessParams:
-        """One warp's stack-less control, whose tree also coalesces the warp's memory requests
-        (``coalesce_width``: bits of a cache-line number)."""
-        return StacklessParams(self.warp_size, pc_width, sp_width, coalesce_width)
-
-    def scoreboard(self, lookups: int, writebacks: int) -> ScoreboardParams:
-        return ScoreboardParams(
-            self.warp_size, self.regs, self.warps, self.scoreboard_entries, lookups, writebacks
-        )
-
-    def masked_scoreboard(self, lookups: int, writebacks: int) -> MaskedScoreboardParams:
-        return MaskedScoreboardParams(
-            self.warp_size, self.regs, self.warps, self.scoreboard_entries, lookups, writebacks
-        )

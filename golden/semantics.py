@@ -288,7 +288,7 @@ ALU_OPS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 }
 
 #: Register-immediate instructions and the operation they share with the register form.
-_IMM_OPS = {
+IMM_OPS = {
     "addi": "add",
     "slti": "slt",
     "sltiu": "sltu",
@@ -309,9 +309,9 @@ BRANCH_CONDS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "bgeu": lambda a, b: a >= b,
 }
 
-#: Loads: (size in bytes, sign-extending).
-_LOADS = {"lb": (1, True), "lh": (2, True), "lw": (4, True), "lbu": (1, False), "lhu": (2, False)}
-_STORES = {"sb": 1, "sh": 2, "sw": 4}
+#: Loads: (size in bytes, sign-extending); stores: size in bytes.
+LOADS = {"lb": (1, True), "lh": (2, True), "lw": (4, True), "lbu": (1, False), "lhu": (2, False)}
+STORES = {"sb": 1, "sh": 2, "sw": 4}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -457,10 +457,10 @@ def _ebreak(ins: Instr, s: _Issue) -> Outcome:
 
 _HANDLERS: dict[str, Handler] = {
     **{name: _alu(op, immediate=False) for name, op in ALU_OPS.items()},
-    **{name: _alu(ALU_OPS[op], immediate=True) for name, op in _IMM_OPS.items()},
+    **{name: _alu(ALU_OPS[op], immediate=True) for name, op in IMM_OPS.items()},
     **{name: _branch(cond) for name, cond in BRANCH_CONDS.items()},
-    **{name: _load(size, signed) for name, (size, signed) in _LOADS.items()},
-    **{name: _store(size) for name, size in _STORES.items()},
+    **{name: _load(size, signed) for name, (size, signed) in LOADS.items()},
+    **{name: _store(size) for name, size in STORES.items()},
     **{spec.name: _amo(spec.amo_op) for spec in SPECS if spec.amo_op is not None},
     "lr.w": _lr,
     "sc.w": _sc,

@@ -25,7 +25,7 @@ from reconverge.golden.blocks import (
     StacklessParams,
 )
 from reconverge.golden.errors import UserError
-from reconverge.golden.sm.config import Policy
+from reconverge.golden.policies import Policy
 
 if TYPE_CHECKING:
     from reconverge.hdl.blocks.ports import BlockComponent

@@ -4,7 +4,7 @@ golden twin with a named scenario and compares every output every cycle.
 Run through :func:`reconverge.testbench.cocotb_run.run`, which says what to run in the
 environment: ``RECONVERGE_BLOCK``, ``RECONVERGE_PARAMS`` (JSON), ``RECONVERGE_SCENARIO``,
 ``RECONVERGE_CYCLES``, and optionally ``RECONVERGE_STOP`` (stop the scenario after that many
-cycles: the prefix of a run, ``testbench/block_activity.py``).
+cycles: the prefix of a run, ``golden/cost/block_activity.py``).
 """
 
 from __future__ import annotations

@@ -14,38 +14,15 @@ import functools
 from dataclasses import dataclass, replace
 
 from reconverge.golden.geometry import Geometry
-from reconverge.golden.sm.config import Policy
-from reconverge.golden.sm.params import COSIM, SMParams
-from reconverge.golden.sm.workload import Workload, load_workload
+from reconverge.golden.params import COSIM, SMParams
+from reconverge.golden.policies import HARDWARE, Variant
 from reconverge.kernels import suite
-from reconverge.testbench.cosim import CosimReport, cosim, params_digest
+from reconverge.kernels.workload import Workload, load_workload
+from reconverge.testbench.build import params_digest
+from reconverge.testbench.cosim import CosimReport, cosim
 
-
-@dataclass(frozen=True)
-class Variant:
-    """A divergence policy as the SM is elaborated for it (``hints`` matters for ppc only:
-    explicit with the reconvergence PCs, implicit without)."""
-
-    policy: Policy
-    hints: bool = True
-
-    @property
-    def label(self) -> str:
-        if self.policy is Policy.PPC:
-            return "ppc" if self.hints else "ppc-implicit"
-        return self.policy.value
-
-
-#: Every policy the SM elaborates.
-VARIANTS: tuple[Variant, ...] = (
-    Variant(Policy.SPS),
-    Variant(Policy.STACKLESS),
-    Variant(Policy.DPS),
-    Variant(Policy.PPC),
-    Variant(Policy.PPC, hints=False),
-    Variant(Policy.MP),
-    Variant(Policy.MP_OREC),
-)
+#: Every policy variant the SM elaborates (the registry's hardware variants).
+VARIANTS: tuple[Variant, ...] = HARDWARE
 #: The three geometries (DESIGN.md: every suite covers three, W = L among them): the named
 #: cosim configuration (W = 8, L = 4, 4 warp slots) and two with its other parameters.
 GEOMETRIES: dict[str, Geometry] = {
@@ -57,7 +34,7 @@ COSIM_GEOMETRY = "W=8 L=4"
 HWS = (False, True)
 KERNELS: tuple[str, ...] = tuple(sorted(suite()))
 
-#: Cells known to stop below level 4: (kernel, geometry, variant label, hws) -> (level, cause).
+#: Cells known to stop below level 4: (kernel, geometry, variant name, hws) -> (level, cause).
 KNOWN: dict[tuple[str, str, str, bool], tuple[int, str]] = {}
 
 
@@ -68,7 +45,7 @@ def params_for(geometry: str, variant: Variant, hws: bool) -> SMParams:
 
 
 def expected_level(kernel: str, geometry: str, variant: Variant, hws: bool) -> int:
-    return KNOWN.get((kernel, geometry, variant.label, hws), (4, ""))[0]
+    return KNOWN.get((kernel, geometry, variant.name, hws), (4, ""))[0]
 
 
 def build_group(geometry: str, variant: Variant, hws: bool) -> str:
@@ -104,7 +81,7 @@ class Cell:
     @property
     def name(self) -> str:
         hws = " +hws" if self.hws else ""
-        return f"{self.kernel} {self.variant.label}{hws} at {self.geometry} ({self.report.sim})"
+        return f"{self.kernel} {self.variant.name}{hws} at {self.geometry} ({self.report.sim})"
 
     def problems(self) -> list[str]:
         """Why the cell fails its expectation (empty when it meets it): a level other than
@@ -148,7 +125,6 @@ __all__ = [
     "KNOWN",
     "VARIANTS",
     "Cell",
-    "Variant",
     "build_group",
     "expected_level",
     "params_for",

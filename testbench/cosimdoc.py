@@ -21,14 +21,13 @@ from importlib import metadata
 from pathlib import Path
 
 from reconverge.golden.output import write_output
-from reconverge.golden.sm.config import Policy
+from reconverge.golden.policies import variant as variant_named
 from reconverge.testbench.cosim_plan import (
     GEOMETRIES,
     HWS,
     KERNELS,
     KNOWN,
     VARIANTS,
-    Variant,
     run_cell,
 )
 
@@ -59,20 +58,14 @@ class Row:
     def command(self) -> str:
         """The ``reconverge cosim`` command that reproduces the cell."""
         geometry = GEOMETRIES[self.geometry]
-        variant = _variant(self.variant)
         return " ".join(
             [
-                f"reconverge cosim {self.kernel} --policy {variant.policy.value}",
-                *(["--no-hints"] if variant.policy is Policy.PPC and not variant.hints else []),
+                f"reconverge cosim {self.kernel} --policy {self.variant}",
                 *(["--hws"] if self.hws else []),
                 f"--warp-size {geometry.warp_size} --simd-width {geometry.simd_width}",
                 "--sim verilator --level 4",
             ]
         )
-
-
-def _variant(label: str) -> Variant:
-    return next(v for v in VARIANTS if v.label == label)
 
 
 def run_group(group: Group, kernels: Sequence[str], sim: str) -> list[Row]:
@@ -82,7 +75,7 @@ def run_group(group: Group, kernels: Sequence[str], sim: str) -> list[Row]:
     for kernel in kernels:
         start = time.monotonic()
         try:
-            cell = run_cell(kernel, geometry, _variant(label), hws, sim=sim)
+            cell = run_cell(kernel, geometry, variant_named(label), hws, sim=sim)
         except Exception as exc:  # the document records what stopped the cell
             what = f"{type(exc).__name__}: {exc}"
             rows.append(Row(kernel, geometry, label, hws, 0, None, None, what, None, 0.0))
@@ -109,7 +102,7 @@ def run_group(group: Group, kernels: Sequence[str], sim: str) -> list[Row]:
 
 
 def groups() -> list[Group]:
-    return [(g, v.label, hws) for g in GEOMETRIES for v in VARIANTS for hws in HWS]
+    return [(g, v.name, hws) for g in GEOMETRIES for v in VARIANTS for hws in HWS]
 
 
 def sweep(kernels: Sequence[str], jobs: int, sim: str) -> list[Row]:
@@ -145,7 +138,7 @@ def document(rows: Iterable[Row], sim: str, seconds: float) -> str:
         "the suite kernel at its default size, compiled and bound as `reconverge run` does, on "
         "golden and on the generated Verilog of the SM (`hdl/sm/top.py`) under "
         f"{sim} ({version}), at the "
-        "cosim configuration (`golden.sm.params.COSIM`: 4 warp slots, short latencies, 32-byte "
+        "cosim configuration (`golden.params.COSIM`: 4 warp slots, short latencies, 32-byte "
         "lines) with the geometry of the section. Agreement levels (DESIGN.md): 1 final memory "
         "and exit codes, 2 each thread's path, 3 each warp's issue stream, 4 the cycle of every "
         "issue and the total cycles. The cycles are the SM's (`cycles` of `reconverge run`); at "
@@ -158,8 +151,8 @@ def document(rows: Iterable[Row], sim: str, seconds: float) -> str:
         f"{at_4} of {len(rows)} cells reach level 4 ({len(KERNELS)} kernels x {len(VARIANTS)} "
         f"policies x hws off/on x {len(GEOMETRIES)} geometries; {seconds / 60:.0f} min of wall "
         "time to generate). Policies: "
-        + ", ".join(f"`{v.label}`" for v in VARIANTS)
-        + " (`ppc-implicit`: `--policy ppc --no-hints`). The same Verilog runs on Icarus, the "
+        + ", ".join(f"`{v.name}`" for v in VARIANTS)
+        + ". The same Verilog runs on Icarus, the "
         "default simulator, some tens of SM cycles per second against Verilator's thousands "
         "(`make bench`): `make test` co-simulates `nested` under every policy and `ifElse` with "
         "hws on it.",
@@ -176,12 +169,12 @@ def document(rows: Iterable[Row], sim: str, seconds: float) -> str:
             for variant in VARIANTS:
                 cells = []
                 for hws in HWS:
-                    row = by_key.get((kernel, geometry, variant.label, hws))
+                    row = by_key.get((kernel, geometry, variant.name, hws))
                     if row is None:
                         cells += ["not run", "", ""]
                     else:
                         cells += [_level(row), _cycles(row.golden_cycles), _cycles(row.rtl_cycles)]
-                lines.append(f"| {kernel} | {variant.label} | " + " | ".join(cells) + " |")
+                lines.append(f"| {kernel} | {variant.name} | " + " | ".join(cells) + " |")
         lines.append("")
     below = [r for r in rows if r.level < 4 or r.wrong]
     lines += ["## Cells below level 4", ""]

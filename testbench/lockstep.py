@@ -19,15 +19,17 @@ from typing import Protocol
 from reconverge.golden.blocks.base import Block, PortValue, Values
 
 
-class _Reset:
+class Reset:
+    """The type of :data:`RESET` (a scenario's reset cycle), shown as ``RESET``."""
+
     def __repr__(self) -> str:
         return "RESET"
 
 
 #: Yielded by a scenario for one cycle of synchronous reset (idle inputs).
-RESET = _Reset()
+RESET = Reset()
 
-Scenario = Generator[Values | _Reset, Values, None]
+Scenario = Generator[Values | Reset, Values, None]
 
 
 class CycleIO(Protocol):

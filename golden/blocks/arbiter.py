@@ -27,10 +27,10 @@ from reconverge.golden.blocks.base import (
     PortTree,
     PortValue,
     Values,
-    ceil_log2,
     check_range,
     param,
 )
+from reconverge.golden.geometry import Geometry, ceil_log2
 
 MAX_INPUTS = 1024
 MAX_KEY_WIDTH = 128
@@ -104,6 +104,12 @@ class ArbiterParams(BlockParams):
     n: int = param(32, "inputs (threads in PC mode, lanes in memory mode)")
     key_width: int = param(32, "key bits (SP:PC, or line address)")
     pipeline_every: int = param(0, "register stage every k tree levels (0 = none)")
+
+    @classmethod
+    def of(cls, geometry: Geometry, key_width: int, pipeline_every: int = 0) -> ArbiterParams:
+        """The tree over the W threads (PC mode) or lanes' addresses (memory mode) of an SM
+        of ``geometry``."""
+        return cls(geometry.warp_size, key_width, pipeline_every)
 
     def validate(self) -> None:
         check_range("n", self.n, 1, MAX_INPUTS, " inputs")

@@ -334,13 +334,3 @@ class Pipelined(Block):
     def clock(self, inputs: Mapping[str, PortValue]) -> None:
         if self.latency:
             self._stages.appendleft(self.compute(inputs))
-
-
-def ceil_log2(n: int) -> int:
-    """Levels of a binary reduction tree over ``n`` inputs."""
-    return (n - 1).bit_length() if n > 1 else 0
-
-
-def bits_for(n: int) -> int:
-    """Width of an index in ``range(n)`` (at least 1 bit, so no port is zero-width)."""
-    return max(1, ceil_log2(n))

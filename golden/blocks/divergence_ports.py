@@ -34,25 +34,55 @@ a member a unit cannot have is constant (the stacks and the stack-less control a
 
 from __future__ import annotations
 
-from reconverge.golden.blocks.base import BlockParams, Group, Port, bits_for, check_range
-from reconverge.golden.blocks.divergence import NEVER, RETURN
+from dataclasses import dataclass
+from typing import Self
+
+import numpy as np
+
+from reconverge.golden.blocks.base import BlockParams, Group, Port, check_range
+from reconverge.golden.blocks.divergence import NEVER, RETURN, DivergenceUnit
+from reconverge.golden.geometry import Geometry, bits_for
 
 #: Target groups an update carries (the width of the update port).
 TARGETS = 2
 
 
+@dataclass(frozen=True)
+class UnitWidths:
+    """The widths an SM gives its divergence unit: PC and SP bits, and the bits of a cache-line
+    number the stack-less unit's tree coalesces (golden's SM: full 32-bit words)."""
+
+    pc: int = 32
+    sp: int = 32
+    coalesce: int = 32
+
+
 class DivergenceParams(BlockParams):
     """What the parameters of the four divergence units share: ``warp_size`` W and
-    ``pc_width`` (fields of each dataclass), the PC codes, the split slots and sid bits."""
+    ``pc_width`` (fields of each dataclass), the PC codes, the split slots and sid bits; and
+    how an SM makes the unit of a policy variant (:mod:`reconverge.golden.blocks.units`):
+    :meth:`of` its parameters at the SM's geometry, :meth:`make_unit` the golden unit of one
+    warp."""
 
     warp_size: int
     pc_width: int
     #: Splits the unit exposes at once (its split slots).
     slots: int
 
+    @classmethod
+    def of(cls, geometry: Geometry, widths: UnitWidths, **fixed: object) -> Self:
+        """The unit's parameters in an SM of ``geometry`` with ``widths``; ``fixed``: the
+        parameters a policy variant fixes (``golden.policies.Variant.unit_params``)."""
+        raise NotImplementedError
+
+    def make_unit(self, valid: int, entry: int, regs: np.ndarray) -> DivergenceUnit:
+        """The golden unit of one warp: threads ``valid`` start at ``entry``; ``regs`` is the
+        warp's register file (the stack-less unit reads each thread's SP from it)."""
+        raise NotImplementedError
+
     @property
     def sid_bits(self) -> int:
-        """Bits of a split id (``golden.sm.params.SMParams.sid_bits`` for this unit)."""
+        """Bits of a split id (``golden.params.SMParams.sid_bits`` for this unit)."""
         raise NotImplementedError
 
     @property

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Self
 
 from reconverge.golden.blocks.base import (
     Block,
@@ -35,10 +35,10 @@ from reconverge.golden.blocks.base import (
     PortTree,
     PortValue,
     Values,
-    bits_for,
     check_range,
     param,
 )
+from reconverge.golden.geometry import Geometry, bits_for
 from reconverge.golden.isa import NUM_REGS
 
 
@@ -159,6 +159,12 @@ class ScoreboardParams(BlockParams):
     name = "scoreboard"
     #: R-masks per entry (Fig 8b) instead of a valid bit (Fig 8a).
     masked: ClassVar[bool] = False
+
+    @classmethod
+    def of(cls, geometry: Geometry, lookups: int, writebacks: int) -> Self:
+        """The scoreboard of every warp slot of an SM of ``geometry``."""
+        g = geometry
+        return cls(g.warp_size, g.regs, g.warps, g.scoreboard_entries, lookups, writebacks)
 
     warp_size: int = param(32, "threads per warp W (bits of an R-mask)")
     regs: int = param(NUM_REGS, "architectural registers per thread (bits of a dependency mask)")

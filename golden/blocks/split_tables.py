@@ -66,6 +66,8 @@ from contextlib import suppress
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
 from reconverge.golden.blocks.base import (
     Block,
     Group,
@@ -73,7 +75,6 @@ from reconverge.golden.blocks.base import (
     PortTree,
     PortValue,
     Values,
-    bits_for,
     check_range,
     param,
 )
@@ -85,7 +86,13 @@ from reconverge.golden.blocks.divergence import (
     Split,
     TableOverflow,
 )
-from reconverge.golden.blocks.divergence_ports import DivergenceParams, one_of, splits_values
+from reconverge.golden.blocks.divergence_ports import (
+    DivergenceParams,
+    UnitWidths,
+    one_of,
+    splits_values,
+)
+from reconverge.golden.geometry import Geometry, bits_for
 
 NO_ENTRY = -1  # R-index of a split with no reconvergence entry (it only ends by exiting)
 
@@ -490,6 +497,16 @@ class SplitTablesParams(DivergenceParams):
         check_range("split_table", self.split_table, 1, 64, " entries")
         check_range("reconv_table", self.reconv_table, 1, 64, " entries")
         check_range("pc_width", self.pc_width, 6, 32, " bits")
+
+    @classmethod
+    def of(cls, geometry: Geometry, widths: UnitWidths, **fixed: object) -> SplitTablesParams:
+        g = geometry
+        return cls(g.warp_size, g.split_table, g.reconv_table, widths.pc, **fixed)  # type: ignore[arg-type]
+
+    def make_unit(self, valid: int, entry: int, regs: np.ndarray) -> SplitTables:
+        return SplitTables(
+            self.warp_size, valid, entry, self.split_table, self.reconv_table, orec=self.orec
+        )
 
     @property
     def slots(self) -> int:  # type: ignore[override]

@@ -40,10 +40,10 @@ from reconverge.golden.blocks.base import (
     PortTree,
     PortValue,
     Values,
-    bits_for,
     check_range,
     param,
 )
+from reconverge.golden.geometry import Geometry, bits_for
 
 
 @dataclass(frozen=True)
@@ -169,10 +169,13 @@ class SqueezerParams(BlockParams):
     simd_width: int = param(8, "lanes L (W/L quarter-warps)")
     latency: int = param(0, "register stages (0 = combinational)")  # type: ignore[assignment]
 
-    def validate(self) -> None:
-        from reconverge.golden.geometry import Geometry  # W and L: one definition
+    @classmethod
+    def of(cls, geometry: Geometry, latency: int = 0) -> SqueezerParams:
+        """The squeezer of an SM of ``geometry``."""
+        return cls(geometry.warp_size, geometry.simd_width, latency)
 
-        Geometry(warp_size=self.warp_size, simd_width=self.simd_width)
+    def validate(self) -> None:
+        Geometry(warp_size=self.warp_size, simd_width=self.simd_width)  # W and L: one definition
         check_range("latency", self.latency, 0, 16, " register stages")
 
     @property

@@ -48,26 +48,29 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
+
 from reconverge.golden.blocks.base import (
     Block,
     Port,
     PortTree,
     PortValue,
     Values,
-    bits_for,
     check_range,
     param,
 )
 from reconverge.golden.blocks.divergence import TableOverflow
 from reconverge.golden.blocks.divergence_ports import (
     DivergenceParams,
+    UnitWidths,
     one_of,
     splits_values,
 )
 from reconverge.golden.blocks.dual_path_stack import DualPathStack
 from reconverge.golden.blocks.reconvergence_stack import ReconvergenceStack
 from reconverge.golden.blocks.stack_update import StackUpdate
-from reconverge.golden.sm.config import Policy
+from reconverge.golden.geometry import Geometry, bits_for
+from reconverge.golden.policies import Policy
 
 MAX_DEPTH = 64
 
@@ -80,9 +83,7 @@ class StackParams(DivergenceParams):
     stack_depth: int
 
     def validate(self) -> None:
-        from reconverge.golden.geometry import Geometry  # W: one definition
-
-        Geometry(warp_size=self.warp_size, simd_width=1)
+        Geometry(warp_size=self.warp_size, simd_width=1)  # W: one definition
         check_range("stack_depth", self.stack_depth, 1, MAX_DEPTH, " entries")
         check_range("pc_width", self.pc_width, 8, 32, " bits")
 
@@ -109,6 +110,13 @@ class SpsStackParams(StackParams):
     warp_size: int = param(32, "threads per warp W (mask width)")
     stack_depth: int = param(16, "stack entries; overflow beyond")
     pc_width: int = param(32, "PC bits (the two top codes are NEVER and RETURN)")
+
+    @classmethod
+    def of(cls, geometry: Geometry, widths: UnitWidths, **fixed: object) -> SpsStackParams:
+        return cls(geometry.warp_size, geometry.stack_depth, widths.pc)
+
+    def make_unit(self, valid: int, entry: int, regs: np.ndarray) -> ReconvergenceStack:
+        return ReconvergenceStack(self.warp_size, valid, entry, self.stack_depth)
 
     @property
     def sid_bits(self) -> int:
@@ -150,6 +158,16 @@ class DualPathStackParams(StackParams):
     def implicit(self) -> bool:
         """PPC without hints: no RPCs, the comparison after every instruction."""
         return self.paired and not self.hints
+
+    @classmethod
+    def of(cls, geometry: Geometry, widths: UnitWidths, **fixed: object) -> DualPathStackParams:
+        return cls(geometry.warp_size, geometry.stack_depth, widths.pc, **fixed)  # type: ignore[arg-type]
+
+    def make_unit(self, valid: int, entry: int, regs: np.ndarray) -> DualPathStack:
+        return DualPathStack(
+            self.warp_size, valid, entry, self.stack_depth,
+            paired=self.paired, implicit=self.implicit,
+        )  # fmt: skip
 
     @property
     def sid_bits(self) -> int:

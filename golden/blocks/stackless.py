@@ -30,7 +30,8 @@ from reconverge.golden.blocks.base import (
     param,
 )
 from reconverge.golden.blocks.divergence import DivergenceUnit, Executed, Split, lanes_of
-from reconverge.golden.blocks.divergence_ports import DivergenceParams, splits_values
+from reconverge.golden.blocks.divergence_ports import DivergenceParams, UnitWidths, splits_values
+from reconverge.golden.geometry import Geometry
 from reconverge.golden.isa import ILEN_BYTES, NUM_REGS, REG_SP
 
 
@@ -135,6 +136,15 @@ class StacklessParams(DivergenceParams):
     pc_width: int = param(32, "PC bits")
     sp_width: int = param(32, "SP bits (the key is SP:PC)")
     coalesce_width: int = param(32, "key bits of a coalescing request (a cache-line number)")
+
+    @classmethod
+    def of(cls, geometry: Geometry, widths: UnitWidths, **fixed: object) -> StacklessParams:
+        """One warp's control, whose tree also coalesces the warp's memory requests
+        (``widths.coalesce``: bits of a cache-line number)."""
+        return cls(geometry.warp_size, widths.pc, widths.sp, widths.coalesce)
+
+    def make_unit(self, valid: int, entry: int, regs: np.ndarray) -> StacklessControl:
+        return StacklessControl(self.warp_size, valid, entry, regs)
 
     def validate(self) -> None:
         self.check_warp_size()

@@ -5,7 +5,7 @@ the block is part of.
 
 A block is priced as its stage would be if the stage were only that block: the stage's fixed
 rate per event plus its rate per event per transistor times the block's transistors in the area
-model. Nothing is fitted to the blocks: their RTL activity (``testbench/block_activity.py``)
+model. Nothing is fitted to the blocks: their RTL activity (``golden/cost/block_activity.py``)
 tests how far the SM's rates carry to a unit driven by a scenario instead of a kernel.
 
 What counts as an event, per block (one cycle's inputs):

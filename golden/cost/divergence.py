@@ -10,6 +10,7 @@ from reconverge.golden.blocks import (
     StacklessParams,
 )
 from reconverge.golden.blocks.split_tables import MAX_ADMITS, MAX_INSERTS
+from reconverge.golden.cost.datapath import arbiter, popcount
 from reconverge.golden.cost.inventory import Inventory, decode, reduce, select
 
 
@@ -19,8 +20,6 @@ def stackless(p: StacklessParams) -> Inventory:
     threads, or the common PC is incremented locally (Sec 4.1); every runnable thread at the
     new common key joins the split. The tree serves the load/store unit when the control
     does not use it (Sec 4.3, Fig 4a)."""
-    from reconverge.golden.cost.blocks import arbiter  # the registry imports this module
-
     inv, w, pcw, spw = Inventory(), p.warp_size, p.pc_width, p.sp_width
     key, kw = pcw + spw, p.tree.key_width
     inv.add("threads", ff=w * key)
@@ -195,8 +194,6 @@ def split_tables(p: SplitTablesParams) -> Inventory:
     phase B, two insertion stages (OREC: the associative search of the ST, a merge or an
     early reconvergence entry), fed by the operation or by RT entries moving back; phase C,
     two admissions from the queue."""
-    from reconverge.golden.cost.blocks import popcount  # the registry imports this module
-
     inv = Inventory()
     w, s, r, pcw, rb, q = (
         p.warp_size,

@@ -9,7 +9,7 @@ reservations). :data:`EVENT_STAGES` says which SM stages (the area model's names
 :func:`reconverge.golden.cost.sm.stage`) each event switches.
 
 *Energy per event* is measured, not guessed: co-simulating suite kernels under every policy
-(``python -m reconverge.testbench.activity``) gives every stage's switching activity in *cell
+(``python -m reconverge.golden.cost.activity``) gives every stage's switching activity in *cell
 toggles* (signal-bit toggles weighted by the synthesized cells per bit); a non-negative least
 squares fit per stage over those runs (:func:`fit`) gives what each event causes in each stage
 it switches. A thread's events (a register word, a lane's operation, an address) cause a fixed

@@ -3,7 +3,7 @@ in CMOS transistors and ECP5 LUT4s with per-primitive coefficients, and flip-flo
 as they are stored (docs/area.md, "The model").
 
 The coefficients (``coefficients.json`` beside this module) were fitted once to Yosys runs of
-the blocks and the SM (``python -m reconverge.hdl.tools.calibrate``); the file records the
+the blocks and the SM (``python -m reconverge.golden.cost.calibrate``); the file records the
 tools, the designs and the fit's residuals, so a reader can see where the numbers come from
 and reproduce them."""
 

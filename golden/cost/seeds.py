@@ -19,8 +19,8 @@ from typing import Any
 from reconverge.golden.cost.energy import CALIBRATION, stage_transistors
 from reconverge.golden.cost.model import area
 from reconverge.golden.cost.sm import unit
-from reconverge.golden.sm.config import Policy
-from reconverge.golden.sm.params import EVAL_TESLA, SMParams
+from reconverge.golden.params import EVAL_TESLA, SMParams
+from reconverge.golden.policies import Policy
 
 #: Seed 002 Sec 6.6: the two scoreboards of a GTX 480 SM (48 warps x 8 entries).
 PLAIN_UM2, MASKED_UM2 = 91_365, 175_432

@@ -11,27 +11,34 @@ from __future__ import annotations
 import functools
 from dataclasses import fields
 
-from reconverge.golden.blocks import ArbiterParams, BlockParams
-from reconverge.golden.blocks.base import bits_for
-from reconverge.golden.cost.blocks import inventory, popcount
+from reconverge.golden.blocks import (
+    ArbiterParams,
+    MaskedScoreboardParams,
+    ScoreboardParams,
+    SqueezerParams,
+)
+from reconverge.golden.blocks.units import sm_unit
+from reconverge.golden.config import Latencies, ScoreboardKind
+from reconverge.golden.cost.blocks import inventory
+from reconverge.golden.cost.datapath import popcount
 from reconverge.golden.cost.inventory import Inventory, Kind, decode, log2, reduce, select
 from reconverge.golden.faults import FaultCode
+from reconverge.golden.geometry import bits_for
 from reconverge.golden.isa import IMM_FORMATS, NUM_REGS, SPECS, XLEN, Csr, Fmt
-from reconverge.golden.sm import decode as golden_decode
-from reconverge.golden.sm.config import Latencies, Policy, ScoreboardKind
-from reconverge.golden.sm.core import RETURN_REGS
-from reconverge.golden.sm.lsu import WORD_BYTES
-from reconverge.golden.sm.params import (
+from reconverge.golden.params import (
     AGE_BITS,
     ARG_REGS,
     COUNTER,
     PC_WIDTH,
     PENDING_BITS,
     REGFILE_WRITE_PORTS,
-    SP_WIDTH,
     TIMER_BITS,
     SMParams,
 )
+from reconverge.golden.policies import Policy
+from reconverge.golden.sm import decode as golden_decode
+from reconverge.golden.sm.core import RETURN_REGS
+from reconverge.golden.sm.lsu import WORD_BYTES
 
 
 def stage(submodule: str) -> str:
@@ -46,7 +53,7 @@ REG_BITS = log2(NUM_REGS)
 #: Write ports of the register file (lanes, divider, LSU) and its read ports (rs1, rs2).
 WRITE_PORTS = len(REGFILE_WRITE_PORTS)
 READ_PORTS = 2
-#: Latency classes: one write-back line each (``golden.sm.config.Latencies`` less the
+#: Latency classes: one write-back line each (``golden.config.Latencies`` less the
 #: divergence timings).
 CLASSES = tuple(f.name for f in fields(Latencies) if f.name not in ("branch", "arbiter", "squeeze"))
 
@@ -132,7 +139,7 @@ def divider(stages: int, tag: int) -> Inventory:
 def sm(params: SMParams) -> Inventory:
     """The inventory of the SM of ``params``, by stage."""
     p, g = params, params.geometry
-    w, lanes, n, s = g.warp_size, g.simd_width, g.warps, p.slots
+    w, lanes, n, s = g.warp_size, g.simd_width, g.warps, sm_unit(p).slots
     inv = Inventory()
     candidates = n * s
 
@@ -155,9 +162,9 @@ def sm(params: SMParams) -> Inventory:
     for _ in range(n):
         inv.include(unit(p), prefix="unit")
     if p.config.hws:
-        inv.include(inventory(g.squeezer()), prefix="squeezer")
+        inv.include(inventory(SqueezerParams.of(g)), prefix="squeezer")
     if p.policy is not Policy.STACKLESS:
-        inv.include(inventory(g.arbiter(p.line_key_bits)), prefix="lsu_tree")
+        inv.include(inventory(ArbiterParams.of(g, p.line_key_bits)), prefix="lsu_tree")
     inv.include(_writeback(p), prefix="writeback")
     inv.include(_scheduler(p), prefix="scheduler")
     inv.include(_lsu(p), prefix="lsu")
@@ -167,11 +174,11 @@ def sm(params: SMParams) -> Inventory:
 
 def _block(kind: ScoreboardKind, p: SMParams) -> Inventory:
     """The scoreboard the top instantiates: one lookup per candidate, one release per class."""
-    lookups, writebacks = p.geometry.warps * p.slots, len(CLASSES)
+    lookups, writebacks = p.geometry.warps * sm_unit(p).slots, len(CLASSES)
     if kind is ScoreboardKind.MASKED:
-        params = p.geometry.masked_scoreboard(lookups, writebacks)
+        params = MaskedScoreboardParams.of(p.geometry, lookups, writebacks)
     else:
-        params = p.geometry.scoreboard(lookups, writebacks)
+        params = ScoreboardParams.of(p.geometry, lookups, writebacks)
     inv = inventory(params)
     if lookups == 1:
         # a single lookup port's warp is assigned whole, a constant (0) that Amaranth passes
@@ -185,26 +192,14 @@ def _block(kind: ScoreboardKind, p: SMParams) -> Inventory:
     return inv
 
 
-def _unit_block(p: SMParams) -> BlockParams:
-    """The policy's block as ``hdl/sm/divergence.py`` parameterizes it."""
-    g = p.geometry
-    if p.policy is Policy.STACKLESS:
-        return g.stackless(PC_WIDTH, SP_WIDTH, p.line_key_bits)
-    if p.policy in (Policy.MP, Policy.MP_OREC):
-        return g.split_tables(p.policy is Policy.MP_OREC, PC_WIDTH)
-    if p.policy in (Policy.DPS, Policy.PPC):
-        return g.dual_path_stack(p.policy, p.config.hints, PC_WIDTH)
-    return g.sps_stack(PC_WIDTH)
-
-
 def unit(p: SMParams) -> Inventory:
     """One warp's divergence unit (docs/sm-hardware.md, "Target grouping"): the policy's block;
     for the stacks and tables also the three grouping trees (lowest, second lowest, highest
     next PC: seed 000 Fig 4b) and the sequence registers of an update spread over clocks."""
     w = p.geometry.warp_size
-    block = _unit_block(p)
+    block = sm_unit(p)
     inv = Inventory().include(inventory(block), prefix="block")
-    if p.policy in (Policy.MP, Policy.MP_OREC):
+    if block.name == "split_tables":
         # the SM reads neither the tables' inspection outputs (Fig 7's tables, invalid entries
         # read 0) nor the occupancy counts: Yosys removes them, and without OREC also the ST's
         # block PCs, which only the search and those outputs read
@@ -216,19 +211,19 @@ def unit(p: SMParams) -> Inventory:
         if not block.orec:
             inv.parts["block/st"][Kind.FF] -= st * PC_WIDTH
     inv.add("targets", gate=2 * w)
-    if p.policy is Policy.STACKLESS:
+    if block.name == "stackless":
         return inv
     for _ in range(3):
         inv.include(inventory(ArbiterParams(w, PC_WIDTH)), prefix="groups")
     inv.add("groups", eq=w, gate=4 * w)
     # the pending threads and their PCs, the selection between the outcome and them
     inv.add("sequence", ff=w * PC_WIDTH + w + 1, mux=w * PC_WIDTH + 2 * w + 1, gate=4)
-    if p.policy in (Policy.MP, Policy.MP_OREC):
+    if block.name == "split_tables":
         inv.add("sequence", add=PC_WIDTH + 1, mux=PC_WIDTH + 2 * w + 2)
-        inv.add("sequence", gate=p.slots + reduce(w) + 6)
+        inv.add("sequence", gate=block.slots + reduce(w) + 6)
     else:  # the later updates' RPC, call and slot (one bit: the dual-path's path)
         inv.add("sequence", ff=PC_WIDTH + 2, add=PC_WIDTH + 1)
-        inv.add("sequence", mux=6 * PC_WIDTH + 2 * w + 5, gate=p.slots + 8)
+        inv.add("sequence", mux=6 * PC_WIDTH + 2 * w + 5, gate=block.slots + 8)
     return inv
 
 
@@ -288,7 +283,7 @@ def _scheduler(p: SMParams) -> Inventory:
     """The scheduler (``hdl/sm/scheduler.py``): one arbiter tree over every candidate's key
     (warp class, order, slot class, slot), the key's classes, the winner's encoding."""
     g = p.geometry
-    n, s = g.warps, p.slots
+    n, s = g.warps, sm_unit(p).slots
     inv = Inventory()
     if n * s == 1:
         return inv
@@ -301,7 +296,7 @@ def _scheduler(p: SMParams) -> Inventory:
     tree = inv.parts["tree/select"]
     tree[Kind.MUX] -= 2 * key
     tree[Kind.GATE] -= key
-    inv.add("keys", eq=n * p.warp_bits, add=n * s * p.sid_bits, gate=n * (1 + s))
+    inv.add("keys", eq=n * p.warp_bits, add=n * s * sm_unit(p).sid_bits, gate=n * (1 + s))
     # the winner: an If chain over the candidates setting (warp, slot) constants; with one
     # warp slot the warp is the constant 0
     inv.add("winner", mux=select(n * s, slot_bits + (p.warp_bits if n > 1 else 0)))
@@ -414,8 +409,8 @@ def _core(p: SMParams) -> Inventory:
     the lanes' operands and per-thread results, the outcome, settling, barriers, dispatch,
     fetch addresses, pending write-backs, faults and counters."""
     g = p.geometry
-    w, lanes, n, s, q = g.warp_size, g.simd_width, g.warps, p.slots, g.passes
-    sid, wb, qb = p.sid_bits, p.warp_bits, bits_for(q)
+    w, lanes, n, s, q = g.warp_size, g.simd_width, g.warps, sm_unit(p).slots, g.passes
+    sid, wb, qb = sm_unit(p).sid_bits, p.warp_bits, bits_for(q)
     cand, pos, csrs = n * s, bits_for(w), len(Csr)
     classes = len(CLASSES)
     inv = Inventory()
@@ -568,3 +563,15 @@ def _core(p: SMParams) -> Inventory:
         mux=lowest * w * log2(w) // 2,
     )
     return inv
+
+
+def stage_luts(submodules: dict[str, dict[str, int]]) -> dict[str, int]:
+    """ECP5 LUT4s of an SM synthesis (``hdl.tools.sm_design.synth_sm``'s submodules) by the
+    area model's parts (:func:`stage`); ``core`` is the core's own logic."""
+    out: dict[str, int] = {}
+    for name, sub in submodules.items():
+        if name != "core":
+            out[stage(name)] = out.get(stage(name), 0) + sub["luts"]
+    inner = sum(sub["luts"] for name, sub in submodules.items() if name.startswith("core."))
+    out["core"] = submodules["core"]["luts"] - inner
+    return out

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from reconverge.golden.evaluation.tasks import Task
+from reconverge.golden.params import CONFIGS
 from reconverge.golden.sm.metrics import geomean
-from reconverge.golden.sm.params import CONFIGS
 from reconverge.kernels import suite
 
 Result = dict[str, Any]
@@ -132,7 +132,7 @@ ST_LIMITS = (1, 2, 4, 8, 16, 32)
 
 
 def _seed002_task(scale: Scale, kernel: str, policy: str, **kw: Any) -> Task:
-    return Task(kernel, scale.size(kernel), scale.machine, policy=policy, **kw)
+    return Task(kernel, scale.size(kernel), scale.machine, variant=policy, **kw)
 
 
 def _seed002_tasks(scale: Scale) -> list[Task]:
@@ -350,24 +350,17 @@ def _runs(results: Results, tasks: dict[Any, Task]) -> dict[Any, dict[str, Any]]
 
 # -- seed 001: hybrid warp size and dynamic warp formation ---------------------------------
 
-#: (label, policy, hws, formation) of seed 001's platforms.
-SEED001_VARIANTS = (
-    ("sps", False, "static"),
-    ("sps", True, "static"),
-    ("sps", False, "dwf"),
-    ("sps", False, "en-dwf"),
-    ("sps", True, "en-dwf"),
-)
+#: (variant, hws) of seed 001's platforms.
+SEED001_VARIANTS = (("sps", False), ("sps", True), ("dwf", False), ("en-dwf", False),
+                    ("en-dwf", True))  # fmt: skip
 
 
-def _seed001_task(scale: Scale, kernel: str, hws: bool, formation: str) -> Task:
-    return Task(kernel, scale.size(kernel), scale.quarter_machine, hws=hws, formation=formation)
+def _seed001_task(scale: Scale, kernel: str, hws: bool, variant: str) -> Task:
+    return Task(kernel, scale.size(kernel), scale.quarter_machine, variant=variant, hws=hws)
 
 
 def _seed001_tasks(scale: Scale) -> list[Task]:
-    return [
-        _seed001_task(scale, k, hws, f) for k in scale.kernels for _, hws, f in SEED001_VARIANTS
-    ]
+    return [_seed001_task(scale, k, hws, v) for k in scale.kernels for v, hws in SEED001_VARIANTS]
 
 
 def pearson(xs: Sequence[float], ys: Sequence[float]) -> float:
@@ -381,16 +374,16 @@ def pearson(xs: Sequence[float], ys: Sequence[float]) -> float:
 def _seed001_report(scale: Scale, results: Results) -> Section:
     ks = scale.kernels
     run = {
-        (k, hws, f): results[_seed001_task(scale, k, hws, f)]["metrics"]
+        (k, hws, v): results[_seed001_task(scale, k, hws, v)]["metrics"]
         for k in ks
-        for _, hws, f in SEED001_VARIANTS
+        for v, hws in SEED001_VARIANTS
     }
 
-    def cycles(hws: bool, f: str) -> list[float]:
-        return [run[k, hws, f]["cycles"] for k in ks]
+    def cycles(hws: bool, v: str) -> list[float]:
+        return [run[k, hws, v]["cycles"] for k in ks]
 
-    hws_sps = _ratios(cycles(False, "static"), cycles(True, "static"))
-    estimate = [run[k, False, "static"]["hws_estimate"] for k in ks]
+    hws_sps = _ratios(cycles(False, "sps"), cycles(True, "sps"))
+    estimate = [run[k, False, "sps"]["hws_estimate"] for k in ks]
     en_over_dwf = _ratios(cycles(False, "dwf"), cycles(False, "en-dwf"))
     hws_dwf = _ratios(cycles(False, "dwf"), cycles(True, "en-dwf"))
     s = Section("Seed 001: hybrid warp size (hws), DWF and en-DWF")
@@ -417,8 +410,8 @@ def _seed001_report(scale: Scale, results: Results) -> Section:
                     f"{estimate[i]:.3f}",
                     f"{en_over_dwf[i]:.3f}",
                     f"{hws_dwf[i]:.3f}",
-                    f"{run[k, False, 'static']['lane_utilisation']:.3f}",
-                    f"{run[k, True, 'static']['lane_utilisation']:.3f}",
+                    f"{run[k, False, 'sps']['lane_utilisation']:.3f}",
+                    f"{run[k, True, 'sps']['lane_utilisation']:.3f}",
                 ]
                 for i, k in enumerate(ks)
             ],
@@ -456,13 +449,13 @@ def _seed001_report(scale: Scale, results: Results) -> Section:
 
     def histogram(ax: Any) -> None:
         # Fig 1.1: warp instructions by active threads, in quarters of W.
-        w = len(run[ks[0], False, "static"]["active_histogram"]) - 1
+        w = len(run[ks[0], False, "sps"]["active_histogram"]) - 1
         edges = [0, w // 4, w // 2, 3 * w // 4, w]
         bottoms = [0.0] * len(ks)
         for lo, hi in itertools.pairwise(edges):
             shares = []
             for k in ks:
-                h = run[k, False, "static"]["active_histogram"]
+                h = run[k, False, "sps"]["active_histogram"]
                 shares.append(sum(h[lo + 1 : hi + 1]) / max(1, sum(h)))
             ax.bar(range(len(ks)), shares, bottom=bottoms, label=f"{lo + 1}-{hi} active")
             bottoms = [b + v for b, v in zip(bottoms, shares, strict=True)]
@@ -486,7 +479,7 @@ def _seed001_report(scale: Scale, results: Results) -> Section:
 
 # -- seed 003: dual-path stack with paired-path comparison ---------------------------------
 
-SEED003_VARIANTS = (("dps", True), ("ppc", True), ("ppc", False))
+SEED003_VARIANTS = ("dps", "ppc", "ppc-implicit")
 
 
 def unstructured(kernel: str) -> bool:
@@ -501,25 +494,23 @@ def unstructured(kernel: str) -> bool:
     )
 
 
-def _seed003_task(scale: Scale, kernel: str, policy: str, hints: bool) -> Task:
-    return Task(kernel, scale.size(kernel), scale.machine, policy=policy, hints=hints)
+def _seed003_task(scale: Scale, kernel: str, variant: str) -> Task:
+    return Task(kernel, scale.size(kernel), scale.machine, variant=variant)
 
 
 def _seed003_tasks(scale: Scale) -> list[Task]:
-    return [_seed003_task(scale, k, p, h) for k in scale.kernels for p, h in SEED003_VARIANTS]
+    return [_seed003_task(scale, k, v) for k in scale.kernels for v in SEED003_VARIANTS]
 
 
 def _seed003_report(scale: Scale, results: Results) -> Section:
     ks = scale.kernels
     run = {
-        (k, p, h): results[_seed003_task(scale, k, p, h)]["metrics"]
-        for k in ks
-        for p, h in SEED003_VARIANTS
+        (k, v): results[_seed003_task(scale, k, v)]["metrics"] for k in ks for v in SEED003_VARIANTS
     }
     s = Section("Seed 003: paired-path comparison (PPC), explicit and implicit")
     rows = []
     for k in ks:
-        dps, ppc, imp = (run[k, p, h] for p, h in SEED003_VARIANTS)
+        dps, ppc, imp = (run[k, v] for v in SEED003_VARIANTS)
         rows.append(
             [
                 k,
@@ -555,14 +546,14 @@ def _seed003_report(scale: Scale, results: Results) -> Section:
     ]
     loose = [k for k in ks if unstructured(k)]
     tight = [k for k in ks if not unstructured(k)]
-    af = {(k, p, h): run[k, p, h]["simd_efficiency"] for k in ks for p, h in SEED003_VARIANTS}
+    af = {(k, v): run[k, v]["simd_efficiency"] for k in ks for v in SEED003_VARIANTS}
     if loose:
         s.claims.append(
             Claim(
                 "activity factor, ppc implicit / dps (IPDOM), unstructured kernels",
                 "seed 003 abstract, Fig 6 (+13.36 % average)",
                 1.1336,
-                amean([af[k, "ppc", False] / af[k, "dps", True] for k in loose]),
+                amean([af[k, "ppc-implicit"] / af[k, "dps"] for k in loose]),
                 f"arithmetic mean over {len(loose)} kernels: {', '.join(loose)}",
             )
         )
@@ -572,7 +563,7 @@ def _seed003_report(scale: Scale, results: Results) -> Section:
                 "activity factor, implicit / explicit, structured kernels",
                 "seed 003 Fig 7 (a slight gain: at least equal)",
                 1.0,
-                min(af[k, "ppc", False] / af[k, "ppc", True] for k in tight),
+                min(af[k, "ppc-implicit"] / af[k, "ppc"] for k in tight),
                 f"minimum over {len(tight)} kernels: {', '.join(tight)}",
                 bound="at least",
             )
@@ -583,7 +574,7 @@ def _seed003_report(scale: Scale, results: Results) -> Section:
             "seed 003 Fig 8 (up to 7 % fewer)",
             0.93,
             min(
-                run[k, "ppc", False]["warp_instructions"] / run[k, "ppc", True]["warp_instructions"]
+                run[k, "ppc-implicit"]["warp_instructions"] / run[k, "ppc"]["warp_instructions"]
                 for k in ks
             ),
             f"minimum over {len(ks)} kernels",
@@ -595,9 +586,9 @@ def _seed003_report(scale: Scale, results: Results) -> Section:
             ax,
             ks,
             {
-                "dps": [af[k, "dps", True] for k in ks],
-                "ppc": [af[k, "ppc", True] for k in ks],
-                "ppc implicit": [af[k, "ppc", False] for k in ks],
+                "dps": [af[k, "dps"] for k in ks],
+                "ppc": [af[k, "ppc"] for k in ks],
+                "ppc-implicit": [af[k, "ppc-implicit"] for k in ks],
             },
             "activity factor",
         )
@@ -610,7 +601,7 @@ def _seed003_report(scale: Scale, results: Results) -> Section:
 
 
 def _seed000_task(scale: Scale, kernel: str, policy: str) -> Task:
-    return Task(kernel, scale.size(kernel), scale.machine, policy=policy)
+    return Task(kernel, scale.size(kernel), scale.machine, variant=policy)
 
 
 def _seed000_tasks(scale: Scale) -> list[Task]:
@@ -860,7 +851,7 @@ def _combined_task(scale: Scale, kernel: str, which: str) -> Task:
         kernel,
         scale.size(kernel),
         scale.quarter_machine,
-        policy=policy,
+        variant=policy,
         hws=hws,
         allocator=allocator,
         regs=BUDGETS[0],

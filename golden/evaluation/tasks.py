@@ -1,5 +1,5 @@
 """One run of the evaluation: a suite kernel at a size, on a named machine
-(:data:`~reconverge.golden.sm.params.CONFIGS`), under one divergence configuration, compiled
+(:data:`~reconverge.golden.params.CONFIGS`), under one divergence configuration, compiled
 with one register allocator. A :class:`Task` is a frozen value with a content key (the task and
 the version of the code that computes it), so that the runner can keep its result and reuse it
 until either changes."""
@@ -18,31 +18,28 @@ from typing import Any
 
 import numpy as np
 
-from reconverge.golden.sm.config import Policy, ScoreboardKind, WarpFormation
-from reconverge.golden.sm.params import CONFIGS, SMParams
+from reconverge.golden.config import ScoreboardKind
+from reconverge.golden.params import CONFIGS, SMParams
+from reconverge.golden.policies import Mechanism, WarpFormation, variant
 
-#: Modules of the golden package that cannot change a run: the command line and the
-#: evaluation's reports (of the evaluation only this module counts).
-NOT_CODE = ("cli.py", "command.py", "commands.py")
-#: Packages of golden that no run imports: the area model.
-NOT_RUN = ("cost",)
+#: Packages of golden that no run imports: the area model, the command line, test support
+#: (of the evaluation only this module counts).
+NOT_RUN = ("cost", "cli", "testing")
 #: A kernel module's imports of other kernel modules.
 KERNEL_IMPORT = re.compile(r"^from reconverge\.kernels\.(\w+) import", re.MULTILINE)
 
 
 @dataclass(frozen=True)
 class Task:
-    """A kernel at ``size`` on machine ``machine`` under ``policy`` (with ``hints`` for ppc,
-    ``hws``, dynamic warp ``formation``), compiled with ``allocator`` into ``regs`` registers;
-    ``split_table``/``scoreboard``, when set, override the machine's."""
+    """A kernel at ``size`` on machine ``machine`` under the policy ``variant`` (a name of
+    :mod:`reconverge.golden.policies`) and ``hws``, compiled with ``allocator`` into ``regs``
+    registers; ``split_table``/``scoreboard``, when set, override the machine's."""
 
     kernel: str
     size: int
     machine: str
-    policy: str = "sps"
-    hints: bool = True
+    variant: str = "sps"
     hws: bool = False
-    formation: str = "static"
     allocator: str = "linear"
     regs: int = 16
     seed: int = 0
@@ -50,12 +47,13 @@ class Task:
     scoreboard: str | None = None
 
     @property
+    def mechanism(self) -> Mechanism:
+        return Mechanism(variant(self.variant), self.hws)
+
+    @property
     def label(self) -> str:
         """The configuration's name in tables (the labels of ``reconverge compare``)."""
-        name = self.formation if self.formation != "static" else self.policy
-        if self.policy == "ppc" and self.formation == "static" and not self.hints:
-            name += " (implicit)"
-        return name + (" +hws" if self.hws else "")
+        return self.mechanism.label
 
     def params(self) -> SMParams:
         """The machine with this task's overrides (dynamic warp formation is not hardware, so
@@ -65,10 +63,8 @@ class Task:
         if self.split_table is not None:
             geometry = replace(geometry, split_table=self.split_table)
         config = replace(
-            params.config,
-            policy=Policy(self.policy),
-            hws=self.hws,
-            hints=self.hints,
+            params.config.with_mechanism(self.mechanism),
+            warp_formation=WarpFormation.STATIC,
             scoreboard=None if self.scoreboard is None else ScoreboardKind(self.scoreboard),
         )
         return replace(params, geometry=geometry, config=config)
@@ -96,7 +92,7 @@ def code_version() -> str:
     for path in sorted((package / "golden").rglob("*.py")):
         report = "evaluation" in path.parts and path.name != Path(__file__).name
         apart = "tests" in path.parts or any(p in path.parts for p in NOT_RUN)
-        if not (report or path.name in NOT_CODE or apart):
+        if not (report or apart):
             paths.append(path)
     return _digest(paths, package)
 
@@ -143,14 +139,13 @@ def run_task(task: Task) -> dict[str, Any]:
     the run ended cleanly, the output arrays that differ from the oracle's, a digest of the
     outputs (equal under every configuration) and the seconds it took; for a kernel that does
     not compile (too few registers), the compiler's message as ``error``."""
-    from reconverge.golden import programs
     from reconverge.golden.compiler.errors import CompileError
-    from reconverge.golden.sm.core import run_sm
+    from reconverge.golden.sm.run import run_sm
     from reconverge.kernels import suite
 
     started = time.monotonic()
     params = task.params()
-    config = replace(params.config, warp_formation=WarpFormation(task.formation))
+    config = params.config.with_mechanism(task.mechanism)
     kernel = suite()[task.kernel]
     try:
         launch, case = kernel.launch(
@@ -174,7 +169,7 @@ def run_task(task: Task) -> dict[str, Any]:
         "task": asdict(task),
         "grid": case.grid,
         "block": case.block,
-        "ok": programs.run_ok(result),
+        "ok": result.ok,
         "fault": None if result.fault is None else str(result.fault),
         "oracle_mismatches": [
             n for n, want in reference.items() if not np.array_equal(outputs[n], want)

@@ -33,12 +33,10 @@ from reconverge.golden.blocks.divergence import (
     TableOverflow,
     lanes_of,
 )
-from reconverge.golden.blocks.dual_path_stack import DualPathStack
-from reconverge.golden.blocks.reconvergence_stack import ReconvergenceStack
 from reconverge.golden.blocks.scoreboard import Scoreboard, make_scoreboard
-from reconverge.golden.blocks.split_tables import SplitTables
 from reconverge.golden.blocks.squeezer import squeeze
-from reconverge.golden.blocks.stackless import StacklessControl
+from reconverge.golden.blocks.units import make_unit
+from reconverge.golden.config import ScoreboardKind, SMConfig
 from reconverge.golden.faults import (
     DeadlockFault,
     SimtFault,
@@ -52,14 +50,9 @@ from reconverge.golden.functional import LaunchConfig, RunResult, decode_word, i
 from reconverge.golden.image import Image
 from reconverge.golden.isa import ILEN_BYTES, MASK32, REG_A0, REG_A7, REG_SP, Instr
 from reconverge.golden.memory import GlobalMemory, LocalMemory, SharedMemory, WarpMemory
+from reconverge.golden.policies import Policy
 from reconverge.golden.progress import EVERY, Callback, launch_bytes
 from reconverge.golden.semantics import MemAccess, Outcome, WarpContext, execute
-from reconverge.golden.sm.config import (
-    Policy,
-    ScoreboardKind,
-    SMConfig,
-    WarpFormation,
-)
 from reconverge.golden.sm.events import Events, Profile, profile
 from reconverge.golden.sm.lsu import access_cost
 from reconverge.golden.sm.metrics import Counters, Metrics
@@ -220,11 +213,11 @@ class SMResult(RunResult):
     events: Events | None = None  # what the energy model prices
 
 
-class _Warp:
+class ResidentWarp:
     """A resident warp: its registers, memories, divergence unit, scoreboard and timing."""
 
     def __init__(
-        self, sm: SM, block: _Block, index: int, threads: int, age: int, slot: int
+        self, sm: SM, block: ResidentBlock, index: int, threads: int, age: int, slot: int
     ) -> None:
         geometry = sm.launch.geometry
         width = geometry.warp_size
@@ -302,16 +295,19 @@ class _Warp:
         self.counted = t
 
 
-class _Block:
+class ResidentBlock:
+    """A resident thread block: its shared memory and its warps."""
+
     def __init__(self, sm: SM, index: int, warps_total: int) -> None:
         self.index = index
         self.warps_total = warps_total
         self.shared = SharedMemory(sm.launch.memmap)
-        self.warps: list[_Warp] = []
+        self.warps: list[ResidentWarp] = []
 
 
 class SM:
-    """One run of ``image`` over the launch ``launch`` on an SM configured by ``config``."""
+    """One run of ``image`` over the launch ``launch`` on an SM configured by ``config``
+    (``program``: the image's decoded program, when the caller has made it already)."""
 
     def __init__(
         self,
@@ -322,6 +318,7 @@ class SM:
         trace: bool = False,
         observer: Observer | None = None,
         progress: Callback | None = None,
+        program: Program | None = None,
     ) -> None:
         self.image = image
         self.launch = launch
@@ -330,7 +327,7 @@ class SM:
         # the next warp instruction count at which to report progress or stop at the limit
         self.checkpoint = min(launch.step_limit, EVERY) if progress else launch.step_limit
         self.geometry = launch.geometry
-        self.program = Program(image)
+        self.program = program or Program(image)
         self.memory = GlobalMemory(launch.memmap)
         self.memory.load_image(image)
         self.keep_trace = trace or observer is not None
@@ -350,9 +347,9 @@ class SM:
         self.counters = Counters()
         self.events = Events()
         self.warp_counters: list[Counters] = []
-        self.resident: list[_Warp] = []
-        self.slots: list[_Warp | None] = [None] * self.geometry.warps
-        self.blocks: list[_Block] = []
+        self.resident: list[ResidentWarp] = []
+        self.slots: list[ResidentWarp | None] = [None] * self.geometry.warps
+        self.blocks: list[ResidentBlock] = []
         self.next_block = 0
         self.last_dispatch = -1  # the initial dispatch is in cycle -1 (rule 5)
         self.age = 0
@@ -362,37 +359,17 @@ class SM:
         self.lsu: _LsuOp | None = None
         self.idle = 0
         self.end = 0
-        self.last_warp: _Warp | None = None
+        self.last_warp: ResidentWarp | None = None
         self.last_slot = -1
-        self.writebacks: list[tuple[int, int, _Warp, int, int]] = []
+        self.writebacks: list[tuple[int, int, ResidentWarp, int, int]] = []
         self.seq = 0
 
     # -- construction -----------------------------------------------------------------------
 
     def make_unit(self, valid: int, regs: np.ndarray) -> DivergenceUnit:
-        g, policy, entry = self.geometry, self.config.policy, self.image.entry & MASK32
-        if policy is Policy.SPS:
-            return ReconvergenceStack(g.warp_size, valid, entry, g.stack_depth)
-        if policy is Policy.STACKLESS:
-            return StacklessControl(g.warp_size, valid, entry, regs)
-        if policy in (Policy.DPS, Policy.PPC):
-            paired = policy is Policy.PPC
-            return DualPathStack(
-                g.warp_size,
-                valid,
-                entry,
-                g.stack_depth,
-                paired=paired,
-                implicit=paired and not self.config.hints,
-            )
-        return SplitTables(
-            g.warp_size,
-            valid,
-            entry,
-            g.split_table,
-            g.reconv_table,
-            orec=policy is Policy.MP_OREC,
-        )
+        """A warp's divergence unit: the policy variant's (``golden.blocks.units``)."""
+        entry = self.image.entry & MASK32
+        return make_unit(self.config.variant, self.geometry, valid, entry, regs)
 
     # -- the cycle loop -----------------------------------------------------------------------
 
@@ -489,12 +466,12 @@ class SM:
                 for slot in range(len(self.slots))
                 if (free := self._slot_free_at(slot)) is not None and free <= at
             ][: self.warps_per_block]
-            block = _Block(self, self.next_block, self.warps_per_block)
+            block = ResidentBlock(self, self.next_block, self.warps_per_block)
             self.next_block += 1
             self.last_dispatch = at
             for index, slot in enumerate(slots):
                 threads = min(width, self.launch.block - index * width)
-                warp = _Warp(self, block, index, threads, self.age, slot)
+                warp = ResidentWarp(self, block, index, threads, self.age, slot)
                 self.age += 1
                 warp.settled = warp.counted = at + 1  # resident from the cycle after
                 for split in warp.splits:
@@ -506,12 +483,12 @@ class SM:
 
     # -- scheduling ---------------------------------------------------------------------------
 
-    def _select(self) -> tuple[_Warp, Split, Decoded] | None:
+    def _select(self) -> tuple[ResidentWarp, Split, Decoded] | None:
         """The scheduler's choice (:func:`~reconverge.golden.sm.scheduler.select`) with the
         instruction of the chosen split."""
         fetched: list[Decoded] = []
 
-        def probe(warp: _Warp, split: Split) -> tuple[bool, bool]:
+        def probe(warp: ResidentWarp, split: Split) -> tuple[bool, bool]:
             op = self._fetch(warp, split)
             fetched.append(op)
             # a pending write for its threads, or no free entry for its destination (Fig 8)
@@ -533,7 +510,7 @@ class SM:
         )
         return None if choice is None else (*choice, fetched[-1])
 
-    def _fetch(self, warp: _Warp, split: Split) -> Decoded:
+    def _fetch(self, warp: ResidentWarp, split: Split) -> Decoded:
         try:
             return decoded(self.memory.fetch(split.pc))
         except SimtFault as fault:
@@ -567,7 +544,7 @@ class SM:
             return squeezed_passes(mask, self.geometry.warp_size, self.geometry.simd_width)
         return self.geometry.passes
 
-    def _issue(self, warp: _Warp, split: Split, op: Decoded) -> None:
+    def _issue(self, warp: ResidentWarp, split: Split, op: Decoded) -> None:
         t, pc, ins = self.t, split.pc, op.ins
         if self.counters.warp_instructions >= self.checkpoint:
             self._at_checkpoint(warp.block.index)
@@ -610,7 +587,7 @@ class SM:
         if warp.done:
             self._retire(warp)
 
-    def _executed(self, warp: _Warp, split: Split, op: Decoded, out: Outcome) -> Executed:
+    def _executed(self, warp: ResidentWarp, split: Split, op: Decoded, out: Outcome) -> Executed:
         exited = 0
         if out.exit_codes is not None:
             exited = split.mask
@@ -686,7 +663,7 @@ class SM:
             heapq.heapify(self.writebacks)
             self._push_writeback(op.done, op.writeback, entry[2], entry[3], entry[4])
 
-    def _reserve(self, warp: _Warp, op: Decoded, mask: int, done: int) -> None:
+    def _reserve(self, warp: ResidentWarp, op: Decoded, mask: int, done: int) -> None:
         """Reserve the destination of ``op`` for the threads of ``mask`` until ``done``."""
         if op.destination:
             warp.scoreboard.reserve(op.destination, mask)
@@ -696,13 +673,13 @@ class SM:
                 assert self.lsu is not None
                 self.lsu.writeback = self.seq
 
-    def _push_writeback(self, done: int, seq: int, warp: _Warp, reg: int, mask: int) -> None:
+    def _push_writeback(self, done: int, seq: int, warp: ResidentWarp, reg: int, mask: int) -> None:
         heapq.heappush(self.writebacks, (done, seq, warp, reg, mask))
         warp.writes_done = max(warp.writes_done, done)
         self.end = max(self.end, done)
 
     def _count(
-        self, warp: _Warp, split: Split, op: Decoded, lanes: np.ndarray, passes: int
+        self, warp: ResidentWarp, split: Split, op: Decoded, lanes: np.ndarray, passes: int
     ) -> None:
         active = len(lanes)
         warp.count_issue(split.mask)
@@ -718,7 +695,7 @@ class SM:
                 self.observer(record, warp.unit)
 
     def _time_splits(
-        self, warp: _Warp, issued: Split, ex: Executed, before: set[tuple[int, int]]
+        self, warp: ResidentWarp, issued: Split, ex: Executed, before: set[tuple[int, int]]
     ) -> None:
         """Rule 2: the split that continues is ready when the update has settled (V); every
         split the update redirected or exposed pays the branch latency from V - 1 (+ the
@@ -741,7 +718,7 @@ class SM:
 
     # -- barriers, retirement, faults -----------------------------------------------------------
 
-    def _check_barrier(self, block: _Block) -> None:
+    def _check_barrier(self, block: ResidentBlock) -> None:
         """Release the block's barrier once every live thread of the block waits at it."""
         if any(w.unit.live & ~w.unit.waiting for w in block.warps):
             return
@@ -763,7 +740,7 @@ class SM:
             if waiting:
                 self._release(warp, waiting, at)
 
-    def _release(self, warp: _Warp, waiting: int, at: int) -> None:
+    def _release(self, warp: ResidentWarp, waiting: int, at: int) -> None:
         """Rule 4: the threads of ``warp`` that waited at the completed barrier continue after
         it; the release reaches the unit in cycle ``at`` and takes c_r clocks; the released
         splits pay the branch latency from ``at`` + c_r - 1."""
@@ -778,7 +755,7 @@ class SM:
             if (split.sid, split.pc) not in before:
                 warp.ready_at[split.sid] = warp.settled - 1 + self.config.latencies.branch
 
-    def _retire(self, warp: _Warp) -> None:
+    def _retire(self, warp: ResidentWarp) -> None:
         warp.count_cycles(self.t)
         self.resident.remove(warp)
         self._record(warp)
@@ -786,7 +763,7 @@ class SM:
         if self.last_warp is warp:
             self.last_warp = None
 
-    def _record(self, warp: _Warp) -> None:
+    def _record(self, warp: ResidentWarp) -> None:
         b, first, n = warp.block.index, warp.first_thread, warp.threads
         self.exit_codes[b, first : first + n] = warp.exit_codes[:n]
         self.thread_instructions[b, first : first + n] = warp.instructions[:n]
@@ -839,29 +816,6 @@ class SM:
             f"watchdog: no completion within {self.config.max_cycles} cycles; still running: "
             f"{running}"
         )
-
-
-def run_sm(
-    image: Image,
-    launch: LaunchConfig,
-    config: SMConfig | None = None,
-    *,
-    trace: bool = False,
-    observer: Observer | None = None,
-    progress: Callback | None = None,
-) -> SMResult:
-    """Run ``image`` on the cycle-level SM. Like the functional model it never raises for a
-    fault of the program: the result carries it. ``observer`` is called after every issue
-    (before the next) with the issue record and the warp's divergence unit. With dynamic warp
-    formation (``config.warp_formation``) the SM is :class:`~reconverge.golden.sm.dwf.DwfSM`.
-    ``progress`` is called every ``golden.progress.EVERY`` warp instructions with the warp
-    instructions and the blocks finished so far."""
-    config = config or SMConfig()
-    if config.warp_formation is WarpFormation.STATIC:
-        return SM(image, launch, config, trace=trace, observer=observer, progress=progress).run()
-    from reconverge.golden.sm.dwf import DwfSM  # it builds on this module
-
-    return DwfSM(image, launch, config, trace=trace, observer=observer, progress=progress).run()
 
 
 def memory_needed(launch: LaunchConfig) -> int:

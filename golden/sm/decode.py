@@ -22,7 +22,7 @@ from reconverge.golden.isa import (
     csr_is_write,
     decode,
 )
-from reconverge.golden.semantics import _LOADS, _STORES
+from reconverge.golden.semantics import LOADS, STORES
 from reconverge.golden.sm.core import is_call, is_return, operands
 from reconverge.golden.sm.events import DIV_OPS, MUL_OPS
 from reconverge.golden.sm.program import is_control
@@ -38,7 +38,7 @@ Op = enum.IntEnum("Op", [(op_member(s.name), i) for i, s in enumerate(SPECS)])
 
 
 class Unit(enum.IntEnum):
-    """The latency class of an instruction (``golden.sm.config.Latencies``): ``MEM`` goes to
+    """The latency class of an instruction (``golden.config.Latencies``): ``MEM`` goes to
     the load/store unit (its latency is ``shared`` or ``global_``), ``NONE`` writes no
     register and uses no unit (branches, ``ecall``, ``bar``, fences, hints)."""
 
@@ -66,10 +66,10 @@ def spec_unit(spec: Spec) -> Unit:
 
 def _mem_size(spec: Spec) -> tuple[int, bool]:
     """(log2 bytes, sign-extending) of a memory instruction, (0, False) otherwise."""
-    if spec.name in _LOADS:
-        size, signed = _LOADS[spec.name]
-    elif spec.name in _STORES:
-        size, signed = _STORES[spec.name], False
+    if spec.name in LOADS:
+        size, signed = LOADS[spec.name]
+    elif spec.name in STORES:
+        size, signed = STORES[spec.name], False
     elif spec.is_amo:
         size, signed = AMO_BYTES, False
     else:

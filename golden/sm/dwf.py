@@ -29,14 +29,14 @@ import numpy as np
 from reconverge.golden.blocks.divergence import DivergenceUnit, Executed, Split, lanes_of
 from reconverge.golden.blocks.squeezer import squeeze
 from reconverge.golden.isa import ILEN_BYTES, MASK32
+from reconverge.golden.policies import WarpFormation
 from reconverge.golden.semantics import MemAccess, execute
-from reconverge.golden.sm.config import WarpFormation
 from reconverge.golden.sm.core import (
     SM,
     Decoded,
     IssueRecord,
-    _Block,
-    _Warp,
+    ResidentBlock,
+    ResidentWarp,
     lane_array,
 )
 
@@ -107,7 +107,7 @@ class ThreadPCs(DivergenceUnit):
         return 1
 
 
-Thread = tuple[_Warp, int]  # static warp and home lane
+Thread = tuple[ResidentWarp, int]  # static warp and home lane
 
 
 class DynamicWarp:
@@ -124,7 +124,7 @@ class DynamicWarp:
         """Hold ``slots``: the mask and the groups follow."""
         self.slots = slots
         self.mask = 0
-        self.groups: dict[_Warp, int] = {}  # home-lane masks by static warp
+        self.groups: dict[ResidentWarp, int] = {}  # home-lane masks by static warp
         for i, thread in enumerate(slots):
             if thread is not None:
                 self.mask |= 1 << i
@@ -164,7 +164,7 @@ class DwfSM(SM):
         self.formed += 1
         self.pool.append(DynamicWarp(self.formed, pc, slots, ready_at))
 
-    def _place_static(self, warp: _Warp, lanes: int, ready_at: int) -> None:
+    def _place_static(self, warp: ResidentWarp, lanes: int, ready_at: int) -> None:
         """Threads of one static warp, in their home slots, grouped by PC."""
         by_pc: dict[int, list[Thread | None]] = {}
         unit = warp.unit
@@ -227,7 +227,7 @@ class DwfSM(SM):
         slot_of = {thread: i for i, thread in enumerate(dyn.slots) if thread is not None}
         next_slots: dict[int, list[Thread | None]] = {}
         accesses: list[tuple[MemAccess, np.ndarray]] = []
-        blocks: dict[int, _Block] = {}
+        blocks: dict[int, ResidentBlock] = {}
         for warp, mask in dyn.groups.items():
             lanes = lane_array(mask)
             out = execute(ins, pc, warp.regs, lanes, warp.mem, warp.ctx)
@@ -285,7 +285,7 @@ class DwfSM(SM):
 
     # -- barriers -------------------------------------------------------------------------------
 
-    def _release(self, warp: _Warp, waiting: int, at: int) -> None:
+    def _release(self, warp: ResidentWarp, waiting: int, at: int) -> None:
         """The threads that waited at the completed barrier go back to the pool after it,
         ready as rule 4 has it (the release reaches the threads' PCs in cycle ``at``)."""
         clocks = warp.unit.release(waiting)

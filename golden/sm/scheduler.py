@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Protocol, TypeVar
 
-from reconverge.golden.sm.config import Scheduler
+from reconverge.golden.config import Scheduler
 
 
 class SchedulableWarp(Protocol):

@@ -12,12 +12,14 @@ import numpy as np
 from hypothesis import strategies as st
 
 from reconverge.golden.asm import assemble
+from reconverge.golden.config import SMConfig
 from reconverge.golden.functional import LaunchConfig, RunResult, run
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.image import Image
-from reconverge.golden.sm.config import Policy, SMConfig, WarpFormation
-from reconverge.golden.sm.core import SMResult, run_sm
+from reconverge.golden.policies import Policy, WarpFormation
+from reconverge.golden.sm.core import SMResult
 from reconverge.golden.sm.program import Program as Code
+from reconverge.golden.sm.run import run_sm
 from reconverge.golden.testing import gnu, qemu
 from reconverge.golden.testing.randprog import ACC_WORDS, NVARS, Program, render, thread_source
 

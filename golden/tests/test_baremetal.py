@@ -20,12 +20,13 @@ from pathlib import Path
 
 import pytest
 
+from reconverge.golden.config import SMConfig
 from reconverge.golden.elf import load_elf
 from reconverge.golden.functional import LaunchConfig, run
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.memmap import GLOBAL_BASE
-from reconverge.golden.sm.config import Policy, SMConfig
-from reconverge.golden.sm.core import run_sm
+from reconverge.golden.policies import Policy
+from reconverge.golden.sm.run import run_sm
 
 pytestmark = pytest.mark.gnu
 
@@ -170,8 +171,8 @@ def test_qemu_runs_the_same_program_thread_by_thread(tmp_path: Path) -> None:
     checks (with -DFAIL, check 3 fails), and qemu executes the instructions golden counts for
     the same threads, but for the thread id's read (CSRs on the SM, a load on qemu) and
     qemu_main.S's loop: a few per thread."""
-    from reconverge.golden.sm import speed
-    from reconverge.golden.sm.bench import build_reference
+    from reconverge.golden.evaluation import speed
+    from reconverge.golden.evaluation.bench import build_reference
 
     qemu = _qemu()
     simt, user = build_reference(gcc(), tmp_path)

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from reconverge.golden.sm import bench, speed
+from reconverge.golden.evaluation import bench, speed
 
 
 def test_models_on_the_same_image_run_the_same_thread_instructions() -> None:

@@ -171,8 +171,9 @@ def test_sm_geometry_gives_the_scoreboard_parameters() -> None:
     from reconverge.golden.geometry import Geometry
 
     g = Geometry(warp_size=8, simd_width=4, warps=4, regs=16, scoreboard_entries=6)
-    assert g.scoreboard(lookups=8, writebacks=5) == ScoreboardParams(8, 16, 4, 6, 8, 5)
-    assert g.masked_scoreboard(1, 1).masked and not g.scoreboard(1, 1).masked
+    assert ScoreboardParams.of(g, lookups=8, writebacks=5) == ScoreboardParams(8, 16, 4, 6, 8, 5)
+    masked = MaskedScoreboardParams.of(g, 1, 1)
+    assert masked.masked and not ScoreboardParams.of(g, 1, 1).masked
 
 
 LOADS = """
@@ -198,10 +199,10 @@ def test_sm_waits_for_a_free_scoreboard_entry(kind: str) -> None:
     from dataclasses import replace
 
     from reconverge.golden.asm import assemble
+    from reconverge.golden.config import ScoreboardKind, SMConfig
     from reconverge.golden.functional import LaunchConfig
     from reconverge.golden.geometry import Geometry
-    from reconverge.golden.sm.config import ScoreboardKind, SMConfig
-    from reconverge.golden.sm.core import run_sm
+    from reconverge.golden.sm.run import run_sm
 
     image = assemble(LOADS, "loads.S")
     config = SMConfig(scoreboard=ScoreboardKind(kind))

@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from reconverge.golden.blocks import SplitTables, SplitTablesBlock, SplitTablesParams
 from reconverge.golden.blocks.divergence import Executed, TableOverflow
 from reconverge.golden.blocks.split_tables import NO_ENTRY
+from reconverge.golden.blocks.units import unit_params
 from reconverge.golden.geometry import Geometry
+from reconverge.golden.policies import variant
 from reconverge.testbench.lockstep import Scenario, run_golden
 from reconverge.testbench.scenarios import applicable, rng_for
 from reconverge.testbench.scenarios import split_tables as stimulus
@@ -239,4 +241,5 @@ def test_parameters_are_checked() -> None:
     p = SplitTablesParams(4, 4, 4, pc_width=12)
     assert (p.never, p.return_code, p.pc_limit, p.sid_bits) == (0xFFF, 0xFFE, 0xFFC, 2)
     geometry = Geometry(warp_size=8, simd_width=4, split_table=4, reconv_table=6)
-    assert geometry.split_tables(orec=False) == SplitTablesParams(8, 4, 6, 32, orec=False)
+    assert unit_params(variant("mp"), geometry) == SplitTablesParams(8, 4, 6, 32, orec=False)
+    assert unit_params(variant("mp-orec"), geometry).orec

@@ -11,13 +11,16 @@ import pytest
 from reconverge.golden.asm import assemble
 from reconverge.golden.blocks import DualPathStackParams, SpsStackParams
 from reconverge.golden.blocks.divergence import NEVER, RETURN, Executed, TableOverflow
+from reconverge.golden.blocks.divergence_ports import UnitWidths
 from reconverge.golden.blocks.dual_path_stack import DualPathStack
 from reconverge.golden.blocks.reconvergence_stack import ReconvergenceStack
 from reconverge.golden.blocks.stack_update import StackUpdate, stack_updates
+from reconverge.golden.blocks.units import unit_params
+from reconverge.golden.config import SMConfig
 from reconverge.golden.functional import LaunchConfig, run
 from reconverge.golden.geometry import Geometry
-from reconverge.golden.sm.config import Policy, SMConfig
-from reconverge.golden.sm.core import run_sm
+from reconverge.golden.policies import Policy, variant
+from reconverge.golden.sm.run import run_sm
 from reconverge.testbench.lockstep import run_golden
 from reconverge.testbench.scenarios import applicable, rng_for
 from reconverge.testbench.scenarios import dual_path_stack as dual_stimulus
@@ -147,8 +150,9 @@ def test_params_derive_the_modes_and_the_sm_geometry_gives_them() -> None:
     }
     assert modes == {(False, False), (True, False), (True, True)}
     g = Geometry(warp_size=8, simd_width=4, stack_depth=6)
-    assert g.sps_stack(pc_width=16) == SpsStackParams(8, 6, 16)
-    assert g.dual_path_stack(Policy.DPS, True) == DualPathStackParams(8, 6, 32, Policy.DPS, True)
+    assert unit_params(variant("sps"), g, UnitWidths(pc=16)) == SpsStackParams(8, 6, 16)
+    assert unit_params(variant("dps"), g) == DualPathStackParams(8, 6, 32, Policy.DPS, True)
+    assert unit_params(variant("ppc-implicit"), g).implicit
     assert DualPathStackParams.parse({"policy": "dps", "hints": "1"}).policy is Policy.DPS
     assert (
         SpsStackParams(stack_depth=6).sid_bits,

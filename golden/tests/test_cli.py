@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from reconverge.golden import cli, programs
-from reconverge.golden.command import INDEX
+from reconverge.golden import cli
+from reconverge.golden.cli import programs
+from reconverge.golden.cli.command import INDEX
 
-DEMO = Path(cli.__file__).resolve().parents[1] / "kernels" / "divergent_demo.S"
+DEMO = Path(cli.__file__).resolve().parents[2] / "kernels" / "divergent_demo.S"
 RECONVERGE = str(Path(sys.executable).with_name("reconverge"))
 
 RESULT_KEYS = {
@@ -40,7 +41,7 @@ def test_divergent_program_computes_collatz_steps(grid: int, block: int, warp: i
     result.check()
     words = result.memory.read_words(image.symbols["result"], grid * block)
     assert [int(w) for w in words] == [collatz_steps(g + 1) for g in range(grid * block)]
-    assert programs.run_ok(result)
+    assert result.ok
     # The loop trip counts differ per thread, so warps diverge: efficiency below 1 for W > 1.
     efficiency = programs.simd_efficiency(result, config.geometry)
     assert (efficiency == 1.0) if warp == 1 else (0 < efficiency < 1)
@@ -142,7 +143,7 @@ def test_the_index_names_every_command_once_and_help_loads_none() -> None:
         "cli.build_parser(only=sys.argv[1]); "
         "print(' '.join(sorted(m for m in sys.modules if m.startswith('reconverge'))))"
     )
-    for name, expected in (("", "reconverge.golden.command"), ("exec", INDEX["exec"][1])):
+    for name, expected in (("", "reconverge.golden.cli.command"), ("exec", INDEX["exec"][1])):
         done = subprocess.run([sys.executable, "-c", probe, name], capture_output=True,
                               text=True, check=True)  # fmt: skip
         loaded = set(done.stdout.split())

@@ -90,7 +90,7 @@ def test_the_prior_decides_between_primitives_the_rows_cannot_tell_apart() -> No
 def test_shipped_coefficients_are_the_fit_of_the_shipped_rows() -> None:
     """coefficients.json is what calibrate's fit makes of calibration.json (nothing edited by
     hand), and its recorded ratios are what those coefficients give."""
-    from reconverge.hdl.tools.calibrate import CALIBRATION, fit_rows
+    from reconverge.golden.cost.calibrate import CALIBRATION, fit_rows
 
     rows = json.loads(CALIBRATION.read_text())["rows"]
     coeffs, ratios = fit_rows(rows)

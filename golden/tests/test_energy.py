@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reconverge.golden.asm import assemble
+from reconverge.golden.config import SMConfig
 from reconverge.golden.cost.energy import (
     EVENT_STAGES,
     STAGES,
@@ -29,10 +30,10 @@ from reconverge.golden.cost.energy import (
 )
 from reconverge.golden.functional import LaunchConfig
 from reconverge.golden.geometry import Geometry
-from reconverge.golden.sm.config import Policy, SMConfig
-from reconverge.golden.sm.core import run_sm
-from reconverge.golden.sm.params import COSIM, SMParams
-from reconverge.golden.sm.workload import load_workload
+from reconverge.golden.params import COSIM, SMParams
+from reconverge.golden.policies import Policy
+from reconverge.golden.sm.run import run_sm
+from reconverge.kernels.workload import load_workload
 
 W4 = Geometry(warp_size=4, simd_width=2, warps=2)
 

@@ -23,8 +23,8 @@ from reconverge.golden.evaluation.experiments import (
 from reconverge.golden.evaluation.report import EvaluationError, check
 from reconverge.golden.evaluation.runner import Cache, Status, cluster_executor, run_tasks
 from reconverge.golden.evaluation.tasks import Task, run_task
+from reconverge.golden.params import CONFIGS, EVAL, EVAL_TESLA
 from reconverge.golden.sm.metrics import geomean
-from reconverge.golden.sm.params import CONFIGS, EVAL, EVAL_TESLA
 from reconverge.kernels import suite
 from reconverge.kernels.suite import MAX_BLOCK
 
@@ -81,8 +81,8 @@ def test_a_task_key_changes_with_every_field() -> None:
     base = Task("ifElse", 8, "cosim")
     assert base.key() == Task("ifElse", 8, "cosim").key()
     changed = {
-        "kernel": "nested", "size": 9, "machine": "eval", "policy": "mp", "hints": False,
-        "hws": True, "formation": "dwf", "allocator": "affine", "regs": 8, "seed": 1,
+        "kernel": "nested", "size": 9, "machine": "eval", "variant": "ppc-implicit",
+        "hws": True, "allocator": "affine", "regs": 8, "seed": 1,
         "split_table": 2, "scoreboard": "plain",
     }  # fmt: skip
     assert set(changed) == {f.name for f in fields(Task)}
@@ -125,7 +125,7 @@ def test_the_pool_runs_tasks_in_other_processes(tmp_path: Path) -> None:
 
 def test_runs_that_disagree_or_fail_are_refused() -> None:
     a = Task("ifElse", 8, "cosim")
-    b = replace(a, policy="mp")
+    b = replace(a, variant="mp")
     ra, rb = run_task(a), run_task(b)
     assert ra["ok"] and not ra["oracle_mismatches"] and ra["outputs_digest"] == rb["outputs_digest"]
     check({a: ra, b: rb})
@@ -163,10 +163,10 @@ def test_the_smoke_slice_of_every_experiment(
     assert cli.main([*args, "--json", "seed001"]) == 0
     report = json.loads(capsys.readouterr().out)
     hws = next(c for c in report["claims"] if c["what"] == "hws speedup over sps (PDOM)")
-    runs = {(r["task"]["kernel"], r["task"]["hws"], r["task"]["formation"]): r
+    runs = {(r["task"]["kernel"], r["task"]["hws"], r["task"]["variant"]): r
             for r in report["runs"]}  # fmt: skip
-    by_kernel = [runs[k, False, "static"]["metrics"]["cycles"]
-                 / runs[k, True, "static"]["metrics"]["cycles"] for k in SMOKE.kernels]  # fmt: skip
+    by_kernel = [runs[k, False, "sps"]["metrics"]["cycles"]
+                 / runs[k, True, "sps"]["metrics"]["cycles"] for k in SMOKE.kernels]  # fmt: skip
     assert hws["ours"] == pytest.approx(sum(by_kernel) / len(by_kernel))
     assert hws["paper"] == 1.20
 
@@ -187,7 +187,7 @@ def test_a_dask_cluster_runs_the_tasks(tmp_path: Path) -> None:
     """``--cluster``: the same runner on the workers of a Dask distributed cluster that the test
     starts on this machine (two worker processes); the results equal the local ones."""
     distributed = pytest.importorskip("distributed")
-    tasks = [Task("ifElse", 8, "cosim", policy=p) for p in ("sps", "mp")]
+    tasks = [Task("ifElse", 8, "cosim", variant=p) for p in ("sps", "mp")]
     with (
         distributed.LocalCluster(
             n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None

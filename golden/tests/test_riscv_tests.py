@@ -6,24 +6,23 @@ executes, and under every divergence policy of the cycle-level SM (hws off; on f
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from reconverge.golden.config import SMConfig
 from reconverge.golden.elf import load_elf
 from reconverge.golden.functional import LaunchConfig, run
 from reconverge.golden.geometry import Geometry
-from reconverge.golden.sm.commands import Variant, variants
-from reconverge.golden.sm.config import SMConfig
-from reconverge.golden.sm.core import run_sm
+from reconverge.golden.policies import HARDWARE, Mechanism
+from reconverge.golden.sm.run import run_sm
 from reconverge.golden.testing import qemu, riscv_tests
 
 pytestmark = pytest.mark.gnu
 
 NAMES = riscv_tests.names() or ["riscv-tests-missing"]
 RV32A = [n for n in NAMES if n.startswith("rv32ua-")]
-VARIANTS = variants("sps,stackless,dps,ppc,ppc-implicit,mp,mp-orec", "off")
+VARIANTS = [Mechanism(v) for v in HARDWARE]
 WARP = Geometry(warp_size=8, simd_width=4)
 
 
@@ -58,21 +57,21 @@ def test_passes_on_the_functional_model_as_qemu_counts(name: str, out_dir: Path)
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=[v.label for v in VARIANTS])
 @pytest.mark.parametrize("name", NAMES)
-def test_passes_under_every_policy(name: str, variant: Variant, out_dir: Path) -> None:
+def test_passes_under_every_policy(name: str, variant: Mechanism, out_dir: Path) -> None:
     check_sm(name, variant, out_dir)
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=[v.label for v in VARIANTS])
 @pytest.mark.parametrize("name", RV32A)
 def test_rv32a_passes_under_every_policy_with_hws(
-    name: str, variant: Variant, out_dir: Path
+    name: str, variant: Mechanism, out_dir: Path
 ) -> None:
-    check_sm(name, replace(variant, hws=True), out_dir)
+    check_sm(name, Mechanism(variant.variant, hws=True), out_dir)
 
 
-def check_sm(name: str, variant: Variant, out_dir: Path) -> None:
+def check_sm(name: str, variant: Mechanism, out_dir: Path) -> None:
     image = load_elf(riscv_tests.build(name, out_dir))
-    config = SMConfig(policy=variant.policy, hints=variant.hints, hws=variant.hws)
+    config = SMConfig().with_mechanism(variant)
     result = run_sm(image, LaunchConfig(1, 1, WARP), config)
     assert result.fault is None, str(result.fault)
     assert result.exit_codes.tolist() == [[0]], f"{name}: case {result.exit_codes[0][0]} failed"

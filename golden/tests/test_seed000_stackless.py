@@ -8,11 +8,13 @@ import numpy as np
 from reconverge.golden.asm import assemble
 from reconverge.golden.blocks.divergence import DivergenceUnit
 from reconverge.golden.blocks.stackless import StacklessControl
+from reconverge.golden.config import Latencies, SMConfig
 from reconverge.golden.functional import LaunchConfig
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.memmap import GLOBAL_BASE
-from reconverge.golden.sm.config import Latencies, Policy, SMConfig
-from reconverge.golden.sm.core import IssueRecord, run_sm
+from reconverge.golden.policies import Policy
+from reconverge.golden.sm.core import IssueRecord
+from reconverge.golden.sm.run import run_sm
 
 # The if-then-else of Fig 1 with the jumps of Table 2. Instruction k of the table (1-based) is
 # at GLOBAL_BASE + 4k; the csrr before it gives each thread its index. T0, T1 run B; T2, T3 C.

@@ -7,11 +7,12 @@ from __future__ import annotations
 import pytest
 
 from reconverge.golden.asm import assemble
+from reconverge.golden.config import SMConfig
 from reconverge.golden.functional import LaunchConfig, run
 from reconverge.golden.geometry import Geometry
-from reconverge.golden.sm.config import SMConfig, WarpFormation
-from reconverge.golden.sm.core import run_sm
+from reconverge.golden.policies import WarpFormation
 from reconverge.golden.sm.dwf import combine, squeeze_slots
+from reconverge.golden.sm.run import run_sm
 
 W, L = 32, 8
 

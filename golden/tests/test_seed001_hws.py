@@ -6,11 +6,13 @@ from __future__ import annotations
 import pytest
 
 from reconverge.golden.asm import assemble
+from reconverge.golden.config import SMConfig
 from reconverge.golden.functional import LaunchConfig, run
 from reconverge.golden.geometry import Geometry
-from reconverge.golden.sm.config import Policy, SMConfig
-from reconverge.golden.sm.core import SMResult, run_sm
+from reconverge.golden.policies import Policy
+from reconverge.golden.sm.core import SMResult
 from reconverge.golden.sm.metrics import amdahl
+from reconverge.golden.sm.run import run_sm
 
 # Fig 4.1(c): one branch splits a warp of 32 into B (threads 0-3 and 12-15) and C (the other
 # 24); each side runs one instruction before they meet at D.

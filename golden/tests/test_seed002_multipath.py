@@ -8,10 +8,12 @@ from reconverge.golden.asm import assemble
 from reconverge.golden.blocks.divergence import NEVER, DivergenceUnit, Executed
 from reconverge.golden.blocks.scoreboard import MaskedScoreboard, Scoreboard
 from reconverge.golden.blocks.split_tables import SplitTables
+from reconverge.golden.config import Latencies, ScoreboardKind, SMConfig
 from reconverge.golden.functional import LaunchConfig, run
 from reconverge.golden.geometry import Geometry
-from reconverge.golden.sm.config import Latencies, Policy, ScoreboardKind, SMConfig
-from reconverge.golden.sm.core import IssueRecord, SMResult, run_sm
+from reconverge.golden.policies import Policy
+from reconverge.golden.sm.core import IssueRecord, SMResult
+from reconverge.golden.sm.run import run_sm
 
 W4 = Geometry(warp_size=4, simd_width=4, warps=1)
 

@@ -9,10 +9,11 @@ import pytest
 from reconverge.golden.asm import assemble
 from reconverge.golden.blocks.divergence import NEVER, Executed
 from reconverge.golden.blocks.dual_path_stack import DualPathStack
+from reconverge.golden.config import SMConfig
 from reconverge.golden.functional import LaunchConfig, run
 from reconverge.golden.geometry import Geometry
-from reconverge.golden.sm.config import Policy, SMConfig
-from reconverge.golden.sm.core import run_sm
+from reconverge.golden.policies import Policy
+from reconverge.golden.sm.run import run_sm
 from reconverge.golden.tests.test_seed002_multipath import loop_with_break
 
 # Layout of the loop: A (two instructions, then the cond1 branch to B), C (one instruction,

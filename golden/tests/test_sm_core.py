@@ -16,14 +16,15 @@ import pytest
 from reconverge.golden.asm import assemble
 from reconverge.golden.blocks.divergence import Executed
 from reconverge.golden.blocks.split_tables import SplitTables
+from reconverge.golden.config import Latencies, Scheduler, SMConfig
 from reconverge.golden.functional import LaunchConfig, run
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.memmap import GLOBAL_BASE
+from reconverge.golden.policies import Policy
 from reconverge.golden.semantics import MemAccess
-from reconverge.golden.sm.config import Latencies, Policy, Scheduler, SMConfig
-from reconverge.golden.sm.core import run_sm
 from reconverge.golden.sm.lsu import access_cost
 from reconverge.golden.sm.program import HintMismatch, Program
+from reconverge.golden.sm.run import run_sm
 
 W4 = Geometry(warp_size=4, simd_width=4, warps=4)
 EXIT = "li a7, 93\n    ecall\n"
@@ -375,7 +376,7 @@ def test_compare_command_agrees_across_policies() -> None:
     rows = json.loads(proc.stdout)
     assert len(rows) == 2 * 9
     assert all(r["same_results"] and r["ok"] for r in rows)
-    assert {r["label"] for r in rows} >= {"sps", "mp-orec +hws", "ppc (implicit)"}
+    assert {r["label"] for r in rows} >= {"sps", "mp-orec +hws", "ppc-implicit"}
     proc = reconverge("compare", str(DEMO), "--policies", "sps,bogus")
     assert proc.returncode == 2 and "unknown policy 'bogus'" in proc.stderr
     assert "en-dwf" in proc.stderr

@@ -1,6 +1,6 @@
-"""The SM options of ``run``, ``compare`` and ``demo`` (golden/sm/options.py): without
+"""The SM options of ``run``, ``compare`` and ``demo`` (golden/cli/options.py): without
 ``--config`` the command's own W and L and the dataclasses' defaults, as before the option
-existed; with it, the named configuration of golden.sm.params, each option given replacing one
+existed; with it, the named configuration of golden.params, each option given replacing one
 field; ``run --config cosim`` is the SM that ``cosim`` holds the RTL to."""
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ from dataclasses import replace
 import pytest
 
 from reconverge.golden import cli
+from reconverge.golden.cli.options import geometry_of, memmap_of
+from reconverge.golden.cli.sm import launch_of, sm_config, workload_of
+from reconverge.golden.config import Latencies, SMConfig
 from reconverge.golden.geometry import Geometry
-from reconverge.golden.sm.commands import Variant, launch_of, sm_config, workload_of
-from reconverge.golden.sm.config import Latencies, Policy, SMConfig
-from reconverge.golden.sm.core import run_sm
-from reconverge.golden.sm.options import geometry_of, memmap_of
-from reconverge.golden.sm.params import COSIM, EVAL
+from reconverge.golden.params import COSIM, EVAL
+from reconverge.golden.policies import Mechanism, Policy, variant
+from reconverge.golden.sm.run import run_sm
 
 
 def parse(command: str, *options: str) -> object:
@@ -37,7 +38,7 @@ def test_without_config_the_commands_own_sm(command: str, geometry: Geometry) ->
     ns = parse(command)
     assert geometry_of(ns) == geometry
     assert memmap_of(ns) is None
-    assert replace(sm_config(ns, Variant(Policy.SPS)), policy=Policy.SPS) == SMConfig()
+    assert replace(sm_config(ns, Mechanism(variant("sps"))), policy=Policy.SPS) == SMConfig()
 
 
 @pytest.mark.parametrize(
@@ -56,7 +57,7 @@ def test_options_replace_fields_of_the_default(options: list[str], geometry: Geo
 def test_config_is_the_named_sm_with_the_options_given() -> None:
     ns = parse("compare", "--config", "eval", "--warp-size", "16", "--latency", "global=10")
     assert geometry_of(ns) == replace(EVAL.geometry, warp_size=16, simd_width=16)
-    config = sm_config(ns, Variant(Policy.SPS))
+    config = sm_config(ns, Mechanism(variant("sps")))
     assert config.latencies == replace(EVAL.config.latencies, global_=10)
     assert config.latencies != replace(Latencies(), global_=10)
     assert (config.line_bytes, config.shared_banks) == (128, 32)
@@ -65,10 +66,10 @@ def test_config_is_the_named_sm_with_the_options_given() -> None:
 
 def test_run_config_cosim_is_the_sm_cosim_checks() -> None:
     """The CLI's run is the golden run that cosim compares with the RTL (its launch and
-    configuration built from golden.sm.params.COSIM directly)."""
+    configuration built from golden.params.COSIM directly)."""
     ns = parse("run", "--config", "cosim", "--policy", "mp-orec", "--hws")
     work = workload_of(ns, "nested")
-    config = sm_config(ns, Variant(Policy.MP_OREC, hws=True))
+    config = sm_config(ns, Mechanism(variant("mp-orec"), hws=True))
     launch = launch_of(ns, work, config)
     params = replace(COSIM, config=replace(COSIM.config, policy=Policy.MP_OREC, hws=True))
     assert config == params.config

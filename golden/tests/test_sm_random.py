@@ -18,8 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reconverge.golden.asm import assemble
-from reconverge.golden.sm.config import Policy, SMConfig
-from reconverge.golden.sm.core import run_sm
+from reconverge.golden.config import SMConfig
+from reconverge.golden.policies import Policy
+from reconverge.golden.sm.run import run_sm
 from reconverge.golden.testing.randcheck import (
     GEOMETRIES,
     GEOMETRY_SET,

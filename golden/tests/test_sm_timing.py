@@ -14,11 +14,13 @@ from reconverge.golden.blocks.dual_path_stack import DualPathStack
 from reconverge.golden.blocks.reconvergence_stack import ReconvergenceStack
 from reconverge.golden.blocks.split_tables import SplitTables
 from reconverge.golden.blocks.stackless import StacklessControl
+from reconverge.golden.config import Latencies, Scheduler, SMConfig
 from reconverge.golden.functional import LaunchConfig, initial_registers
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.memmap import GLOBAL_BASE
-from reconverge.golden.sm.config import Latencies, Policy, Scheduler, SMConfig
-from reconverge.golden.sm.core import SM, SMResult, lsu_last_cycle, run_sm
+from reconverge.golden.policies import Policy
+from reconverge.golden.sm.core import SM, SMResult, lsu_last_cycle
+from reconverge.golden.sm.run import run_sm
 from reconverge.golden.sm.scheduler import SplitView, WarpView, select_views
 from reconverge.golden.tests.test_blocks_split_tables import _three_waiting
 

@@ -33,18 +33,15 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from reconverge.golden.blocks.arbiter import ArbiterParams
-from reconverge.golden.sm.config import Policy
-from reconverge.golden.sm.params import PC_WIDTH, SP_WIDTH, SMParams
+from reconverge.golden.blocks.units import sm_unit
+from reconverge.golden.params import PC_WIDTH, SP_WIDTH, SMParams
 from reconverge.hdl.blocks.arbiter import Arbiter
-from reconverge.hdl.blocks.dual_path_stack import DualPathStack
-from reconverge.hdl.blocks.split_tables import SplitTables
-from reconverge.hdl.blocks.sps_stack import SpsStack
-from reconverge.hdl.blocks.stackless import Stackless
+from reconverge.hdl.registry import lookup
 
 
 def divergence_signature(params: SMParams) -> wiring.Signature:
     """The ports every policy's unit has (seen from the unit)."""
-    w, s, sid = params.geometry.warp_size, params.slots, params.sid_bits
+    w, s, sid = params.geometry.warp_size, sm_unit(params).slots, sm_unit(params).sid_bits
     members = {
         "launch": In(
             wiring.Signature(
@@ -86,7 +83,7 @@ def divergence_signature(params: SMParams) -> wiring.Signature:
         "live": Out(w),
         "waiting": Out(w),
     }
-    if params.policy is Policy.STACKLESS:
+    if sm_unit(params).name == "stackless":
         members["coalesce"] = In(
             wiring.Signature(
                 {
@@ -145,13 +142,11 @@ class DivergenceUnit(wiring.Component):
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        policy = self.params.policy
-        if policy is Policy.STACKLESS:
-            self._stackless(m)
-        elif policy in (Policy.MP, Policy.MP_OREC):
-            self._tables(m)
-        else:
-            self._stack(m)
+        unit = sm_unit(self.params)
+        block = lookup(unit.name).build(unit)
+        m.submodules.block = block
+        glue = {"stackless": self._stackless, "split_tables": self._tables}
+        glue.get(unit.name, self._stack)(m, block)
         return m
 
     # -- the threads an outcome sends somewhere, and the sequence state ------------------------
@@ -181,10 +176,8 @@ class DivergenceUnit(wiring.Component):
         return pend, active, _Groups(m, "groups", threads, current)
 
     # -- the stack-less control --------------------------------------------------------------
-    def _stackless(self, m: Module) -> None:
-        p, w = self.params, self.params.geometry.warp_size
-        block = Stackless(p.geometry.stackless(PC_WIDTH, SP_WIDTH, p.line_key_bits))
-        m.submodules.block = block
+    def _stackless(self, m: Module, block: wiring.Component) -> None:
+        w = self.params.geometry.warp_size
         o = self.outcome
         going, next_pcs = self._targets(m)
         m.d.comb += [
@@ -212,7 +205,7 @@ class DivergenceUnit(wiring.Component):
 
     def _splits(self, m: Module, block: wiring.Component, valid: Value) -> None:
         """The block's splits, those of ``valid`` exposed."""
-        for s in range(self.params.slots):
+        for s in range(sm_unit(self.params).slots):
             m.d.comb += [
                 self.splits.valid[s].eq(valid[s]),
                 self.splits.sid[s].eq(block.splits.sid[s]),
@@ -221,13 +214,7 @@ class DivergenceUnit(wiring.Component):
             ]
 
     # -- the SPS and dual-path stacks ----------------------------------------------------------
-    def _stack(self, m: Module) -> None:
-        p, g = self.params, self.params.geometry
-        if p.policy in (Policy.DPS, Policy.PPC):
-            block = DualPathStack(g.dual_path_stack(p.policy, p.config.hints, PC_WIDTH))
-        else:
-            block = SpsStack(g.sps_stack(PC_WIDTH))
-        m.submodules.block = block
+    def _stack(self, m: Module, block: wiring.Component) -> None:
         o, bo = self.outcome, block.outcome
         pend, active, groups = self._sequence(m)
         first = o.valid
@@ -289,10 +276,7 @@ class DivergenceUnit(wiring.Component):
         ]
 
     # -- the split and reconvergence tables ----------------------------------------------------
-    def _tables(self, m: Module) -> None:
-        p, g = self.params, self.params.geometry
-        block = SplitTables(g.split_tables(p.policy is Policy.MP_OREC, PC_WIDTH))
-        m.submodules.block = block
+    def _tables(self, m: Module, block: wiring.Component) -> None:
         o, bo, busy = self.outcome, block.outcome, block.status.busy
         pend, more, groups = self._sequence(m)
         first = o.valid

@@ -21,8 +21,9 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
+from reconverge.golden.blocks.units import sm_unit
 from reconverge.golden.memmap import GLOBAL_BASE
-from reconverge.golden.sm.params import PC_WIDTH, SMParams
+from reconverge.golden.params import PC_WIDTH, SMParams
 
 #: One entry of the instruction store.
 ENTRY = data.StructLayout({"word": 32, "rpc": PC_WIDTH})
@@ -54,7 +55,7 @@ class Fetch(wiring.Component):
             )
         self.params = params
         self.init = [{"word": word, "rpc": rpc} for word, rpc in init]
-        self.buffers = params.geometry.warps * params.slots
+        self.buffers = params.geometry.warps * sm_unit(params).slots
         super().__init__(
             {
                 "load": In(load_signature(params)),

@@ -26,7 +26,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from reconverge.golden.isa import ILEN_BYTES, SPECS, XLEN, Spec
-from reconverge.golden.semantics import _IMM_OPS, ALU_OPS, BRANCH_CONDS
+from reconverge.golden.semantics import ALU_OPS, BRANCH_CONDS, IMM_OPS
 from reconverge.golden.sm import decode as golden
 from reconverge.golden.sm.events import DIV_OPS, MUL_OPS
 from reconverge.hdl.sm.decode import DECODED, Op
@@ -130,7 +130,7 @@ class Lane(wiring.Component):
             m.d.comb += sig.eq(value)
             return sig
 
-        immediate_ops = _ops(lambda s: s.name in _IMM_OPS)
+        immediate_ops = _ops(lambda s: s.name in IMM_OPS)
         uses_imm = named("uses_imm", instr.op.matches(*immediate_ops), 1)
         b = named("alu_b", Mux(uses_imm, instr.imm, self.b))
         sign_a = _ops(lambda s: MUL_SIGNS.get(s.name, (False, False))[0])
@@ -147,7 +147,7 @@ class Lane(wiring.Component):
 
         with m.Switch(instr.op):
             for name, value in alu.items():
-                forms = [op(name)] + [op(i) for i, base in _IMM_OPS.items() if base == name]
+                forms = [op(name)] + [op(i) for i, base in IMM_OPS.items() if base == name]
                 with m.Case(*forms):
                     m.d.comb += self.result.eq(value)
             with m.Case(op("lui")):

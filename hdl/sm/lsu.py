@@ -85,13 +85,13 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, enum, memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from reconverge.golden.blocks.base import bits_for, ceil_log2
 from reconverge.golden.faults import FaultCode
+from reconverge.golden.geometry import bits_for, ceil_log2
 from reconverge.golden.isa import NUM_REGS
 from reconverge.golden.memmap import GLOBAL_BASE, SHARED_BASE
+from reconverge.golden.params import COUNTER as COUNTER_BITS
+from reconverge.golden.params import SMParams
 from reconverge.golden.sm.lsu import AMO_BY_FUNCT5, LR_FUNCT5, SC_FUNCT5, WORD_BYTES, MemOp
-from reconverge.golden.sm.params import COUNTER as COUNTER_BITS
-from reconverge.golden.sm.params import SMParams
 
 ADDR_BITS = 32
 WORD_BITS = 8 * WORD_BYTES

@@ -7,8 +7,9 @@ from __future__ import annotations
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
+from reconverge.golden.blocks.units import sm_unit
 from reconverge.golden.faults import FaultCode
-from reconverge.golden.sm.params import ARG_REGS, COUNTER, PC_WIDTH, SMParams
+from reconverge.golden.params import ARG_REGS, COUNTER, PC_WIDTH, SMParams
 
 #: Request kinds of the data port.
 OP_LOAD, OP_STORE, OP_AMO = 0, 1, 2
@@ -57,7 +58,7 @@ def trace_signature(params: SMParams) -> wiring.Signature:
             "slot": Out(params.warp_bits),
             "block": Out(32),
             "warp": Out(SMALL),
-            "sid": Out(params.sid_bits),
+            "sid": Out(sm_unit(params).sid_bits),
             "pc": Out(PC_WIDTH),
             "mask": Out(params.geometry.warp_size),
             "passes": Out(SMALL),

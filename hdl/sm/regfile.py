@@ -37,8 +37,8 @@ from reconverge.golden.functional import GLOBAL_POINTER_SYMBOL, LaunchConfig, in
 from reconverge.golden.image import Image
 from reconverge.golden.isa import NUM_REGS
 from reconverge.golden.memmap import MemoryMap
-from reconverge.golden.sm.params import ARG_REGS, SMParams
-from reconverge.golden.sm.params import REGFILE_WRITE_PORTS as WRITE_PORTS
+from reconverge.golden.params import ARG_REGS, SMParams
+from reconverge.golden.params import REGFILE_WRITE_PORTS as WRITE_PORTS
 from reconverge.hdl.sm.decode import REG
 from reconverge.hdl.sm.lanes import WORD
 

@@ -26,9 +26,10 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from reconverge.golden.blocks.arbiter import ArbiterParams
-from reconverge.golden.blocks.base import bits_for
-from reconverge.golden.sm.config import Scheduler as SchedulerKind
-from reconverge.golden.sm.params import AGE_BITS, SMParams
+from reconverge.golden.blocks.units import sm_unit
+from reconverge.golden.config import Scheduler as SchedulerKind
+from reconverge.golden.geometry import bits_for
+from reconverge.golden.params import AGE_BITS, SMParams
 from reconverge.hdl.blocks.arbiter import Arbiter
 
 
@@ -42,14 +43,14 @@ class Scheduler(wiring.Component):
     def __init__(self, params: SMParams) -> None:
         self.params = params
         self.warps = params.geometry.warps
-        self.slots = params.slots
+        self.slots = sm_unit(params).slots
         n = self.warps * self.slots
         super().__init__(
             {
                 "ready": In(n),
-                "sid": In(data.ArrayLayout(params.sid_bits, n)),
+                "sid": In(data.ArrayLayout(sm_unit(params).sid_bits, n)),
                 "age": In(data.ArrayLayout(AGE_BITS, self.warps)),
-                "last_sid": In(data.ArrayLayout(params.sid_bits, self.warps)),
+                "last_sid": In(data.ArrayLayout(sm_unit(params).sid_bits, self.warps)),
                 "last_sid_valid": In(self.warps),
                 "last_warp": In(params.warp_bits),
                 "issued": In(1),

@@ -21,8 +21,8 @@ from amaranth.lib.wiring import Out
 from reconverge.golden.faults import FaultCode
 from reconverge.golden.image import Image
 from reconverge.golden.memmap import GLOBAL_BASE
+from reconverge.golden.params import ARG_REGS, SMParams
 from reconverge.golden.sm.lsu import AMO_BY_FUNCT5
-from reconverge.golden.sm.params import ARG_REGS, SMParams
 from reconverge.golden.sm.program import Program
 from reconverge.hdl.sm.lsu import AMO_HDL
 from reconverge.hdl.sm.ports import OP_AMO, OP_STORE

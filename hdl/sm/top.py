@@ -36,13 +36,19 @@ from amaranth.hdl import Array, Cat, Const, EnableInserter, Module, Mux, Signal,
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from reconverge.golden.blocks.base import bits_for
+from reconverge.golden.blocks import (
+    ArbiterParams,
+    MaskedScoreboardParams,
+    ScoreboardParams,
+    SqueezerParams,
+)
 from reconverge.golden.blocks.divergence import NEVER
+from reconverge.golden.blocks.units import sm_unit
+from reconverge.golden.config import ScoreboardKind
 from reconverge.golden.faults import FaultCode
+from reconverge.golden.geometry import bits_for
 from reconverge.golden.isa import REG_SP, SYSCALL_EXIT, Csr
-from reconverge.golden.sm.config import Policy, ScoreboardKind
-from reconverge.golden.sm.lsu import MemOp
-from reconverge.golden.sm.params import (
+from reconverge.golden.params import (
     AGE_BITS,
     COUNTER,
     PC_WIDTH,
@@ -50,6 +56,8 @@ from reconverge.golden.sm.params import (
     TIMER_BITS,
     SMParams,
 )
+from reconverge.golden.policies import Policy
+from reconverge.golden.sm.lsu import MemOp
 from reconverge.hdl.blocks.arbiter import Arbiter
 from reconverge.hdl.blocks.common import any_of, encode, first_set
 from reconverge.hdl.blocks.scoreboard import MaskedScoreboard, Scoreboard
@@ -121,7 +129,8 @@ class _Core:
         p = self.p = sm.params
         g = self.g = p.geometry
         self.W, self.L, self.Q = g.warp_size, g.simd_width, g.passes
-        self.N, self.S = g.warps, p.slots
+        unit = self.unit = sm_unit(p)
+        self.N, self.S = g.warps, unit.slots
         lat = p.config.latencies
         self.delay = lat.branch
         if p.policy is Policy.STACKLESS:
@@ -172,7 +181,7 @@ class _Core:
         self.threads = [Signal(W, name=f"w{w}_threads") for w in range(N)]
         self.age = [Signal(AGE_BITS, name=f"w{w}_age") for w in range(N)]
         self.pending = [Signal(PENDING_BITS, name=f"w{w}_pending") for w in range(N)]
-        self.last_sid = [Signal(p.sid_bits, name=f"w{w}_last_sid") for w in range(N)]
+        self.last_sid = [Signal(self.unit.sid_bits, name=f"w{w}_last_sid") for w in range(N)]
         self.last_sid_valid = Signal(N, name="last_sid_valid")
         self.last_warp = Signal(p.warp_bits, name="last_warp")
         self.last_warp_valid = Signal(name="last_warp_valid")  # ... and has not retired
@@ -183,11 +192,12 @@ class _Core:
         # release cycle), cleared when the unit shows its settled splits (V)
         self.updating = Signal(N, name="updating")
         self.upd_issue = Signal(N, name="upd_issue")  # ... from an issue (not a release)
-        self.snap = [[Signal(data.StructLayout({"valid": 1, "sid": p.sid_bits, "pc": PC_WIDTH}),
+        sid_bits = self.unit.sid_bits
+        self.snap = [[Signal(data.StructLayout({"valid": 1, "sid": sid_bits, "pc": PC_WIDTH}),
                              name=f"w{w}_s{s}_before") for s in range(S)]
                      for w in range(N)]  # fmt: skip
         # the warp's last issued instruction, from issue until its unit settled
-        self.iss = [Signal(data.StructLayout({"valid": 1, "slot": bits_for(S), "sid": p.sid_bits,
+        self.iss = [Signal(data.StructLayout({"valid": 1, "slot": bits_for(S), "sid": sid_bits,
                                               "pc": PC_WIDTH, "control": 1}), name=f"w{w}_issued")
                     for w in range(N)]  # fmt: skip
         self.bar_pc = [Signal(PC_WIDTH, name=f"w{w}_bar_pc") for w in range(N)]
@@ -233,14 +243,18 @@ class _Core:
         m.submodules.writeback = self.wb = WritebackLines(p)
         lookups, writebacks = N * S, len(LatencyClass)
         if p.config.scoreboard_kind is ScoreboardKind.MASKED:
-            self.scoreboard = MaskedScoreboard(self.g.masked_scoreboard(lookups, writebacks))
+            self.scoreboard = MaskedScoreboard(
+                MaskedScoreboardParams.of(self.g, lookups, writebacks)
+            )
         else:
-            self.scoreboard = Scoreboard(self.g.scoreboard(lookups, writebacks))
+            self.scoreboard = Scoreboard(ScoreboardParams.of(self.g, lookups, writebacks))
         m.submodules.scoreboard = self.scoreboard
         if p.config.hws:
-            m.submodules.squeezer = self.squeezer = Squeezer(self.g.squeezer())
+            m.submodules.squeezer = self.squeezer = Squeezer(SqueezerParams.of(self.g))
         if p.policy is not Policy.STACKLESS:
-            m.submodules.lsu_tree = self.lsu_tree = Arbiter(self.g.arbiter(p.line_key_bits))
+            m.submodules.lsu_tree = self.lsu_tree = Arbiter(
+                ArbiterParams.of(self.g, p.line_key_bits)
+            )
 
     def _unit_status(self) -> None:
         """Per warp: its unit settled from an update this cycle (V); it is quiet (settled, not
@@ -371,7 +385,7 @@ class _Core:
         self.issue = _named(m, "issue", sched.valid)
         sel = sched.grant
         buf = Signal(self.fetch.buffer.shape().elem_shape, name="sel_buffer")
-        sid = Signal(p.sid_bits, name="sel_sid")
+        sid = Signal(self.unit.sid_bits, name="sel_sid")
         mask = Signal(W, name="sel_mask")
         faulty = Signal(name="sel_faulty")
         for w in range(N):
@@ -424,7 +438,7 @@ class _Core:
         cur = self.cur = {
             "warp": Signal(p.warp_bits, name="cur_warp"),
             "slot": Signal(bits_for(S), name="cur_slot"),
-            "sid": Signal(p.sid_bits, name="cur_sid"),
+            "sid": Signal(self.unit.sid_bits, name="cur_sid"),
             "pc": Signal(PC_WIDTH, name="cur_pc"),
             "mask": Signal(W, name="cur_mask"),
             "rpc": Signal(PC_WIDTH, name="cur_rpc"),

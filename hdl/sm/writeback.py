@@ -16,12 +16,12 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from reconverge.golden.sm.config import Latencies
-from reconverge.golden.sm.params import SMParams
+from reconverge.golden.config import Latencies
+from reconverge.golden.params import SMParams
 
 
 class LatencyClass(enum.IntEnum):
-    """The write-back latencies of :class:`golden.sm.config.Latencies`, one line each."""
+    """The write-back latencies of :class:`golden.config.Latencies`, one line each."""
 
     ALU = 0
     MUL = 1

@@ -1,5 +1,5 @@
-"""``make area`` (hdl/tools/area.py) keeps its results between runs: a stored result is reused
-only while the design digest it carries is what the design gives now, and a run with a budget
+"""``make area`` (golden/cost/area_report.py) keeps its results between runs: a stored result is
+reused only while the design digest it carries is what the design gives now, and a run with a budget
 renders what it has and lists the rest. The synthesis itself is not run here (hdl/sm/tests/
 test_sm_tools.py runs the flow); the stored results are written by the test."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reconverge.hdl.tools import area
+from reconverge.golden.cost import area_report as area
 from reconverge.hdl.tools.synth import design_digest
 from reconverge.hdl.tools.verilog import rtlil_text
 

@@ -1,6 +1,6 @@
 """The analytical area model (golden/cost) counts what the HDL builds: every block's
 inventory, from its parameters alone, against the primitives Yosys finds in the block's
-word-level netlist (hdl/tools/wordcells.py), at the calibration's parameter sets; and the SM's
+word-level netlist (golden/cost/wordcells.py), at the calibration's parameter sets; and the SM's
 inventory stage by stage. FFs and memory bits within 2 %, each other primitive within 15 %, or
 within 3 % of all the design's logic primitives where it is a small share of them (Amaranth's
 lowering adds a few decoders and widens some sums, which the model does not chase)."""
@@ -17,10 +17,10 @@ from amaranth.lib.wiring import In, Out
 
 from reconverge.golden.cli import main
 from reconverge.golden.cost.blocks import inventory
+from reconverge.golden.cost.calibrate import block_sets
 from reconverge.golden.cost.inventory import Kind, decode, reduce
+from reconverge.golden.cost.wordcells import word_inventory
 from reconverge.hdl.registry import lookup
-from reconverge.hdl.tools.calibrate import block_sets
-from reconverge.hdl.tools.wordcells import word_inventory
 
 SETS = block_sets()
 EXACT = {Kind.FF: 0.02, Kind.RAM: 0.02}
@@ -95,13 +95,13 @@ def test_area_command_refuses_what_it_cannot_model(capsys: pytest.CaptureFixture
 def _sm_cases() -> list[tuple[str, object]]:
     from dataclasses import replace
 
-    from reconverge.golden.sm.params import CONFIGS
-    from reconverge.hdl.tools.area import SM_AREA, sm_params
+    from reconverge.golden.cost.area_report import SM_AREA, sm_params
+    from reconverge.golden.params import CONFIGS
 
     cases = [(f"synth-{v.label}", sm_params(SM_AREA, v)) for v in SM_AREA.variants]
     cosim = CONFIGS["cosim"]
     for policy, hws in (("stackless", False), ("dps", False), ("mp-orec", True)):
-        from reconverge.golden.sm.config import Policy
+        from reconverge.golden.policies import Policy
 
         config = replace(cosim.config, policy=Policy(policy), hws=hws)
         cases.append((f"cosim-{policy}{'-hws' if hws else ''}", replace(cosim, config=config)))
@@ -117,8 +117,8 @@ SM_CASES = _sm_cases()
 @pytest.mark.parametrize("params", [p for _, p in SM_CASES], ids=[n for n, _ in SM_CASES])
 def test_sm_inventory_counts_what_the_hdl_builds_stage_by_stage(params: object) -> None:
     from reconverge.golden.cost.sm import sm, stage
+    from reconverge.golden.cost.wordcells import word_inventories
     from reconverge.hdl.sm.top import SM
-    from reconverge.hdl.tools.wordcells import word_inventories
 
     hdl = word_inventories(SM(params), "sm", depth=2)
     by_stage: dict[str, Counter[Kind]] = {}

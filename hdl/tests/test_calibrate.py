@@ -1,4 +1,4 @@
-"""``python -m reconverge.hdl.tools.calibrate``'s bookkeeping of the synthesis rows: a resumed
+"""``python -m reconverge.golden.cost.calibrate``'s bookkeeping of the synthesis rows: a resumed
 run synthesises only what is not recorded (``--only`` narrows that to the designs named), and a
 run stopped part way leaves every recorded row behind. Synthesis itself is replaced by a
 stand-in here (the rows' figures are not under test; tests of hdl/tools/synth.py run Yosys)."""
@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from reconverge.golden.blocks import BlockParams
+from reconverge.golden.cost import calibrate
 from reconverge.hdl.registry import lookup
-from reconverge.hdl.tools import calibrate
 from reconverge.hdl.tools.synth import design_digest
 from reconverge.hdl.tools.verilog import rtlil_text
 

@@ -10,7 +10,7 @@ import pytest
 
 from reconverge.golden.blocks import DualPathStackParams
 from reconverge.golden.cli import main
-from reconverge.golden.sm.config import Policy
+from reconverge.golden.policies import Policy
 from reconverge.hdl.blocks.dual_path_stack import DualPathStack
 from reconverge.testbench.amaranth_sim import simulate
 from reconverge.testbench.lockstep import Mismatch

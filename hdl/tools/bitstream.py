@@ -24,7 +24,7 @@ from typing import Any
 from reconverge.golden.errors import UserError
 from reconverge.golden.output import atomic_output
 from reconverge.hdl.tools.boards import RESOURCES, Board
-from reconverge.hdl.tools.synth import _cells, _run, _tool, _yosys
+from reconverge.hdl.tools.synth import find_tool, run_tool, stat_cells, yosys_script
 
 #: Steps a build may stop after.
 STEPS = ("synth", "pnr")
@@ -78,8 +78,8 @@ def _prepare(system: Any, b: Board, divider: int, work: Path) -> None:
 
 def _synthesise(b: Board, work: Path) -> dict[str, Any]:
     f = b.family
-    _yosys(f.synth_script.format(top=TOP), work, f.name)
-    cells = _cells(work / f.stat, TOP)
+    yosys_script(f.synth_script.format(top=TOP), work, f.name)
+    cells = stat_cells(work / f.stat, TOP)
     used = {r: _count(cells, f.cells[r]) for r in RESOURCES}
     for r, label in RESOURCES.items():
         if used[r] > b.capacity[r]:
@@ -93,10 +93,10 @@ def _synthesise(b: Board, work: Path) -> dict[str, Any]:
 
 def _place_and_route(b: Board, work: Path, clock_mhz: float, divider: int) -> dict[str, Any]:
     f = b.family
-    cmd = [_tool(*f.nextpnr), *b.device, "--json", f"{TOP}.json"]
+    cmd = [find_tool(*f.nextpnr), *b.device, "--json", f"{TOP}.json"]
     cmd += [f.constraints[0], f"{TOP}.{f.constraints[1]}", f.routed[0], f"{TOP}.{f.routed[1]}"]
     cmd += ["--report", "report.json", "--seed", "1", "--timing-allow-fail", "-q"]
-    _run(cmd, work, f"nextpnr-{f.name}")
+    run_tool(cmd, work, f"nextpnr-{f.name}")
     report = json.loads((work / "report.json").read_text())
     fmax = min(v["achieved"] for v in report["fmax"].values())
     check_timing(fmax, clock_mhz, divider)
@@ -155,7 +155,7 @@ def _pack(b: Board, work: Path, output: Path) -> dict[str, Any]:
     f = b.family
     routed, bits = f"{TOP}.{f.routed[1]}", f"{TOP}.{f.bitstream}"
     args = [a.format(routed=routed, bitstream=bits) for a in f.pack_args]
-    _run([_tool(*f.packer), *args], work, f.packer[1])
+    run_tool([find_tool(*f.packer), *args], work, f.packer[1])
     with atomic_output(output) as tmp:
         shutil.copyfile(work / bits, tmp)
     return {"bitstream": str(output), "bytes": output.stat().st_size}

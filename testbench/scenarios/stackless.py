@@ -456,9 +456,10 @@ def record_sm(source: str, warp_size: int, threads: int) -> Recorded:
     """Run ``source`` on the golden SM (policy stackless, one warp of ``threads`` threads,
     W = L = ``warp_size``) and record every call into the warp's divergence unit."""
     from reconverge.golden.asm import assemble
+    from reconverge.golden.config import SMConfig
     from reconverge.golden.functional import LaunchConfig
     from reconverge.golden.geometry import Geometry
-    from reconverge.golden.sm.config import Policy, SMConfig
+    from reconverge.golden.policies import Policy
     from reconverge.golden.sm.core import SM
 
     calls: list[UnitCall] = []

@@ -19,7 +19,7 @@ from collections.abc import Generator, Iterator
 from reconverge.golden.blocks.divergence import NEVER, RETURN, Executed, lanes_of
 from reconverge.golden.blocks.stack_twins import StackTwin
 from reconverge.golden.blocks.stack_update import StackUpdate, stack_updates
-from reconverge.testbench.lockstep import RESET, Scenario, _Reset
+from reconverge.testbench.lockstep import RESET, Reset, Scenario
 
 Values = dict[str, object]
 
@@ -32,10 +32,10 @@ class Shadow:
         self.model = copy.deepcopy(model)
         self.model.reset()
 
-    def drive(self, inputs: Values | _Reset) -> Generator[Values | _Reset, Values, Values]:
+    def drive(self, inputs: Values | Reset) -> Generator[Values | Reset, Values, Values]:
         """One cycle with these inputs; returns that cycle's outputs (before the edge)."""
         out = yield inputs
-        if isinstance(inputs, _Reset):
+        if isinstance(inputs, Reset):
             self.model.reset()
         else:
             self.model.clock(inputs)
@@ -240,7 +240,7 @@ def random_stream(model: StackTwin, rng: random.Random, cycles: int) -> Scenario
         cycle += 1
         unit = model.live()
         if pending:
-            step: Values | _Reset = pending.pop(0)
+            step: Values | Reset = pending.pop(0)
         elif cycle % 997 == 500:
             step = RESET
         elif unit is None or rng.random() < 0.003:

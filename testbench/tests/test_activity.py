@@ -1,4 +1,4 @@
-"""The RTL's switching activity (``testbench/activity.py``): Verilator's coverage file and the
+"""The RTL's switching activity (``golden/cost/activity.py``): Verilator's coverage file and the
 rule that counts each net once on small inputs; then two runs of a loop on the SM of the
 synthesis configuration (the smallest; its toggle-coverage build and Yosys cell counts are made
 once, about two minutes, and kept in ``build/``): the cycle counter's toggles are a binary
@@ -17,10 +17,7 @@ from pathlib import Path
 import pytest
 
 from reconverge.golden.asm import assemble
-from reconverge.golden.cost.sm import sm as sm_inventory
-from reconverge.golden.functional import LaunchConfig
-from reconverge.golden.sm.params import COUNTER, SYNTH
-from reconverge.testbench.activity import (
+from reconverge.golden.cost.activity import (
     Activity,
     Netlist,
     module_cells,
@@ -28,7 +25,10 @@ from reconverge.testbench.activity import (
     rtl_activity,
     stage_of,
 )
-from reconverge.testbench.cosim import params_digest, sm_design
+from reconverge.golden.cost.sm import sm as sm_inventory
+from reconverge.golden.functional import LaunchConfig
+from reconverge.golden.params import COUNTER, SYNTH
+from reconverge.testbench.build import params_digest, sm_design
 from reconverge.testbench.verilator import usable
 
 #: Yosys-style Verilog: a register in a submodule, logic, copies, a constant, a memory, a

@@ -1,4 +1,4 @@
-"""A block's RTL activity driven alone (``testbench/block_activity.py``): the measurement is
+"""A block's RTL activity driven alone (``golden/cost/block_activity.py``): the measurement is
 reproducible (the shipped row of a block is what a new measurement gives), its events are the
 scenario's, and docs/energy.md's block section prices the shipped rows."""
 
@@ -8,17 +8,17 @@ import json
 
 import pytest
 
-from reconverge.golden.cost.block_energy import block_events, block_toggles
-from reconverge.golden.cost.energy import ENERGY, model
-from reconverge.hdl.registry import lookup
-from reconverge.testbench.block_activity import (
+from reconverge.golden.cost.block_activity import (
     CYCLES,
     PREFIX,
     SCENARIO,
     block_activity,
     scenario_inputs,
 )
-from reconverge.testbench.power import BLOCK_ACTIVITY, block_section
+from reconverge.golden.cost.block_energy import block_events, block_toggles
+from reconverge.golden.cost.energy import ENERGY, model
+from reconverge.golden.cost.power import BLOCK_ACTIVITY, block_section
+from reconverge.hdl.registry import lookup
 
 
 def _shipped(block: str, values: dict[str, object]) -> dict[str, object]:

@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 
 from reconverge.golden import cli
+from reconverge.golden.cli.options import params_of
+from reconverge.golden.config import Scheduler, ScoreboardKind
 from reconverge.golden.geometry import Geometry
-from reconverge.golden.sm.config import Policy, Scheduler, ScoreboardKind
-from reconverge.golden.sm.options import params_of
-from reconverge.golden.sm.params import COSIM
+from reconverge.golden.params import COSIM
+from reconverge.golden.policies import Policy, variant
 from reconverge.testbench.cosim import METRICS
-from reconverge.testbench.cosim_plan import COSIM_GEOMETRY, Variant, build_group
+from reconverge.testbench.cosim_plan import COSIM_GEOMETRY, build_group
 
 
 def parse(*options: str) -> object:
@@ -111,7 +112,7 @@ def test_level_outside_1_to_4_is_refused(capsys: pytest.CaptureFixture[str]) -> 
 
 
 @pytest.mark.rtl
-@pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, Variant(Policy.SPS), False))
+@pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, variant("sps"), False))
 def test_cosim_json_on_the_sm(capsys: pytest.CaptureFixture[str]) -> None:
     """`reconverge cosim KERNEL --json` on the SM: level 3 or better (exit 0), the RTL's
     outputs match the oracle, the metrics of both sides under the documented keys."""

@@ -19,26 +19,22 @@ import pytest
 
 from reconverge.golden.asm import assemble
 from reconverge.golden.blocks.divergence import NEVER
+from reconverge.golden.blocks.units import sm_unit
 from reconverge.golden.faults import FaultCode
 from reconverge.golden.functional import LaunchConfig
 from reconverge.golden.image import Image
 from reconverge.golden.isa import IllegalInstruction, decode
 from reconverge.golden.memmap import GLOBAL_BASE
-from reconverge.golden.sm.config import Policy
-from reconverge.golden.sm.core import IssueRecord, SMResult, run_sm
-from reconverge.golden.sm.params import COSIM, SMParams
-from reconverge.testbench.cosim import (
-    METRICS,
-    CosimReport,
-    Design,
-    cosim,
-    instruction_store,
-    launch_args,
-    loaded_entries,
-    metrics_json,
-)
-from reconverge.testbench.cosim_plan import COSIM_GEOMETRY, Variant, build_group
+from reconverge.golden.params import COSIM, SMParams
+from reconverge.golden.policies import variant
+from reconverge.golden.sm.core import IssueRecord, SMResult
+from reconverge.golden.sm.program import Program
+from reconverge.golden.sm.run import run_sm
+from reconverge.testbench.build import Design
+from reconverge.testbench.cosim import METRICS, CosimReport, cosim, metrics_json
+from reconverge.testbench.cosim_plan import COSIM_GEOMETRY, build_group
 from reconverge.testbench.memory_model import Backpressure
+from reconverge.testbench.rtl import instruction_store, launch_args, loaded_entries
 
 TINY = """
     .text
@@ -114,7 +110,7 @@ def mock_verilog(params: SMParams, script: Script) -> str:
         ("input", 8 * lb, "mem__resp_rdata"),
         ("output", 1, "trace__valid"), ("output", 32, "trace__cycle"),
         ("output", params.warp_bits, "trace__slot"), ("output", 32, "trace__block"),
-        ("output", 8, "trace__warp"), ("output", params.sid_bits, "trace__sid"),
+        ("output", 8, "trace__warp"), ("output", sm_unit(params).sid_bits, "trace__sid"),
         ("output", 32, "trace__pc"), ("output", w, "trace__mask"), ("output", 8, "trace__passes"),
         ("output", 1, "exit__valid"), ("output", 32, "exit__block"), ("output", 8, "exit__warp"),
         ("output", w, "exit__mask"), ("output", 32 * w, "exit__codes"),
@@ -143,7 +139,7 @@ def mock_verilog(params: SMParams, script: Script) -> str:
         ("block", 32),
         ("warp", 8),
     )
-    trace += ("sid", params.sid_bits), ("pc", 32), ("mask", w), ("passes", 8)
+    trace += ("sid", sm_unit(params).sid_bits), ("pc", 32), ("mask", w), ("passes", 8)
     lines = [
         f"module sm (\n{decl}\n);",
         "    reg [15:0] step; reg running, done, fault, bad; reg [31:0] word, stalls, loads;",
@@ -444,7 +440,7 @@ def test_verilator_runs_the_same_plumbing(tmp_path: Path) -> None:
 
 
 @pytest.mark.rtl
-@pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, Variant(Policy.SPS), False))
+@pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, variant("sps"), False))
 def test_tiny_program_on_the_sm_with_backpressure() -> None:
     """The tiny program (a store, a load, a branch, exit codes) on the SM, once with block-RAM
     timing and once with a stalling memory: both reach level 3 or better, and with the stalls
@@ -462,7 +458,7 @@ def test_instruction_store_of_the_tiny_program() -> None:
     testbench loads it up to the image's last non-zero word (data[0]); what it leaves out is
     word 0, which is no instruction, so its RPC (NEVER, or 0 after reset) is never read."""
     image, _, _ = tiny()
-    store = instruction_store(image, COSIM)
+    store = instruction_store(Program(image), COSIM)
     script = golden_script()
     assert len(store) == COSIM.imem_words
     for index, expected in script.checks.items():

@@ -19,30 +19,24 @@ from hypothesis import strategies as st
 
 from reconverge.golden.asm import assemble
 from reconverge.golden.blocks.divergence import NEVER, lanes_of
+from reconverge.golden.blocks.units import sm_unit
 from reconverge.golden.faults import FaultCode
 from reconverge.golden.functional import LaunchConfig
 from reconverge.golden.image import Image
 from reconverge.golden.isa import ILEN_BYTES, MASK32, decode, sext
 from reconverge.golden.memmap import GLOBAL_BASE
 from reconverge.golden.memory import GlobalMemory
-from reconverge.golden.sm.config import Policy
-from reconverge.golden.sm.core import SMResult, run_sm
-from reconverge.golden.sm.params import COSIM, SMParams
+from reconverge.golden.params import COSIM, SMParams
+from reconverge.golden.policies import Policy
+from reconverge.golden.sm.core import SMResult
 from reconverge.golden.sm.program import Program
+from reconverge.golden.sm.run import run_sm
 from reconverge.kernels import suite
 from reconverge.testbench.cocotb_sm import Job
-from reconverge.testbench.cosim import (
-    METRICS,
-    CosimError,
-    CosimReport,
-    Difference,
-    RtlRun,
-    compare,
-    instruction_store,
-    metrics_json,
-    rtl_result,
-    trace_counters,
-)
+from reconverge.testbench.compare import Difference, compare, rtl_result, trace_counters
+from reconverge.testbench.cosim import METRICS, CosimReport, metrics_json
+from reconverge.testbench.errors import CosimError
+from reconverge.testbench.rtl import RtlRun, instruction_store
 
 #: (kernel, policy, hints, hws, allocator registers): divergence, calls, spills, every unit.
 CASES = (
@@ -118,7 +112,7 @@ def ports_view(result: SMResult, launch: LaunchConfig, params: SMParams) -> RtlR
 
 def check(index: int, run: RtlRun) -> tuple[int, Difference | None, SMResult]:
     image, launch, params, golden = golden_case(index)
-    rtl, problems = rtl_result(run, launch, image, params)
+    rtl, problems = rtl_result(run, launch, Program(image), params)
     assert problems == []
     per_block = -(-launch.block // params.geometry.warp_size)
     reached, difference = compare(
@@ -148,7 +142,7 @@ def test_trace_counters_are_golden_counters(index: int) -> None:
     the SM and for every warp."""
     image, _, _, golden = golden_case(index)
     assert golden.metrics is not None
-    total, warps = trace_counters(golden.trace, image)
+    total, warps = trace_counters(golden.trace, Program(image))
     fields = ("warp_instructions", "thread_instructions", "issue_passes", "hint_instructions",
               "active_histogram", "spill_loads", "spill_stores")  # fmt: skip
     expected = [golden.metrics.counters, *golden.metrics.warps]
@@ -181,7 +175,7 @@ def test_first_difference_of_a_mutated_trace(index: int, data: st.DataObject) ->
     i = data.draw(st.integers(0, len(run.issues) - 1))
     position, level = data.draw(st.sampled_from([(PC, 2), (SID, 3), (CYCLE, 4)]))
     value = run.issues[i][position] ^ (4 if position == PC else 1)
-    if position == SID and value >= 1 << params.sid_bits:
+    if position == SID and value >= 1 << sm_unit(params).sid_bits:
         value = run.issues[i][position] - 1
     reached, difference, rtl = check(index, _mutated_issue(run, i, position, value))
     assert reached == level - 1 and difference is not None
@@ -274,11 +268,11 @@ def test_faults_compare_by_kind_pc_block_thread() -> None:
     golden = run_sm(image, launch, COSIM.config, trace=True)
     assert golden.fault is not None and golden.fault.kind == "misaligned load"
     run = ports_view(golden, launch, COSIM)
-    rtl, _ = rtl_result(run, launch, image, COSIM)
+    rtl, _ = rtl_result(run, launch, Program(image), COSIM)
     assert compare(golden, rtl, warps_per_block=1, warp_size=8) == (4, None)
     assert run.fault is not None
     moved = replace(run, fault={**run.fault, "thread": 4})
-    rtl, _ = rtl_result(moved, launch, image, COSIM)
+    rtl, _ = rtl_result(moved, launch, Program(image), COSIM)
     reached, difference = compare(golden, rtl, warps_per_block=1, warp_size=8)
     assert reached == 0 and difference is not None
     assert (difference.golden["thread"], difference.rtl["thread"]) == (3, 4)
@@ -294,7 +288,7 @@ def test_events_outside_the_launch_are_problems() -> None:
     again = (1, block, warp, 1 << lane, codes[:1])
     bad = replace(run, exits=[*run.exits, again, (2, launch.grid, 0, 1, (0,))])
     bad = _mutated_issue(bad, 0, 2, launch.grid)
-    _, problems = rtl_result(bad, launch, image, params)
+    _, problems = rtl_result(bad, launch, Program(image), params)
     thread = warp * params.geometry.warp_size + lane
     assert len(problems) == 3
     assert problems[0].startswith(f"issue at cycle 0: block {launch.grid} warp 0")
@@ -306,7 +300,7 @@ def test_report_json_and_text() -> None:
     """The report's JSON keys (README.md, Co-simulation) and its text name the level."""
     image, launch, params, golden = golden_case(1)
     run = ports_view(golden, launch, params)
-    rtl, _ = rtl_result(run, launch, image, params)
+    rtl, _ = rtl_result(run, launch, Program(image), params)
     report = CosimReport("loopBreak", "icarus", params, 3, 4, None, golden, rtl, run)
     out = report.to_json()
     assert set(out) == {"file", "sim", "params", "level_requested", "level", "ok", "difference",
@@ -325,7 +319,7 @@ def test_instruction_store_carries_code_and_rpcs(name: str) -> None:
     ``Program.rpc``, every other word NEVER; past the code, zeros."""
     launch, _ = suite()[name].launch(hints=True)
     image = launch.image
-    store = instruction_store(image, COSIM)
+    store = instruction_store(Program(image), COSIM)
     program = Program(image)
     memory = GlobalMemory(COSIM.memmap)
     memory.load_image(image)
@@ -350,7 +344,7 @@ def test_code_outside_the_instruction_store_is_an_error() -> None:
     launch, _ = suite()["nqueens"].launch(hints=True)
     small = replace(COSIM, imem_words=64)
     with pytest.raises(CosimError, match="outside the instruction store of 64 words"):
-        instruction_store(launch.image, small)
+        instruction_store(Program(launch.image), small)
 
 
 def test_job_round_trip(tmp_path: Path) -> None:
@@ -359,7 +353,7 @@ def test_job_round_trip(tmp_path: Path) -> None:
     entry, segments = Job.encode_image(image)
     memmap = params.memmap
     job = Job(entry, segments, (memmap.global_size, memmap.shared_size, memmap.local_size), 32,
-              1 << 15, 8, instruction_store(image, params), 2, 8, 0, (1,) * 8, 100, 1.0,
+              1 << 15, 8, instruction_store(Program(image), params), 2, 8, 0, (1,) * 8, 100, 1.0,
               (0.5, 2, 3), "r.json", "m.npy")  # fmt: skip
     job.write(tmp_path / "job.json")
     again = Job.read(tmp_path / "job.json")

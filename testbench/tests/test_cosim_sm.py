@@ -31,8 +31,8 @@ from hypothesis import strategies as st
 from reconverge.golden import cli
 from reconverge.golden.asm import assemble
 from reconverge.golden.functional import LaunchConfig
-from reconverge.golden.programs import load_program
-from reconverge.golden.sm.config import Policy
+from reconverge.golden.loader import load_program
+from reconverge.golden.policies import Variant, variant
 from reconverge.golden.testing import riscv_tests
 from reconverge.golden.testing.randprog import Program, programs, render
 from reconverge.testbench.cosim import cosim
@@ -43,7 +43,6 @@ from reconverge.testbench.cosim_plan import (
     KERNELS,
     KNOWN,
     VARIANTS,
-    Variant,
     build_group,
     params_for,
     run_cell,
@@ -55,11 +54,7 @@ DEMO = ROOT / "kernels" / "divergent_demo.S"
 JUMP_TABLE = Path(__file__).parent / "programs" / "jump_table.S"
 ATOMICS = Path(__file__).parent / "programs" / "atomics.S"
 TWO_BLOCKS = Path(__file__).parent / "programs" / "two_resident_blocks.S"
-SPS, DPS, MP_OREC = Variant(Policy.SPS), Variant(Policy.DPS), Variant(Policy.MP_OREC)
-
-
-def _variant(label: str) -> Variant:
-    return next(v for v in VARIANTS if v.label == label)
+SPS, DPS, MP_OREC = variant("sps"), variant("dps"), variant("mp-orec")
 
 
 def cell(
@@ -72,7 +67,7 @@ def cell(
         geometry,
         variant,
         hws,
-        id=f"{kernel}-{variant.label}{'-hws' * hws}-{geometry.replace(' ', '-')}{suffix}",
+        id=f"{kernel}-{variant.name}{'-hws' * hws}-{geometry.replace(' ', '-')}{suffix}",
         marks=(pytest.mark.xdist_group(build_group(geometry, variant, hws)), *marks),
     )
 
@@ -87,7 +82,7 @@ SLOW_BUILDS = tuple((v, h) for v in VARIANTS for h in HWS if (v, h) not in DEFAU
 def build_params() -> list[object]:
     """(variant, hws) parameter sets of every cosim-configuration build, the slow ones marked."""
     return [
-        pytest.param(v, h, id=f"{v.label}{'-hws' * h}",
+        pytest.param(v, h, id=f"{v.name}{'-hws' * h}",
                      marks=(pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, v, h)),
                             *([pytest.mark.slow] if (v, h) in SLOW_BUILDS else [])))
         for v, h in (*DEFAULT_BUILDS, *SLOW_BUILDS)
@@ -104,7 +99,7 @@ COSIM_CELLS = [cell(k, COSIM_GEOMETRY, v, h) for v, h in DEFAULT_BUILDS for k in
 ICARUS_FAST = {("nested", "sps", False), ("ifElse", "mp-orec", True)}
 ICARUS_CELLS = [
     cell(k, COSIM_GEOMETRY, v, h, "icarus",
-         *([] if (k, v.label, h) in ICARUS_FAST else [pytest.mark.slow]))
+         *([] if (k, v.name, h) in ICARUS_FAST else [pytest.mark.slow]))
     for k, variants, h in (("nested", VARIANTS, False), ("ifElse", (SPS, MP_OREC), True))
     for v in variants
 ]  # fmt: skip
@@ -112,8 +107,8 @@ ICARUS_CELLS = [
 #: conditional call, atomics and barriers): W = L = 8 (one pass: the stack-less tree coalesces
 #: all eight lanes) in make test, W = 16 on four passes in make test-slow.
 GEOMETRY_SUBSET = (  # (geometry, (variant, hws), slow)
-    ("W=8 L=8", (Variant(Policy.STACKLESS), False), False),
-    ("W=16 L=4", (Variant(Policy.MP), False), True),
+    ("W=8 L=8", (variant("stackless"), False), False),
+    ("W=16 L=4", (variant("mp"), False), True),
 )
 SUBSET_KERNELS = ("ifElse", "nested", "loopBreak", "condCall", "bfs")
 GEOMETRY_CELLS = [
@@ -181,7 +176,7 @@ def test_the_plan_covers_the_sweep() -> None:
     everything = {(k, g, v, h) for g in GEOMETRIES for v in VARIANTS for h in HWS for k in KERNELS}
     planned = [tuple(p.values) for p in (*COSIM_CELLS, *GEOMETRY_CELLS, *SWEEP_CELLS)]
     assert len(planned) == len(set(planned)) and set(planned) == everything
-    labels = {v.label for v in VARIANTS}
+    labels = {v.name for v in VARIANTS}
     for (kernel, geometry, label, hws), (level, cause) in KNOWN.items():
         assert kernel in KERNELS and geometry in GEOMETRIES and label in labels
         assert hws in HWS and 0 <= level < 4 and cause
@@ -259,16 +254,15 @@ def test_baremetal_program_overflows_the_sps_stack(
 @pytest.mark.gnu
 @pytest.mark.slow
 @pytest.mark.usefixtures("verilator")
-@pytest.mark.parametrize("label", [v.label for v in VARIANTS])
+@pytest.mark.parametrize("name", [v.name for v in VARIANTS])
 def test_baremetal_program_every_policy(
-    label: str, baremetal: Path, capsys: pytest.CaptureFixture[str]
+    name: str, baremetal: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The bare-metal program in two blocks under every policy (a GNU binary has no hints:
     the explicit policies take the RPCs of its postdominators; sps with the 17 stack entries
     its recursion needs)."""
-    variant = _variant(label)
-    policy = ["--policy", variant.policy.value, *([] if variant.hints else ["--no-hints"])]
-    if variant.policy is Policy.SPS:
+    policy = ["--policy", name]
+    if name == "sps":
         policy += ["--stack-depth", "32"]
     _exits_ok(baremetal_json(capsys, baremetal, *policy))
 
@@ -371,7 +365,7 @@ def check_random_program(program: Program, variant: Variant, hws: bool, block: i
 @pytest.mark.rtl
 @pytest.mark.usefixtures("verilator")
 @pytest.mark.parametrize(("variant", "hws"), [
-    pytest.param(v, h, id=v.label + "-hws" * h,
+    pytest.param(v, h, id=v.name + "-hws" * h,
                  marks=pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, v, h)))
     for v, h in DEFAULT_BUILDS
 ])  # fmt: skip

@@ -1,4 +1,4 @@
-"""The energy model held to the RTL (``testbench/power.py``): the shipped fit is what the measured
+"""The energy model held to the RTL (``golden/cost/power.py``): the shipped fit is what the measured
 activity gives, the rankings' arithmetic, and ``reconverge power`` with and without ``--rtl``."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from reconverge.golden.cost.energy import ENERGY, model
-from reconverge.golden.sm.params import SYNTH
-from reconverge.testbench.cosim import params_digest
-from reconverge.testbench.power import ACTIVITY, _concordant, _order, calibrate, usable
+from reconverge.golden.cost.power import ACTIVITY, _concordant, _order, calibrate, usable
+from reconverge.golden.params import SYNTH
+from reconverge.testbench.build import params_digest
 
 CLI = [sys.executable, "-m", "reconverge.golden.cli"]
 

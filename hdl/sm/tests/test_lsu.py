@@ -17,7 +17,6 @@ import dataclasses
 import json
 import os
 import random
-from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -39,6 +38,7 @@ from reconverge.golden.blocks.squeezer import squeeze
 from reconverge.golden.faults import FaultCode, MemoryFault
 from reconverge.golden.memmap import GLOBAL_BASE, SHARED_BASE, Region
 from reconverge.golden.memory import AMO_OPS, GlobalMemory, LocalMemory, SharedMemory, WarpMemory
+from reconverge.golden.params import COSIM, SMParams
 from reconverge.golden.semantics import MemAccess
 from reconverge.golden.sm.lsu import (
     AMO_BY_FUNCT5,
@@ -50,7 +50,6 @@ from reconverge.golden.sm.lsu import (
     local_physical,
     lsu_cycles,
 )
-from reconverge.golden.sm.params import COSIM, SMParams
 from reconverge.hdl.blocks.arbiter import Arbiter
 from reconverge.hdl.sm.lsu import LSU
 from reconverge.hdl.tools.lint import verilator_lint
@@ -777,7 +776,8 @@ async def lsu_stream(dut: Any) -> None:
 def test_lsu_verilog_under_icarus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Generate the Verilog once and run a short random stream with back-pressure under Icarus
     (cocotb): it must agree with golden, and cycle for cycle with Amaranth's simulator."""
-    from reconverge.testbench.cocotb_run import _check_results, build
+    from reconverge.testbench.cocotb_run import build
+    from reconverge.testbench.runner import check_results, run_test
 
     name, seed = "W8-L4-line32-banks8", 7
     params = GEOMETRIES[name]
@@ -785,24 +785,17 @@ def test_lsu_verilog_under_icarus(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     runner, build_dir = build(
         "lsu", {"W": 8, "L": 4, "line": 32, "banks": 8}, LsuWithTree(params), variant="-stream"
     )
-    record, results, log = tmp_path / "run.json", tmp_path / "results.xml", tmp_path / "sim.log"
+    record = tmp_path / "run.json"
     monkeypatch.syspath_prepend(str(Path(__file__).parent))  # cocotb imports this module
-    with suppress(SystemExit):  # the runner exits when the test failed: the results say why
-        runner.test(
-            test_module=Path(__file__).stem,
-            hdl_toplevel="lsu",
-            build_dir=build_dir,
-            test_dir=tmp_path,
-            extra_env={
-                "RECONVERGE_LSU_GEOMETRY": name,
-                "RECONVERGE_LSU_STREAM": _encode(stream),
-                "RECONVERGE_LSU_SEED": str(seed),
-                RECORD: str(record),
-            },
-            results_xml=str(results),
-            log_file=log,
-        )
-    _check_results(results, log)
+    env = {
+        "RECONVERGE_LSU_GEOMETRY": name,
+        "RECONVERGE_LSU_STREAM": _encode(stream),
+        "RECONVERGE_LSU_SEED": str(seed),
+        RECORD: str(record),
+    }
+    results, log = run_test(runner, test_module=Path(__file__).stem, top="lsu",
+                            build_dir=build_dir, test_dir=tmp_path, env=env)  # fmt: skip
+    check_results(results, log)
     run = Run.from_json(record.read_text())
     check(params, stream, run)
     assert run.counters["transactions"] and run.counters["shared_cycles"] and run.stall_cycles

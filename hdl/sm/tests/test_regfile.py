@@ -16,7 +16,7 @@ from reconverge.golden.functional import GLOBAL_POINTER_SYMBOL, LaunchConfig, in
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.image import Image
 from reconverge.golden.isa import MASK32, NUM_REGS
-from reconverge.golden.sm.params import ARG_REGS, SMParams
+from reconverge.golden.params import ARG_REGS, SMParams
 from reconverge.hdl.sm.regfile import WRITE_PORTS, RegisterFile
 from reconverge.hdl.sm.tests.harness import simulate_amaranth, simulate_icarus
 

@@ -10,9 +10,11 @@ from amaranth.sim import Simulator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reconverge.golden.blocks.units import sm_unit
+from reconverge.golden.config import Scheduler
 from reconverge.golden.geometry import Geometry
-from reconverge.golden.sm.config import Policy, Scheduler
-from reconverge.golden.sm.params import COSIM, SMParams
+from reconverge.golden.params import COSIM, SMParams
+from reconverge.golden.policies import Policy
 from reconverge.golden.sm.scheduler import SplitView, WarpView, select_views
 from reconverge.hdl.sm.scheduler import Scheduler as HdlScheduler
 
@@ -102,5 +104,5 @@ def test_selection_matches_golden(cases: list[dict], kind: Scheduler) -> None:
 def test_one_candidate_per_split_slot_of_every_warp() -> None:
     params = replace(COSIM, geometry=Geometry(warp_size=8, simd_width=8, warps=3))
     dut = HdlScheduler(params)
-    assert dut.ready.shape().width == 3 * params.slots
+    assert dut.ready.shape().width == 3 * sm_unit(params).slots
     Simulator(dut)  # elaborates

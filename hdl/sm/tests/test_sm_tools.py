@@ -18,14 +18,15 @@ from amaranth.hdl import Module
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
+from reconverge.golden.blocks.units import sm_unit
 from reconverge.golden.cli import main
+from reconverge.golden.cost.area_report import submodule_groups
 from reconverge.golden.errors import UserError
 from reconverge.golden.memmap import GLOBAL_BASE
-from reconverge.golden.sm.params import SYNTH
+from reconverge.golden.params import SYNTH
 from reconverge.golden.sm.program import Program
-from reconverge.golden.sm.workload import load_workload
 from reconverge.hdl.tools import synth
-from reconverge.hdl.tools.area import submodule_groups
+from reconverge.kernels.workload import load_workload
 
 
 def _verilog(tmp_path: Path, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[dict, str]:
@@ -52,7 +53,7 @@ def test_bare_sm_verilog_has_the_documented_ports_and_compiles(tmp_path, capsys)
     assert ports["launch__args"] == ("in", 8 * 32)
     assert ports["mem__req_be"] == ("out", lb)
     assert ports["mem__resp_rdata"] == ("in", 8 * lb)
-    assert ports["trace__sid"] == ("out", SYNTH.sid_bits)
+    assert ports["trace__sid"] == ("out", sm_unit(SYNTH).sid_bits)
     assert ports["exit__codes"] == ("out", g.warp_size * 32)
     assert ports["status__fault_code"] == ("out", 4)
     for name, (direction, bits) in ports.items():

@@ -11,9 +11,9 @@ import pytest
 from amaranth.sim import Simulator
 
 from reconverge.golden.memmap import MemoryMap
-from reconverge.golden.sm.config import Policy
-from reconverge.golden.sm.core import run_sm
-from reconverge.golden.sm.params import COSIM
+from reconverge.golden.params import COSIM
+from reconverge.golden.policies import Policy
+from reconverge.golden.sm.run import run_sm
 from reconverge.hdl.sm.system import SMSystem
 from reconverge.kernels import suite
 

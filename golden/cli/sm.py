@@ -7,85 +7,70 @@ import argparse
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from reconverge.golden import cli, programs
-from reconverge.golden.command import Command
+from reconverge.golden import cli
+from reconverge.golden.cli import programs
+from reconverge.golden.cli.command import Command
+from reconverge.golden.cli.options import add_sm_options, config_of, geometry_of, memmap_of
 from reconverge.golden.compiler.regalloc import ALLOCATORS
+from reconverge.golden.config import SMConfig
 from reconverge.golden.functional import LaunchConfig
 from reconverge.golden.image import Image
 from reconverge.golden.memmap import GLOBAL_BASE
 from reconverge.golden.output import atomic_output, check_output, write_output
-from reconverge.golden.progress import check_memory, progress_for
-from reconverge.golden.sm.config import (
-    LEGEND,
-    POLICY_NAMES,
-    Policy,
-    SMConfig,
+from reconverge.golden.params import SMParams
+from reconverge.golden.policies import (
+    HWS_CHOICES,
+    HWS_SUMMARY,
+    NAMES,
+    VARIANTS,
+    Mechanism,
+    Variant,
     WarpFormation,
-    parse_policy,
+    mechanisms,
+    variant,
+    variant_of,
 )
-from reconverge.golden.sm.core import SMResult, memory_needed, run_sm
-from reconverge.golden.sm.options import add_sm_options, config_of, geometry_of, memmap_of
-from reconverge.golden.sm.params import SMParams
-from reconverge.golden.sm.workload import Workload, load_workload
+from reconverge.golden.progress import check_memory, progress_for
+from reconverge.golden.sm.core import SMResult, memory_needed
+from reconverge.golden.sm.run import run_sm
 from reconverge.kernels import suite
+from reconverge.kernels.workload import Workload, load_workload
 
 
-@dataclass(frozen=True)
-class Variant:
-    """One column of a comparison: a policy and its switches (dynamic warp formation replaces
-    the policy)."""
-
-    policy: Policy
-    hints: bool = True
-    hws: bool = False
-    formation: WarpFormation = WarpFormation.STATIC
-
-    @property
-    def label(self) -> str:
-        if self.formation is not WarpFormation.STATIC:
-            name = self.formation.value
-        else:
-            name = self.policy.value
-            if self.policy is Policy.PPC:
-                name += "" if self.hints else " (implicit)"
-        return name + (" +hws" if self.hws else "")
+def chosen(policies: str, hws: str) -> list[Mechanism]:
+    """The mechanisms of ``--policies`` (``all`` or a comma list of variant names) and
+    ``--hws`` (``off``, ``on``, ``both``); a bad name is a usage error."""
+    try:
+        return mechanisms(policies, hws)
+    except ValueError as exc:
+        raise cli.UsageError(str(exc)) from None
 
 
-FORMATIONS = ("dwf", "en-dwf")
+def run_variant(ns: argparse.Namespace) -> Variant:
+    """The variant ``run`` runs: ``--policy`` (any variant name), ``--no-hints`` making ppc
+    ppc-implicit, ``--warp-formation`` naming dwf or en-dwf (which replace the policy, so it
+    takes no other ``--policy``)."""
+    base = variant(ns.policy or "sps")
+    formation = WarpFormation(ns.warp_formation)
+    if formation is not WarpFormation.STATIC:
+        if ns.policy is not None and ns.policy != formation.value:
+            raise cli.UsageError(
+                f"--warp-formation {formation.value} replaces the policy: give no --policy "
+                f"{ns.policy} (or give --policy {formation.value} alone)"
+            )
+        return variant(formation.value)
+    return variant_of(base.policy, base.hints and ns.hints, base.formation)
 
 
-def variants(policies: str, hws: str) -> list[Variant]:
-    """``all`` or a comma list of policy names (``ppc-implicit``: ppc without hints; ``dwf``,
-    ``en-dwf``: dynamic warp formation), crossed with hws ``off``, ``on`` or ``both``."""
-    every = [*POLICY_NAMES, "ppc-implicit", *FORMATIONS]
-    names = every if policies == "all" else [n.strip() for n in policies.split(",")]
-    out = []
-    for name in names:
-        if name in FORMATIONS:
-            out.append(Variant(Policy.SPS, formation=WarpFormation(name)))
-            continue
-        implicit = name == "ppc-implicit"
-        try:
-            policy = Policy.PPC if implicit else parse_policy(name)
-        except ValueError as exc:
-            raise cli.UsageError(f"{exc}, ppc-implicit, dwf, en-dwf") from None
-        out.append(Variant(policy, hints=not implicit))
-    if hws not in ("off", "on", "both"):
-        raise cli.UsageError(f"--hws must be off, on or both, not {hws!r}")
-    switches = {"off": [False], "on": [True], "both": [False, True]}[hws]
-    return [replace(v, hws=h) for h in switches for v in out]
-
-
-def sm_config(ns: argparse.Namespace, variant: Variant) -> SMConfig:
-    """The SM configuration of the options under one variant's policy and switches."""
+def sm_config(ns: argparse.Namespace, mechanism: Mechanism) -> SMConfig:
+    """The SM configuration of the options under one mechanism (a variant and hws)."""
+    v = mechanism.variant
     return config_of(
-        ns, policy=variant.policy, hws=variant.hws, hints=variant.hints,
-        warp_formation=variant.formation,
-    )  # fmt: skip
+        ns, policy=v.policy, hws=mechanism.hws, hints=v.hints, warp_formation=v.formation
+    )
 
 
 def launch_of(ns: argparse.Namespace, work: Workload, config: SMConfig) -> LaunchConfig:
@@ -170,6 +155,7 @@ def run_json(
     g = launch.geometry
     out.update(
         {
+            "variant": config.variant.name,
             "policy": config.policy.value,
             "hints": config.hints,
             "hws": config.hws,
@@ -216,14 +202,8 @@ def format_metrics(result: SMResult, config: SMConfig) -> str:
     occupancy = ", ".join(f"{k} {v}" for k, v in m["max_occupancy"].items()) or "-"
     return "\n".join(
         [
-            f"policy {config.policy.value}"
-            + (
-                ""
-                if config.policy is not Policy.PPC
-                else f" ({'explicit' if config.hints else 'implicit'})"
-            )
-            + (" +hws" if config.hws else "")
-            + f", scheduler {config.scheduler.value}, {config.scoreboard_kind.value} scoreboard",
+            f"policy {config.label}, scheduler {config.scheduler.value}, "
+            f"{config.scoreboard_kind.value} scoreboard",
             f"cycles {m['cycles']}, idle cycles {m['idle_cycles']}, IPC {m['ipc']:.3f}",
             f"warp instructions {m['warp_instructions']}, thread instructions "
             f"{m['thread_instructions']}, hint instructions {m['hint_instructions']}",
@@ -251,15 +231,15 @@ def add_kernel_options(p: argparse.ArgumentParser) -> None:
 
 def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="ELF file, .S assembly, or a suite kernel (name or FILE.py)")
-    p.add_argument("--policy", choices=POLICY_NAMES, default="sps")
+    p.add_argument("--policy", choices=NAMES, default=None, help="the policy variant (default sps)")
     p.add_argument("--hws", action="store_true", help="hybrid warp size (seed 001)")
     p.add_argument(
         "--hints", action=argparse.BooleanOptionalAction, default=True,
-        help="ppc: explicit (with reconvergence PCs) or implicit",
+        help="ppc: explicit (with reconvergence PCs) or implicit (--no-hints: ppc-implicit)",
     )  # fmt: skip
     p.add_argument(
         "--warp-formation", choices=[f.value for f in WarpFormation], default="static",
-        help="dynamic warp formation (golden only; replaces the policy)",
+        help="dynamic warp formation (golden only): the same as --policy dwf or en-dwf",
     )  # fmt: skip
     p.add_argument("--trace", help="write the issue trace here as JSON lines")
     p.add_argument("--plot", help="write a PNG of warp activity and occupancy here")
@@ -278,8 +258,8 @@ def _cmd_run(ns: argparse.Namespace) -> int:
     if ns.plot:
         check_output(ns.plot, PLOT_SUFFIXES)
     work = workload_of(ns, ns.file)
-    variant = Variant(Policy(ns.policy), ns.hints, ns.hws, WarpFormation(ns.warp_formation))
-    config = sm_config(ns, variant)
+    mechanism = Mechanism(run_variant(ns), ns.hws)
+    config = sm_config(ns, mechanism)
     launch = launch_of(ns, work, config)
     image = work.image_for(config.explicit)
     result = run_on_sm(image, launch, config, trace=bool(ns.trace or ns.plot), quiet=ns.json)
@@ -295,7 +275,7 @@ def _cmd_run(ns: argparse.Namespace) -> int:
                 cycles=result.metrics.cycles,
                 warp_size=launch.geometry.warp_size,
                 simd_width=launch.geometry.simd_width,
-                title=f"{Path(ns.file).name} under {variant.label}",
+                title=f"{Path(ns.file).name} under {mechanism.label}",
                 path=path,
             )
     wrong = work.mismatches(result, config.explicit)
@@ -308,11 +288,11 @@ def _cmd_run(ns: argparse.Namespace) -> int:
         if work.launches is not None and result.fault is None:
             print(f"outputs differ from the oracle: {', '.join(wrong)}" if wrong else
                   "outputs match the oracle")  # fmt: skip
-    return cli.EXIT_OK if programs.run_ok(result) and not wrong else cli.EXIT_FAILED
+    return cli.EXIT_OK if result.ok and not wrong else cli.EXIT_FAILED
 
 
 def compare(
-    files: Sequence[str], ns: argparse.Namespace, chosen: list[Variant]
+    files: Sequence[str], ns: argparse.Namespace, chosen: list[Mechanism]
 ) -> list[dict[str, Any]]:
     """One row per (file, variant): the run's metrics, its speedup over the first variant,
     and whether its results equal the first variant's (they always must)."""
@@ -320,8 +300,8 @@ def compare(
     for path in files:
         work = workload_of(ns, path)
         first: tuple[SMResult, object] | None = None
-        for variant in chosen:
-            config = sm_config(ns, variant)
+        for mechanism in chosen:
+            config = sm_config(ns, mechanism)
             launch = launch_of(ns, work, config)
             image = work.image_for(config.explicit)
             result = run_on_sm(image, launch, config, quiet=ns.json)
@@ -334,12 +314,13 @@ def compare(
             rows.append(
                 {
                     "file": work.source,
-                    "policy": variant.policy.value,
-                    "hints": variant.hints,
-                    "hws": variant.hws,
-                    "warp_formation": variant.formation.value,
-                    "label": variant.label,
-                    "ok": programs.run_ok(result),
+                    "variant": mechanism.variant.name,
+                    "policy": config.policy.value,
+                    "hints": config.hints,
+                    "hws": config.hws,
+                    "warp_formation": config.warp_formation.value,
+                    "label": mechanism.label,
+                    "ok": result.ok,
                     "fault": None if result.fault is None else str(result.fault),
                     "same_results": same,
                     "oracle_mismatches": work.mismatches(result, config.explicit)
@@ -458,7 +439,7 @@ def format_summary(rows: list[dict[str, Any]]) -> str:
     return "FAILED: " + "; ".join(parts) + " (see above)."
 
 
-def format_preamble(ns: argparse.Namespace, chosen: list[Variant]) -> str:
+def format_preamble(ns: argparse.Namespace, chosen: list[Mechanism]) -> str:
     """What a comparison ran on: the geometry and configuration, and the legend of labels."""
     g = geometry_of(ns)
     config = sm_config(ns, chosen[0])
@@ -471,10 +452,10 @@ def format_preamble(ns: argparse.Namespace, chosen: list[Variant]) -> str:
         f"{lat.branch}, {config.line_bytes}-byte lines",
         "configurations:",
     ]
-    labels = {v.label.removesuffix(" +hws") for v in chosen}
-    if any(v.hws for v in chosen):
-        labels.add("+hws")
-    lines += [f"  {name:<15} {text}" for name, text in LEGEND.items() if name in labels]
+    names = {m.variant.name for m in chosen}
+    lines += [f"  {v.name:<15} {v.summary}" for v in VARIANTS if v.name in names]
+    if any(m.hws for m in chosen):
+        lines.append(f"  {'+hws':<15} {HWS_SUMMARY}")
     lines.append(
         "columns: speedup over the first configuration; SIMD eff = active threads / W per "
         "warp instruction;\n    lane util = active threads / (passes x L); '-': not applicable"
@@ -485,10 +466,8 @@ def format_preamble(ns: argparse.Namespace, chosen: list[Variant]) -> str:
 def _compare_options(
     p: argparse.ArgumentParser, *, hws: str, warp_size: int, simd_width: int
 ) -> None:
-    p.add_argument(
-        "--policies", default="all", help="all, or a comma list (ppc-implicit: no hints)"
-    )
-    p.add_argument("--hws", default=hws, help="off, on or both")
+    p.add_argument("--policies", default="all", help=f"all, or a comma list of {', '.join(NAMES)}")
+    p.add_argument("--hws", choices=HWS_CHOICES, default=hws, help="off, on or both")
     cli.add_launch_options(p, grid=None, block=None, warp=None)
     add_kernel_options(p)
     add_sm_options(p, warp_size=warp_size, simd_width=simd_width)
@@ -502,12 +481,12 @@ def configure_compare(p: argparse.ArgumentParser) -> None:
 
 def _cmd_compare(ns: argparse.Namespace) -> int:
     files = list(suite()) if ns.files == ["all"] else ns.files
-    chosen = variants(ns.policies, ns.hws)
-    rows = compare(files, ns, chosen)
+    picked = chosen(ns.policies, ns.hws)
+    rows = compare(files, ns, picked)
     if ns.json:
         print(json.dumps(rows, indent=1))
     else:
-        print(format_preamble(ns, chosen))
+        print(format_preamble(ns, picked))
         print(format_table(rows))
         print(format_summary(rows))
     good = all(r["ok"] and r["same_results"] and not r["oracle_mismatches"] for r in rows)
@@ -524,10 +503,8 @@ def _configure_demo(p: argparse.ArgumentParser) -> None:
         "files", nargs="*", default=list(DEMO_KERNELS),
         help=f"kernels or programs (default: {' '.join(DEMO_KERNELS)})",
     )  # fmt: skip
-    p.add_argument(
-        "--policies", default="all", help="all, or a comma list; ppc-implicit = no hints"
-    )
-    p.add_argument("--hws", default="both", help="off, on or both")
+    p.add_argument("--policies", default="all", help=f"all, or a comma list of {', '.join(NAMES)}")
+    p.add_argument("--hws", choices=HWS_CHOICES, default="both", help="off, on or both")
     cli.add_launch_options(p, grid=None, block=None, warp=None)
     add_kernel_options(p)
     add_sm_options(p, warp_size=8, simd_width=4)

@@ -6,14 +6,14 @@ The block's Verilog (the same text ``reconverge verilog`` writes) is built with 
 toggle coverage (:func:`reconverge.testbench.cosim.build`, ``build/cosim/verilator/<key>-toggles``)
 and runs the block's cocotb lock-step test (``testbench/cocotb_blocks.py``: every output
 compared with the golden twin every cycle) on a scenario of ``testbench/scenarios``. Toggles are
-counted as for the SM (``testbench/activity.py``: each net once, at its driver; weighted by
+counted as for the SM (``golden/cost/activity.py``: each net once, at its driver; weighted by
 Yosys's generic cells per bit), over the whole block. The same scenario runs a second time,
 stopped after :data:`PREFIX` cycles (``RECONVERGE_STOP``), and its counts are subtracted: what
 is left is cycles ``PREFIX`` to the end, without the first evaluation's rises of every bit that
 starts at 1. The events are counted from the inputs of the same cycles, replayed on the golden
 twin alone.
 
-    python -m reconverge.testbench.block_activity OUT.json [--resume] [--block NAME]
+    python -m reconverge.golden.cost.block_activity OUT.json [--resume] [--block NAME]
 
 measures every block at the three parameter sets of docs/area.md (the registry's
 ``area_sets``) on its ``random`` scenario for :data:`CYCLES` cycles.
@@ -27,14 +27,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
 from reconverge.golden.blocks.base import BlockParams, Values
-from reconverge.golden.cost.block_energy import BLOCK_STAGES, block_events
-from reconverge.hdl.registry import BLOCKS, lookup
-from reconverge.testbench.activity import (
+from reconverge.golden.cost.activity import (
     MeasuredSet,
     Netlist,
     StageActivity,
@@ -43,9 +40,12 @@ from reconverge.testbench.activity import (
     read_coverage,
     stages,
 )
-from reconverge.testbench.cocotb_run import TEST_MODULE, _check_results, build_root
-from reconverge.testbench.cosim import Design, _sources_digest, build, verilog_text
+from reconverge.golden.cost.block_energy import BLOCK_STAGES, block_events
+from reconverge.hdl.registry import BLOCKS, lookup
+from reconverge.testbench.build import Design, build, sources_digest, verilog_text
+from reconverge.testbench.cocotb_run import TEST_MODULE
 from reconverge.testbench.lockstep import RESET
+from reconverge.testbench.runner import build_root, check_results, run_test
 from reconverge.testbench.scenarios import rng_for, scenarios_for
 
 #: Cycles of a measured run, and of the prefix subtracted from it.
@@ -66,7 +66,7 @@ def block_design(params: BlockParams) -> Design:
 
     label = params.label()
     key = f"block-{name}-{hashlib.sha256(label.encode()).hexdigest()[:12]}"
-    return Design(name, key, f"{label}-{_sources_digest()}", verilog)
+    return Design(name, key, f"{label}-{sources_digest()}", verilog)
 
 
 def scenario_inputs(params: BlockParams, scenario: str, cycles: int) -> list[Values | None]:
@@ -92,7 +92,7 @@ def scenario_inputs(params: BlockParams, scenario: str, cycles: int) -> list[Val
             return out
 
 
-def _run(
+def _measure_run(
     design: Design,
     params: BlockParams,
     scenario: str,
@@ -104,28 +104,21 @@ def _run(
     toggle-coverage build; its counts to ``coverage``. AssertionError with cocotb's message
     when HDL and golden disagree."""
     runner, build_dir = build(design, "verilator", toggles=True)
+    env = {
+        "RECONVERGE_BLOCK": params.name,
+        "RECONVERGE_PARAMS": json.dumps(params.values()),
+        "RECONVERGE_SCENARIO": scenario,
+        "RECONVERGE_CYCLES": str(cycles),
+        **({} if stop is None else {"RECONVERGE_STOP": str(stop)}),
+    }
     with tempfile.TemporaryDirectory(dir=build_dir) as tmp:
-        test_dir = Path(tmp)
-        with suppress(SystemExit):  # the runner exits when the test failed: the results say why
-            runner.test(
-                test_module=TEST_MODULE,
-                hdl_toplevel=design.top,
-                hdl_toplevel_lang="verilog",
-                build_dir=build_dir,
-                test_dir=test_dir,
-                extra_env={
-                    "RECONVERGE_BLOCK": params.name,
-                    "RECONVERGE_PARAMS": json.dumps(params.values()),
-                    "RECONVERGE_SCENARIO": scenario,
-                    "RECONVERGE_CYCLES": str(cycles),
-                    **({} if stop is None else {"RECONVERGE_STOP": str(stop)}),
-                },
-                results_xml=str(test_dir / "results.xml"),
-                log_file=test_dir / "sim.log",
-                plusargs=[f"+verilator+coverage+file+{coverage.resolve()}"],
-                test_args=["--coverage-per-instance"],
-            )
-        _check_results(test_dir / "results.xml", test_dir / "sim.log")
+        results, log = run_test(
+            runner, test_module=TEST_MODULE, top=design.top, build_dir=build_dir,
+            test_dir=Path(tmp), env=env,
+            plusargs=[f"+verilator+coverage+file+{coverage.resolve()}"],
+            test_args=["--coverage-per-instance"],
+        )  # fmt: skip
+        check_results(results, log)
 
 
 def block_activity(
@@ -139,8 +132,8 @@ def block_activity(
     runs.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=runs) as tmp:
         after, before = Path(tmp, "run.dat"), Path(tmp, "prefix.dat")
-        _run(design, params, scenario, cycles, after)
-        _run(design, params, scenario, cycles, before, stop=PREFIX)
+        _measure_run(design, params, scenario, cycles, after)
+        _measure_run(design, params, scenario, cycles, before, stop=PREFIX)
         toggles = difference(read_coverage(after), read_coverage(before))
     netlist = Netlist.parse(verilog_text(design), top=design.top)
     rows, _ = stages(netlist, toggles, module_cells(design), part=lambda path: params.name)
@@ -170,17 +163,17 @@ def _key(row: Mapping[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     parser = MeasuredSet.parser(
-        "reconverge.testbench.block_activity",
+        "reconverge.golden.cost.block_activity",
         "Measure the RTL switching activity of every HDL block at its three area parameter sets "
-        "on its random scenario (testbench/block_activity.py)",
+        "on its random scenario (golden/cost/block_activity.py)",
     )
     parser.add_argument("--block", action="append", choices=sorted(BLOCKS), help="(default: all)")
     ns = parser.parse_args(args)
     measured = MeasuredSet(
         ns.output,
         ns.resume,
-        ["python -m reconverge.testbench.block_activity", *args],
-        "testbench/block_activity.py (module docstring): the toggles of the block's nets from "
+        ["python -m reconverge.golden.cost.block_activity", *args],
+        "golden/cost/block_activity.py (module docstring): the toggles of the block's nets from "
         "the end of the first cycle to the end of the scenario, each net once, at its driver, "
         "weighted by Yosys generic cells per bit; events from the same cycles' inputs "
         "(golden/cost/block_energy.py)",

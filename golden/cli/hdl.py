@@ -11,7 +11,7 @@ the command line.
 with an ELF, ``.S`` file or suite kernel it is the board top (``hdl.sm.system.SMSystem``: the SM
 with that program and its data in block RAM), the kernel compiled and bound to its inputs as
 ``reconverge run`` and ``cosim`` do. The SM options are cosim's (``--config``, ``--policy``,
-``--hws``, ``--no-hints``, geometry, latencies; :func:`reconverge.golden.sm.options.params_of`).
+``--hws``, ``--no-hints``, geometry, latencies; :func:`reconverge.golden.cli.options.params_of`).
 
 Amaranth and the synthesis tools are imported only when one of these commands runs.
 """
@@ -20,22 +20,19 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from reconverge.golden import cli
 from reconverge.golden.blocks.base import BlockParams
-from reconverge.golden.command import EXIT_OK, Command
+from reconverge.golden.cli.command import EXIT_OK, Command
+from reconverge.golden.cli.options import add_hardware_options, params_of
+from reconverge.golden.cli.sm import add_kernel_options, workload_of
+from reconverge.golden.cost.sm import stage_luts
 from reconverge.golden.output import check_output, write_output
-from reconverge.golden.sm.commands import add_kernel_options, workload_of
-from reconverge.golden.sm.config import Policy
-from reconverge.golden.sm.options import add_hardware_options, params_of
-from reconverge.golden.sm.params import SMParams
+from reconverge.golden.params import SMParams
 from reconverge.hdl.registry import BLOCKS, BlockSpec, lookup
+from reconverge.hdl.tools.sm_design import SM_NAME, SMDesign, bare_sm, synth_sm
 
-#: The name of the whole SM on the command line (beside the blocks of the registry).
-SM_NAME = "sm"
 #: Named configuration ``verilog sm`` / ``synth sm`` start from.
 DEFAULT_CONFIG = {"verilog": "cosim", "synth": "synth", "area": "synth", "bitstream": "synth"}
 
@@ -72,61 +69,6 @@ def _add_sm_options(p: argparse.ArgumentParser, command: str) -> None:
     p.set_defaults(sm_actions=sm_actions)
 
 
-@dataclass(frozen=True)
-class SMDesign:
-    """The SM as the options select it: the parameters and, for a board top, the program."""
-
-    params: SMParams
-    config: str
-    source: str | None
-    build: Callable[[], Any]  # a fresh elaboratable (each flow consumes one)
-    module: str
-
-    def json(self) -> dict[str, Any]:
-        """The configuration name, the program, and every parameter (cosim's JSON form)."""
-        from reconverge.testbench.cosim import params_json
-
-        return {"config": self.config, "program": self.source, **params_json(self.params)}
-
-    def label(self) -> str:
-        """One line: what is built, the policy and switches, the geometry."""
-        c, g = self.params.config, self.params.geometry
-        implicit = c.policy is Policy.PPC and not c.explicit
-        policy = c.policy.value + (" implicit" if implicit else "")
-        what = f"board top running {self.source}" if self.source else "bare SM"
-        return (
-            f"{SM_NAME} ({what}; config {self.config}: {policy}, hws {'on' if c.hws else 'off'}, "
-            f"W={g.warp_size} L={g.simd_width} warps={g.warps}, "
-            f"{self.params.imem_words}-word instruction store)"
-        )
-
-
-def bare_sm(params: SMParams, config: str) -> SMDesign:
-    """The SM alone (``hdl.sm.top.SM``), ``params`` derived from the named ``config``."""
-
-    def build() -> Any:
-        from reconverge.hdl.sm.top import SM
-
-        return SM(params)
-
-    return SMDesign(params, config, None, build, SM_NAME)
-
-
-def synth_sm(design: SMDesign, **options: Any) -> dict[str, Any]:
-    """Both synthesis flows for the SM: the bare SM in the harness (its I/O is wide), a board
-    top alone (it has its own pins); LUTs and flip-flops per submodule."""
-    from reconverge.hdl.tools.synth import synth_design
-
-    return synth_design(
-        design.module,
-        design.build,
-        {"label": design.label(), "params": design.json()},
-        harness=design.source is None,
-        breakdown=True,
-        **options,
-    )
-
-
 def _sm_design(ns: argparse.Namespace) -> SMDesign:
     """The bare SM or, with a program, the board top (program bound as cosim binds it)."""
     params = params_of(ns)
@@ -138,13 +80,14 @@ def _sm_design(ns: argparse.Namespace) -> SMDesign:
             raise cli.UsageError(f"{', '.join(given)} {need} a program (FILE or KERNEL)")
         return bare_sm(params, ns.config)
     from reconverge.golden.memory import GlobalMemory
-    from reconverge.testbench.cosim import instruction_store, launch_args
+    from reconverge.golden.sm.program import Program
+    from reconverge.testbench.rtl import instruction_store, launch_args
 
     hints = params.config.explicit
     work = workload_of(ns, ns.program)
     launch = work.sm_launch(params, ns.step_limit)
     image = work.image_for(hints)
-    instruction_store(image, params)  # code outside the store: one line
+    instruction_store(Program(image), params)  # code outside the store: one line
     try:
         GlobalMemory(params.memmap).load_image(image)
     except ValueError as exc:  # an image outside the configuration's global memory
@@ -383,20 +326,6 @@ def format_area(r: dict[str, Any]) -> str:
             f"{t / synth['transistors']:.2f}), {synth['flip_flops']} flip-flops"
         )
     return "\n".join(lines)
-
-
-def stage_luts(submodules: dict[str, dict[str, int]]) -> dict[str, int]:
-    """ECP5 LUT4s of an SM synthesis (:func:`synth_sm`'s submodules) by the area model's
-    parts (``golden.cost.sm.stage``); ``core`` is the core's own logic."""
-    from reconverge.golden.cost.sm import stage
-
-    out: dict[str, int] = {}
-    for name, sub in submodules.items():
-        if name != "core":
-            out[stage(name)] = out.get(stage(name), 0) + sub["luts"]
-    inner = sum(sub["luts"] for name, sub in submodules.items() if name.startswith("core."))
-    out["core"] = submodules["core"]["luts"] - inner
-    return out
 
 
 def _synth_by_part(design: tuple[BlockSpec, BlockParams] | SMDesign) -> dict[str, Any]:

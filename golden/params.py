@@ -8,12 +8,13 @@ The named configurations (:data:`CONFIGS`) are documented in docs/architecture.m
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
-from reconverge.golden.blocks.base import bits_for
-from reconverge.golden.geometry import Geometry
+from reconverge.golden.config import Latencies, SMConfig
+from reconverge.golden.geometry import Geometry, bits_for
 from reconverge.golden.memmap import GLOBAL_BASE, MemoryMap
-from reconverge.golden.sm.config import Latencies, Policy, SMConfig, WarpFormation
+from reconverge.golden.policies import Policy, Variant, WarpFormation
 
 #: PC and SP bits of the hardware (a full RV32 address).
 PC_WIDTH = 32
@@ -86,6 +87,25 @@ class SMParams:
         tables = replace(geometry, split_table=min(geometry.split_table, geometry.warp_size))
         return cls(tables, static, memmap, imem_words=1 << (words - 1).bit_length())
 
+    def to_json(self) -> dict[str, Any]:
+        """Every parameter, as the JSON of ``cosim``, ``power``, ``verilog`` and ``synth``
+        reports it (``variant``: the policy variant's one name)."""
+        config = self.config
+        return {
+            "geometry": asdict(self.geometry),
+            "variant": config.variant.name,
+            "policy": config.policy.value,
+            "hws": config.hws,
+            "hints": config.hints,
+            "scheduler": config.scheduler.value,
+            "scoreboard": config.scoreboard_kind.value,
+            "latencies": {k.rstrip("_"): v for k, v in asdict(config.latencies).items()},
+            "line_bytes": config.line_bytes,
+            "shared_banks": config.shared_banks,
+            "memmap": asdict(self.memmap),
+            "imem_words": self.imem_words,
+        }
+
     # -- derived sizes ----------------------------------------------------------------------
 
     @property
@@ -93,26 +113,8 @@ class SMParams:
         return self.config.policy
 
     @property
-    def slots(self) -> int:
-        """Splits a warp's divergence unit exposes at once (the split slots of a warp)."""
-        policy = self.config.policy
-        if policy in (Policy.SPS, Policy.STACKLESS):
-            return 1
-        if policy in (Policy.DPS, Policy.PPC):
-            return 2
-        return self.geometry.split_table
-
-    @property
-    def sid_bits(self) -> int:
-        """Bits of a split id: SPS depth - 1, dual-path 2 x level + path, ST entry, 0."""
-        policy = self.config.policy
-        if policy is Policy.SPS:
-            return bits_for(self.geometry.stack_depth)
-        if policy in (Policy.DPS, Policy.PPC):
-            return bits_for(2 * self.geometry.stack_depth)
-        if policy is Policy.STACKLESS:
-            return 1
-        return bits_for(self.geometry.split_table)
+    def variant(self) -> Variant:
+        return self.config.variant
 
     @property
     def warp_bits(self) -> int:

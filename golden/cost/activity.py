@@ -66,30 +66,23 @@ from reconverge.golden.cost.sm import sm as sm_inventory
 from reconverge.golden.cost.sm import stage
 from reconverge.golden.functional import LaunchConfig
 from reconverge.golden.image import Image
-from reconverge.golden.sm.params import SMParams
-from reconverge.hdl.tools.synth import GENERIC_FINE, _modules, _yosys
+from reconverge.golden.params import SMParams
+from reconverge.golden.policies import Variant
+from reconverge.golden.sm.program import Program
+from reconverge.hdl.tools.synth import GENERIC_FINE, stat_modules, yosys_script
 from reconverge.kernels import suite
-from reconverge.testbench.cocotb_run import _locked, build_root
-from reconverge.testbench.cosim import (
-    TOP,
-    CosimReport,
-    Design,
-    cosim,
-    metrics_json,
-    params_json,
-    run_rtl,
-    sm_design,
-    verilog_text,
-)
+from reconverge.testbench.build import TOP, Design, sm_design, verilog_text
+from reconverge.testbench.cosim import CosimReport, cosim, metrics_json
 from reconverge.testbench.cosim_plan import (
     COSIM_GEOMETRY,
     HWS,
     KERNELS,
     VARIANTS,
-    Variant,
     params_for,
     workload,
 )
+from reconverge.testbench.rtl import run_rtl
+from reconverge.testbench.runner import build_root, locked
 
 #: A covered bit: (instance path below the SM, "" for the SM itself; signal; bit index).
 Point = tuple[str, str, int]
@@ -300,13 +293,13 @@ def module_cells(design: Design) -> dict[str, int]:
     ).hexdigest()
     directory = build_root() / "activity" / design.key
     stored = directory / "cells.json"
-    with _locked(directory):
+    with locked(directory):
         if stored.exists() and (cached := json.loads(stored.read_text()))["digest"] == digest:
             return cached["cells"]
         source = directory / f"{design.top}.v"
         source.write_text(text)
-        _yosys(CELLS_SCRIPT.format(source=source.name, top=design.top), directory, "cells")
-        modules = _modules(directory / "stat.json")
+        yosys_script(CELLS_SCRIPT.format(source=source.name, top=design.top), directory, "cells")
+        modules = stat_modules(directory / "stat.json")
         cells = {
             name: sum(n for kind, n in types.items()
                       if kind.lstrip("\\") not in modules and kind != "$mem_v2")
@@ -423,7 +416,8 @@ def rtl_activity(
         after, before = Path(tmp, "run.dat"), Path(tmp, "launch.dat")
         report = cosim(image, launch, params, sim=sim, level=level, design=design, coverage=after)
         bound = replace(launch, geometry=params.geometry, memmap=params.memmap)
-        run_rtl(design, image, bound, params, sim=sim, max_cycles=1, coverage=before)
+        program = Program(image)
+        run_rtl(design, program, bound, params, sim=sim, max_cycles=1, coverage=before)
         toggles = difference(read_coverage(after), read_coverage(before))
     rows, counted = stages(Netlist.parse(verilog_text(design)), toggles, module_cells(design))
     cycles = report.run.counters.get("cycles", 0)
@@ -431,7 +425,7 @@ def rtl_activity(
 
 
 # ----------------------------------------------------------------------------------------------
-# The measured set: ``python -m reconverge.testbench.activity OUT.json [--resume]``
+# The measured set: ``python -m reconverge.golden.cost.activity OUT.json [--resume]``
 
 #: The configuration of the measured set (:mod:`reconverge.testbench.cosim_plan`'s).
 CONFIG = "cosim"
@@ -453,12 +447,12 @@ def measure(kernel: str, variant: Variant, hws: bool) -> dict[str, Any]:
     return {
         "kernel": kernel,
         "size": suite()[kernel].default_size,
-        "variant": variant.label,
+        "variant": variant.name,
         "policy": params.config.policy.value,
         "hints": "explicit" if hints else "implicit",
         "hws": hws,
         "config": CONFIG,
-        "params": params_json(params),
+        "params": params.to_json(),
         "level": report.reached,
         "oracle_mismatches": work.mismatches(report.rtl, hints) if report.run.finished else None,
         "cycles": activity.cycles,
@@ -524,16 +518,16 @@ class MeasuredSet:
 
 
 #: Every SM of the measured set by name: a policy variant, ``+hws`` with hws.
-SMS = {f"{v.label}{'+hws' * hws}": (v, hws) for v in VARIANTS for hws in HWS}
+SMS = {f"{v.name}{'+hws' * hws}": (v, hws) for v in VARIANTS for hws in HWS}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     parser = MeasuredSet.parser(
-        "reconverge.testbench.activity",
+        "reconverge.golden.cost.activity",
         "Measure the RTL's switching activity of suite kernels at the cosim configuration on "
         "the SM of each policy variant with hws off and on (module docstring of "
-        "testbench/activity.py)",
+        "golden/cost/activity.py)",
     )
     parser.add_argument("--kernel", action="append", choices=KERNELS, help="(default: all)")
     parser.add_argument("--sm", action="append", choices=SMS, help="(default: all)")
@@ -542,8 +536,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     measured = MeasuredSet(
         ns.output,
         ns.resume,
-        ["python -m reconverge.testbench.activity", *args],
-        "testbench/activity.py (module docstring): toggles are the value changes of net bits "
+        ["python -m reconverge.golden.cost.activity", *args],
+        "golden/cost/activity.py (module docstring): toggles are the value changes of net bits "
         "from the launch to done, each net counted once, at its driver; cells are Yosys "
         "generic cells; weighted = toggles x cells / bits, per stage",
     )
@@ -556,10 +550,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             sm_inventory(params_for(COSIM_GEOMETRY, variant, hws))  # the blocks it needs
         except ValueError as exc:
-            skipped.append({"variant": variant.label, "hws": hws, "why": str(exc)})
+            skipped.append({"variant": variant.name, "hws": hws, "why": str(exc)})
             continue
         for kernel in kernels:
-            if (kernel, variant.label, hws) not in done:
+            if (kernel, variant.name, hws) not in done:
                 rows.append(measure(kernel, variant, hws))
                 r = rows[-1]
                 print(f"{kernel} on {name}: level {r['level']}, {r['cycles']} cycles, "

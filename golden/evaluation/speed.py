@@ -2,8 +2,8 @@
 functional model or the cycle-level SM under a policy (the best of ``repeat`` runs), printed as
 one JSON object.
 
-    python -m reconverge.golden.sm.speed KERNEL SIZE MODEL [--warp-size W] [--simd-width L]
-    python -m reconverge.golden.sm.speed PROGRAM.elf THREADS MODEL [...]
+    python -m reconverge.golden.evaluation.speed KERNEL SIZE MODEL [--warp-size W] [--simd-width L]
+    python -m reconverge.golden.evaluation.speed PROGRAM.elf THREADS MODEL [...]
 
 A program (an ELF file) runs as THREADS / W blocks of W threads, each thread must exit 0.
 
@@ -40,9 +40,15 @@ def measure(kernel: str, size: int, model: str, warp_size: int, simd_width: int,
     from reconverge.golden.elf import read_elf
     from reconverge.golden.functional import LaunchConfig, run
     from reconverge.golden.geometry import Geometry
-    from reconverge.golden.sm.config import Policy, SMConfig, WarpFormation
-    from reconverge.golden.sm.core import run_sm
     from reconverge.kernels import suite
+
+    try:  # this tree's modules
+        from reconverge.golden.config import SMConfig
+        from reconverge.golden.policies import Policy, WarpFormation
+        from reconverge.golden.sm.run import run_sm
+    except ImportError:  # the baseline revision of make bench kept them in golden.sm
+        from reconverge.golden.sm.config import Policy, SMConfig, WarpFormation  # type: ignore
+        from reconverge.golden.sm.core import run_sm  # type: ignore
 
     if model in FUNCTIONAL:
         config = None

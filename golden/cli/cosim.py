@@ -6,9 +6,9 @@ cocotb, held to the golden SM at the agreement levels of DESIGN.md
         [geometry and configuration options of run] [--sim icarus|verilator] [--level 1..4]
         [--waves FILE.fst] [--json]
 
-Every option defaults to the named configuration (``golden.sm.params.CONFIGS``, ``cosim``);
+Every option defaults to the named configuration (``golden.params.CONFIGS``, ``cosim``);
 an option given overrides its field. Kernels are compiled and bound to their inputs as
-``reconverge run`` does (:mod:`reconverge.golden.sm.workload`) and the RTL's outputs are checked
+``reconverge run`` does (:mod:`reconverge.kernels.workload`) and the RTL's outputs are checked
 against the oracle. Exit status: 0 when the requested level is reached (and a kernel's outputs
 match its oracle), 1 otherwise, 2 for a user error.
 """
@@ -20,14 +20,14 @@ import json
 import sys
 
 from reconverge.golden import cli
-from reconverge.golden.command import Command
+from reconverge.golden.cli.command import Command
+from reconverge.golden.cli.options import add_hardware_options, params_of
+from reconverge.golden.cli.sm import add_kernel_options, workload_of
 from reconverge.golden.output import check_output
-from reconverge.golden.sm.commands import add_kernel_options, workload_of
-from reconverge.golden.sm.options import add_hardware_options, params_of
 
 
 def add_params_options(p: argparse.ArgumentParser) -> None:
-    """The program and the SM it runs on (:func:`reconverge.golden.sm.options.params_of`): a
+    """The program and the SM it runs on (:func:`reconverge.golden.cli.options.params_of`): a
     named configuration and the options that modify it."""
     p.add_argument("file", help="ELF file, .S assembly, or a suite kernel (name or FILE.py)")
     cli.add_launch_options(p, grid=None, block=None, warp=None)
@@ -49,7 +49,9 @@ def _configure(p: argparse.ArgumentParser) -> None:
 
 
 def _cmd_cosim(ns: argparse.Namespace) -> int:
-    from reconverge.testbench.cosim import Backpressure, SimulationError, cosim
+    from reconverge.testbench.cosim import cosim
+    from reconverge.testbench.errors import SimulationError
+    from reconverge.testbench.memory_model import Backpressure
 
     if ns.waves:
         check_output(ns.waves, (".fst", ".vcd"))

@@ -1,8 +1,8 @@
 """Power (issue 11; docs/energy.md): the energy model of ``golden/cost/energy.py`` fitted to the
-RTL's switching activity (:mod:`reconverge.testbench.activity`), held to it, ranked against it,
-and the seeds' cost figures beside ours; and ``reconverge power``.
+RTL's switching activity (:mod:`reconverge.golden.cost.activity`), held to it, ranked against it,
+and the seeds' cost figures beside ours (``reconverge power`` is ``golden/cli/power.py``).
 
-    python -m reconverge.testbench.power [--activity golden/cost/activity.json]
+    python -m reconverge.golden.cost.power [--activity golden/cost/activity.json]
         [--blocks golden/cost/block_activity.json] [--model golden/cost/energy.json]
         [--doc docs/energy.md]
 
@@ -10,14 +10,8 @@ fits the model to the measured runs (each a kernel on the cosim SM of one policy
 golden events), writes ``energy.json`` with the fit's rows, and docs/energy.md. The model's
 ratios to the RTL are given twice: fitted on every run, and *held out* — each kernel's runs
 predicted by a fit to the other kernels' runs, which is what the model does for a kernel it
-was not fitted to. The blocks measured alone (:mod:`reconverge.testbench.block_activity`)
+was not fitted to. The blocks measured alone (:mod:`reconverge.golden.cost.block_activity`)
 are priced at the fitted rates and set beside their RTL activity.
-
-    reconverge power FILE|KERNEL [--config cosim] [--policy P] [--hws] [SM options of cosim]
-        [--rtl] [--json]
-
-prints the model's energy of a golden run by stage and by event; ``--rtl`` co-simulates the
-same run on the toggle-coverage build and puts the RTL's measured energy by stage beside it.
 """
 
 from __future__ import annotations
@@ -32,8 +26,6 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from reconverge.golden import cli
-from reconverge.golden.command import Command
 from reconverge.golden.cost import seeds
 from reconverge.golden.cost.block_energy import block_toggles, block_transistors
 from reconverge.golden.cost.energy import (
@@ -45,26 +37,22 @@ from reconverge.golden.cost.energy import (
     energy,
     event_counts,
     fit,
-    model,
     stage_transistors,
     technology,
 )
+from reconverge.golden.functional import DEFAULT_STEP_LIMIT
 from reconverge.golden.output import write_output
-from reconverge.golden.sm.commands import format_energy, run_on_sm, workload_of
-from reconverge.golden.sm.config import Policy
-from reconverge.golden.sm.core import run_sm
+from reconverge.golden.params import COSIM, SMParams
+from reconverge.golden.policies import Policy
 from reconverge.golden.sm.metrics import geomean
-from reconverge.golden.sm.options import params_of
-from reconverge.golden.sm.params import COSIM, SMParams
+from reconverge.golden.sm.run import run_sm
 from reconverge.hdl.registry import lookup
 from reconverge.kernels import suite
-from reconverge.testbench.commands import add_params_options
-from reconverge.testbench.cosim import params_json
 from reconverge.testbench.cosim_plan import COSIM_GEOMETRY, VARIANTS, params_for, workload
 
 ACTIVITY = ENERGY.with_name("activity.json")
 BLOCK_ACTIVITY = ENERGY.with_name("block_activity.json")
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -73,7 +61,7 @@ ROOT = Path(__file__).parents[1]
 
 def row_params(row: Mapping[str, Any]) -> SMParams:
     """The SM a measured run ran on (its variant and hws at the cosim geometry)."""
-    variant = next(v for v in VARIANTS if v.label == row["variant"])
+    variant = next(v for v in VARIANTS if v.name == row["variant"])
     return params_for(COSIM_GEOMETRY, variant, row["hws"])
 
 
@@ -121,9 +109,9 @@ def calibrate(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     tech = technology()
     return {
         "fitted": datetime.date.today().isoformat(),
-        "how": "python -m reconverge.testbench.power: per stage, non-negative least squares of "
+        "how": "python -m reconverge.golden.cost.power: per stage, non-negative least squares of "
         "the relative error of the model's cell toggles against the RTL's weighted toggles of "
-        f"{len(rows)} co-simulated runs (golden/cost/activity.json, testbench/activity.py)",
+        f"{len(rows)} co-simulated runs (golden/cost/activity.json, golden/cost/activity.py)",
         "units": "toggles: cell toggles per event; toggles_per_transistor: cell toggles per "
         "event per transistor of the stage (area model)",
         "toggles": _rounded(em.toggles),
@@ -191,7 +179,7 @@ def power_versus_speedup(kernels: Sequence[str], em: EnergyModel) -> list[dict[s
         runs = {}
         for policy in (Policy.SPS, Policy.MP_OREC):
             params = replace(COSIM, config=replace(COSIM.config, policy=policy))
-            launch = work.sm_launch(params, cli.DEFAULT_STEP_LIMIT)
+            launch = work.sm_launch(params, DEFAULT_STEP_LIMIT)
             result = run_sm(work.image_for(params.config.explicit), launch, params.config)
             if result.fault is not None:
                 break
@@ -240,7 +228,7 @@ def document(
     out = [
         "# Energy and power: the model, held to the RTL's switching activity",
         "",
-        "Generated by `python -m reconverge.testbench.power` from golden/cost/activity.json "
+        "Generated by `python -m reconverge.golden.cost.power` from golden/cost/activity.json "
         f"(`{activity['how']['command']}`, {activity['how'].get('cpu_seconds', '?')} CPU "
         "seconds) and golden/cost/energy.json. Do not edit by hand.",
         "",
@@ -261,7 +249,7 @@ def document(
         "The energy per event is fitted, per stage, to the RTL: each run below is a suite "
         "kernel co-simulated on the Verilog of the cosim SM (W = 8, L = 4, 4 warp slots) with "
         "Verilator's toggle coverage; a stage's *cell toggles* are its net bits' value changes "
-        "x its Yosys cells / its net bits (testbench/activity.py says what is counted and "
+        "x its Yosys cells / its net bits (golden/cost/activity.py says what is counted and "
         "what is not: glitches, wires, the clock tree and the memories' cells are not).",
         "",
         f"One cell toggle costs {tech['pj_per_cell_toggle'] * 1e3:.2f} fJ "
@@ -372,7 +360,7 @@ def unit_rankings(fitted: Mapping[str, Any], activity: Mapping[str, Any]) -> lis
         + ". The model has one set of unit rates for every policy: it prices a unit by its "
         "events and its transistors, and the RTL's units do not switch in proportion to "
         "those alike. Where the SPS unit's toggles go (ifElse on the sps SM, its nets' "
-        "toggles from testbench/activity.py's counts): 42 % the grouping tree of the highest "
+        "toggles from golden/cost/activity.py's counts): 42 % the grouping tree of the highest "
         "next PC, 39 % the stack, 11 % the unit's own registers and muxes, 9 % the tree of "
         "the lowest PC. The trees' keys switch alike in every warp's unit (the same toggles "
         "in unit 0 and unit 1): they take the shared outcome bus's next PCs on every issue, "
@@ -390,7 +378,7 @@ BLOCK_HEAD = ("block", "parameters", "stage", "cycles", "events", "RTL cell togg
 
 
 def block_section(activity: Mapping[str, Any], em: EnergyModel) -> list[str]:
-    """The blocks driven alone by their random scenarios (testbench/block_activity.py): the
+    """The blocks driven alone by their random scenarios (golden/cost/block_activity.py): the
     RTL's cell toggles and the model's from the same inputs' events, at the SM's rates."""
     body, ratios = [], []
     by_size: dict[str, list[tuple[float, float]]] = {}
@@ -557,7 +545,7 @@ def _synthesized() -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m reconverge.testbench.power",
+    parser = argparse.ArgumentParser(prog="python -m reconverge.golden.cost.power",
                                      description=__doc__.split("\n\n")[0])  # fmt: skip
     parser.add_argument("--activity", type=Path, default=ACTIVITY)
     parser.add_argument("--blocks", type=Path, default=BLOCK_ACTIVITY)
@@ -577,107 +565,3 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-
-
-# ----------------------------------------------------------------------------------------------
-# reconverge power
-
-
-def _configure(p: argparse.ArgumentParser) -> None:
-    add_params_options(p)
-    p.add_argument(
-        "--rtl", action="store_true",
-        help="also co-simulate the run on the SM's toggle-coverage build (Verilator) and put "
-        "the RTL's energy by stage beside the model's",
-    )  # fmt: skip
-
-
-def power_json(ns: argparse.Namespace) -> dict[str, Any]:
-    """The model's energy of a golden run of the program on the SM of the options, and with
-    ``--rtl`` the RTL's, by stage."""
-    params = params_of(ns)
-    work = workload_of(ns, ns.file)
-    launch = work.sm_launch(params, ns.step_limit)
-    image = work.image_for(params.config.explicit)
-    result = run_on_sm(image, launch, params.config, quiet=ns.json)
-    counts = event_counts(result)
-    try:
-        modelled = energy(counts, params)
-    except ValueError as exc:  # an SM the area model (and the hardware) cannot have
-        raise cli.UsageError(f"the SM of these options cannot be built: {exc}") from None
-    out: dict[str, Any] = {
-        "program": work.source,
-        "config": ns.config,
-        "ok": result.fault is None and not work.mismatches(result, params.config.explicit),
-        "fault": None if result.fault is None else str(result.fault),
-        "params": params_json(params),
-        "events": counts,
-        "energy": modelled.json(),
-    }
-    if ns.rtl:
-        from reconverge.testbench.activity import rtl_activity
-
-        activity = rtl_activity(image, launch, params)
-        pj = model().technology.pj_per_cell_toggle
-        by_stage = {a.stage: a.weighted * pj for a in activity.stages}
-        out["rtl"] = {
-            "level": activity.report.reached,
-            "cycles": activity.cycles,
-            "dynamic_pj": round(sum(by_stage.values()), 1),
-            "by_stage_pj": {s: round(v, 1) for s, v in by_stage.items()},
-        }
-    return out
-
-
-def format_power(r: Mapping[str, Any]) -> str:
-    e = r["energy"]
-    lines = [
-        f"{r['program']} on the SM of --config {r['config']}: {_variant_text(r['params'])}",
-        f"cycles {r['events']['cycles']:,}, thread instructions "
-        f"{r['events']['thread_instructions']:,}" + (f"; {r['fault']}" if r["fault"] else ""),
-        format_energy(e),
-        "",
-    ]  # fmt: skip
-    rtl = r.get("rtl")
-    head = ["stage", "model pJ"] + (["RTL pJ", "model / RTL"] if rtl else [])
-    rows = []
-    stages = set(e["by_stage_pj"]) | set(rtl["by_stage_pj"] if rtl else ())
-    for stage in sorted(stages, key=lambda s: -e["by_stage_pj"].get(s, 0.0)):
-        m = e["by_stage_pj"].get(stage, 0.0)
-        row = [stage, f"{m:,.0f}"]
-        if rtl:
-            t = rtl["by_stage_pj"].get(stage, 0.0)
-            row += [f"{t:,.0f}", f"{m / t:.2f}" if t else "-"]
-        rows.append(row)
-    total = ["dynamic", f"{e['dynamic_pj']:,.0f}"]
-    if rtl:
-        total += [f"{rtl['dynamic_pj']:,.0f}", f"{e['dynamic_pj'] / rtl['dynamic_pj']:.2f}"]
-    lines += _columns([head, *rows, total])
-    if rtl:
-        lines.append(f"(RTL: level {rtl['level']} reached, {rtl['cycles']:,} cycles; "
-                     "testbench/activity.py)")  # fmt: skip
-    lines += ["", "event pJ: " + ", ".join(f"{k} {v:,.0f}" for k, v in e["by_event_pj"].items()
-                                          if v)]  # fmt: skip
-    return "\n".join(lines)
-
-
-def _variant_text(p: Mapping[str, Any]) -> str:
-    implicit = " implicit" if p["policy"] == Policy.PPC.value and not p["hints"] else ""
-    g = p["geometry"]
-    return (f"{p['policy']}{implicit}, hws {'on' if p['hws'] else 'off'}, W={g['warp_size']} "
-            f"L={g['simd_width']} warps={g['warps']}")  # fmt: skip
-
-
-def _columns(rows: Sequence[Sequence[str]]) -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in
-                      enumerate(zip(row, widths, strict=True))) for row in rows]  # fmt: skip
-
-
-def _cmd_power(ns: argparse.Namespace) -> int:
-    r = power_json(ns)
-    print(json.dumps(r, indent=1) if ns.json else format_power(r))
-    return cli.EXIT_OK if r["ok"] else cli.EXIT_FAILED
-
-
-COMMANDS = (Command("power", _configure, _cmd_power),)

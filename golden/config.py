@@ -2,55 +2,15 @@
 scheduler, the latencies and the memory system. The sizes (W, L, warps, table sizes) are the
 launch's :class:`~reconverge.golden.geometry.Geometry`.
 
-Policy names are defined here once (DESIGN.md, Policies) and used by the CLI, the HDL and the
-testbenches alike.
+The policies and their variants are :mod:`reconverge.golden.policies`'s.
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-
-class Policy(enum.Enum):
-    """Divergence policies (DESIGN.md). A policy never changes what a kernel computes."""
-
-    SPS = "sps"  # IPDOM reconvergence stack (seed 002 Sec 2.2)
-    STACKLESS = "stackless"  # per-thread PC and SP, common PC = min(SP:PC) (seed 000 Sec 3, 4)
-    DPS = "dps"  # dual-path stack (seed 002 Sec 7, seed 003 Sec III)
-    PPC = "ppc"  # dual-path stack with paired-path comparison (seed 003 Fig 4, 5)
-    MP = "mp"  # warp split table + reconvergence table (seed 002 Sec 3)
-    MP_OREC = "mp-orec"  # MP with opportunistic early reconvergence (seed 002 Sec 4)
-
-    @property
-    def uses_hints(self) -> bool:
-        """Whether the policy needs reconvergence PCs (from ``rhint`` or the binary's IPDOMs);
-        ``ppc`` needs them only with hints on (explicit mode)."""
-        return self in (Policy.SPS, Policy.DPS, Policy.MP, Policy.MP_OREC)
-
-
-POLICY_NAMES: tuple[str, ...] = tuple(p.value for p in Policy)
-
-#: What each column label of a comparison means (``reconverge demo`` prints this legend).
-LEGEND: dict[str, str] = {
-    "sps": "IPDOM reconvergence stack (seed 002 Sec 2.2), the baseline",
-    "stackless": "per-thread PC and SP, common PC = min(SP:PC) (seed 000)",
-    "dps": "dual-path stack (seed 003)",
-    "ppc": "dual-path stack with paired-path comparison, with hints (seed 003)",
-    "ppc (implicit)": "paired-path comparison without hints (seed 003)",
-    "mp": "multi-path: split table + reconvergence table (seed 002 Sec 3)",
-    "mp-orec": "multi-path with opportunistic early reconvergence (seed 002 Sec 4)",
-    "dwf": "dynamic warp formation (seed 001 Sec 3.6), instead of a policy",
-    "en-dwf": "enhanced dynamic warp formation (seed 001 Sec 4.4)",
-    "+hws": "hybrid warp size: squeeze active threads into fewer issue passes (seed 001)",
-}
-
-
-def parse_policy(name: str) -> Policy:
-    try:
-        return Policy(name)
-    except ValueError:
-        raise ValueError(f"unknown policy {name!r} (known: {', '.join(POLICY_NAMES)})") from None
+from reconverge.golden.policies import Mechanism, Policy, Variant, WarpFormation, variant_of
 
 
 class Scheduler(enum.Enum):
@@ -58,15 +18,6 @@ class Scheduler(enum.Enum):
 
     LRR = "lrr"
     GTO = "gto"
-
-
-class WarpFormation(enum.Enum):
-    """Static warps (each with its divergence unit), or dynamic warp formation in golden:
-    DWF (seed 001 Sec 3.6) and en-DWF (Sec 4.4), which replace the per-warp policy."""
-
-    STATIC = "static"
-    DWF = "dwf"
-    EN_DWF = "en-dwf"
 
 
 class ScoreboardKind(enum.Enum):
@@ -129,12 +80,44 @@ class SMConfig:
         if self.max_cycles < 1:
             raise ValueError("max_cycles must be positive")
 
+    @classmethod
+    def of(cls, variant: Variant, **fields: object) -> SMConfig:
+        """The configuration of a variant (its policy, hints and warp formation), the other
+        fields as given."""
+        return cls(
+            policy=variant.policy,
+            hints=variant.hints,
+            warp_formation=variant.formation,
+            **fields,  # type: ignore[arg-type]
+        )
+
+    def with_mechanism(self, mechanism: Mechanism) -> SMConfig:
+        """This configuration under another mechanism (its variant and hws), the rest kept."""
+        v = mechanism.variant
+        return replace(
+            self, policy=v.policy, hints=v.hints, warp_formation=v.formation, hws=mechanism.hws
+        )
+
+    @property
+    def variant(self) -> Variant:
+        """The policy variant this configuration runs (:mod:`reconverge.golden.policies`)."""
+        return variant_of(self.policy, self.hints, self.warp_formation)
+
+    @property
+    def mechanism(self) -> Mechanism:
+        """The variant and the hws switch (:class:`~reconverge.golden.policies.Mechanism`)."""
+        return Mechanism(self.variant, self.hws)
+
+    @property
+    def label(self) -> str:
+        """The variant's name, `` +hws`` with hws: what tables and reports call it."""
+        return self.mechanism.label
+
     @property
     def scoreboard_kind(self) -> ScoreboardKind:
         if self.scoreboard is not None:
             return self.scoreboard
-        concurrent = (Policy.MP, Policy.MP_OREC, Policy.DPS)
-        return ScoreboardKind.MASKED if self.policy in concurrent else ScoreboardKind.PLAIN
+        return ScoreboardKind.MASKED if self.policy.concurrent else ScoreboardKind.PLAIN
 
     @property
     def dynamic(self) -> bool:
@@ -145,6 +128,4 @@ class SMConfig:
     def explicit(self) -> bool:
         """Whether the policy consumes reconvergence PCs (ppc only in explicit mode; dynamic
         warp formation never)."""
-        if self.warp_formation is not WarpFormation.STATIC:
-            return False
-        return self.policy.uses_hints or (self.policy is Policy.PPC and self.hints)
+        return self.variant.explicit

@@ -99,13 +99,13 @@ def word_inventory(design: Any, top: str) -> Counter[Kind]:
 def word_inventories(design: Any, top: str, depth: int = 2) -> dict[str, Counter[Kind]]:
     """The primitives of ``design`` per submodule down to ``depth`` levels (Amaranth names
     them ``parent.child``; ``""`` is the whole design), each with its submodules counted in."""
-    from reconverge.hdl.tools.synth import _yosys
+    from reconverge.hdl.tools.synth import yosys_script
     from reconverge.hdl.tools.verilog import rtlil_text
 
     with tempfile.TemporaryDirectory(prefix=f"reconverge-words-{top}-") as tmp:
         work = Path(tmp)
         (work / "block.il").write_text(rtlil_text(design, top))
-        _yosys(SCRIPT.format(top=top, flatten="flatten" if depth == 0 else ""), work, "words")
+        yosys_script(SCRIPT.format(top=top, flatten="flatten" if depth == 0 else ""), work, "words")
         modules = json.loads((work / "words.json").read_text())["modules"]
     own: dict[str, Counter[Kind]] = {}
     for name, module in modules.items():

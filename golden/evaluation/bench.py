@@ -6,7 +6,7 @@ temporary directory and run in the same session), so the ratios are measured sid
   and the floor, Python importing NumPy (best of :data:`STARTUP_RUNS`);
 * thread instructions per second of the functional model and of the cycle-level SM under a
   few policies on the divergent suite kernels at :data:`SIZES`, W = 32, L = 8
-  (:mod:`reconverge.golden.sm.speed`, a fresh process per measurement);
+  (:mod:`reconverge.golden.evaluation.speed`, a fresh process per measurement);
 * the physical reference: qemu-riscv32 running the GNU-built bare-metal program of the tests
   thread by thread, beside the golden models running it (:func:`reference`);
 * the co-simulation speed: SM clock cycles per second of the SM's Verilog on Icarus and
@@ -31,8 +31,8 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any
 
-from reconverge.golden.sm import speed
-from reconverge.golden.sm.speed import FUNCTIONAL, MODELS
+from reconverge.golden.evaluation import speed
+from reconverge.golden.evaluation.speed import FUNCTIONAL, MODELS
 
 #: The revision the speed work started from (issue 9): the ratios are against it.
 BASELINE = "fd85766"
@@ -100,7 +100,7 @@ def measured(
     *options: str,
     size: int | None = None,
 ) -> dict[str, Any]:
-    """:mod:`reconverge.golden.sm.speed` on ``kernel`` at ``size`` (default: its size in
+    """:mod:`reconverge.golden.evaluation.speed` on ``kernel`` at ``size`` (default: its size in
     :data:`SIZES`), in a fresh process."""
     script = ["-m", speed.__name__] if tree is None else [str(tree / SPEED_SCRIPT)]
     args = [*script, kernel, str(size or SIZES[kernel]), model]
@@ -281,7 +281,7 @@ def cosim_speeds() -> None:
     from dataclasses import replace
 
     from reconverge.golden.errors import UserError
-    from reconverge.golden.sm.params import COSIM
+    from reconverge.golden.params import COSIM
     from reconverge.kernels import suite
     from reconverge.testbench.cosim import cycles_per_second
 

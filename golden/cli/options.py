@@ -1,7 +1,7 @@
 """The SM on the command line, one set of options for every command that runs or builds it
 (``run``, ``compare``, ``demo``, ``cosim``, ``power``, ``verilog``, ``synth``, ``bitstream``).
 
-An SM is a *base* — a named configuration of :data:`reconverge.golden.sm.params.CONFIGS`
+An SM is a *base* — a named configuration of :data:`reconverge.golden.params.CONFIGS`
 (``--config NAME``, docs/architecture.md) or, for the golden commands without ``--config``, the
 command's own W and L with every other field the dataclasses' default — and the options given,
 each replacing one field of the base. An option not given keeps the base's value; ``--warp-size``
@@ -15,17 +15,11 @@ from dataclasses import fields, replace
 from typing import Any
 
 from reconverge.golden import cli
+from reconverge.golden.config import Latencies, Scheduler, ScoreboardKind, SMConfig
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.memmap import MemoryMap
-from reconverge.golden.sm.config import (
-    POLICY_NAMES,
-    Latencies,
-    Policy,
-    Scheduler,
-    ScoreboardKind,
-    SMConfig,
-)
-from reconverge.golden.sm.params import CONFIGS, SMParams
+from reconverge.golden.params import CONFIGS, SMParams
+from reconverge.golden.policies import HARDWARE, variant
 
 #: Geometry fields a command-line option of the same name overrides.
 GEOMETRY_OPTIONS = tuple(f.name for f in fields(Geometry) if f.name != "regs")
@@ -137,11 +131,14 @@ def memmap_of(ns: argparse.Namespace) -> MemoryMap | None:
 def add_hardware_options(p: argparse.ArgumentParser, config: str) -> None:
     """The SM options of the commands that build the hardware SM (:func:`params_of`): the
     policy and its switches, and the instruction store, on the named configuration ``config``."""
-    p.add_argument("--policy", choices=POLICY_NAMES, default=None)
+    p.add_argument(
+        "--policy", choices=[v.name for v in HARDWARE], default=None,
+        help=f"the policy variant (default: --config {config}'s)",
+    )  # fmt: skip
     p.add_argument("--hws", action="store_true", help="hybrid warp size (seed 001)")
     p.add_argument(
         "--hints", action=argparse.BooleanOptionalAction, default=None,
-        help="ppc: explicit (with reconvergence PCs) or implicit",
+        help="ppc: explicit (with reconvergence PCs) or implicit (--no-hints: ppc-implicit)",
     )  # fmt: skip
     p.add_argument("--imem-words", type=cli.parse_int, default=None,
                    help="32-bit words of the instruction store")  # fmt: skip
@@ -151,11 +148,12 @@ def add_hardware_options(p: argparse.ArgumentParser, config: str) -> None:
 def params_of(ns: argparse.Namespace) -> SMParams:
     """The hardware SM of the options of :func:`add_hardware_options`; an invalid combination
     is a one-line usage error (:class:`SMParams` and its parts validate)."""
+    chosen = None if ns.policy is None else variant(ns.policy)
     config = config_of(
         ns,
-        policy=None if ns.policy is None else Policy(ns.policy),
+        policy=None if chosen is None else chosen.policy,
         hws=ns.hws or None,
-        hints=ns.hints,
+        hints=ns.hints if chosen is None or chosen.hints else False,
     )
     try:
         return _override(

@@ -1,6 +1,6 @@
 """The ``exec``, ``asm`` and ``disasm`` commands: programs on the functional model. Each is
-also a Python function (``exec_elf``, ``asm_file``, ``disasm_file``), and the loading and
-reporting helpers here serve the other commands that run programs."""
+also a Python function (``exec_elf``, ``asm_file``, ``disasm_file``), and the reporting helpers
+here serve the other commands that run programs."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ from typing import Any
 
 import numpy as np
 
-from reconverge.golden.asm import assemble
-from reconverge.golden.cli import DEFAULT_STEP_LIMIT, UsageError, add_launch_options
-from reconverge.golden.command import EXIT_FAILED, EXIT_OK, Command
+from reconverge.golden.cli import UsageError, add_launch_options
+from reconverge.golden.cli.command import EXIT_FAILED, EXIT_OK, Command
 from reconverge.golden.disasm import disassemble_image
-from reconverge.golden.elf import load_elf, write_elf
+from reconverge.golden.elf import write_elf
 from reconverge.golden.faults import StepLimitFault
 from reconverge.golden.functional import (
     DEFAULT_BLOCK,
     DEFAULT_GRID,
+    DEFAULT_STEP_LIMIT,
     ENGINES,
     LaunchConfig,
     RunResult,
@@ -29,24 +29,9 @@ from reconverge.golden.functional import (
 )
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.image import Image
+from reconverge.golden.loader import load_program
 from reconverge.golden.output import check_output, write_output
 from reconverge.golden.progress import check_memory, progress_for
-
-# ----------------------------------------------------------------------------------------------
-# Loading programs
-
-
-def load_program(path: str | Path) -> Image:
-    """An ELF file, or an assembly source (``.s``/``.S``) assembled on the fly."""
-    path = Path(path)
-    if path.suffix not in (".s", ".S", ".asm"):
-        return load_elf(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"{path}: {exc.strerror or exc}") from None
-    return assemble(data.decode(errors="replace"), str(path))
-
 
 # ----------------------------------------------------------------------------------------------
 # Result reporting
@@ -70,7 +55,7 @@ def result_json(result: RunResult, config: LaunchConfig, source: str) -> dict[st
         "grid": config.grid,
         "block": config.block,
         "warp_size": config.geometry.warp_size,
-        "ok": run_ok(result),
+        "ok": result.ok,
         "threads": threads,
         "threads_total": config.grid * config.block,
         "thread_instructions": int(result.thread_instructions.sum()),
@@ -86,10 +71,6 @@ def result_json(result: RunResult, config: LaunchConfig, source: str) -> dict[st
             "pc": fault.pc,
         },
     }
-
-
-def run_ok(result: RunResult) -> bool:
-    return result.fault is None and bool(result.exited.all()) and not result.exit_codes.any()
 
 
 def simd_efficiency(result: RunResult, geometry: Geometry) -> float:
@@ -148,7 +129,7 @@ def format_result(result: RunResult, config: LaunchConfig, source: str) -> str:
                 f"(the run stopped after its budget of {config.step_limit:,} warp instructions: "
                 "give a larger --step-limit to let it run longer)"
             )
-    lines.append("ok" if run_ok(result) else "FAILED")
+    lines.append("ok" if result.ok else "FAILED")
     return "\n".join(lines)
 
 
@@ -229,7 +210,7 @@ def _report(result: RunResult, config: LaunchConfig, source: str, as_json: bool)
         print(json.dumps(result_json(result, config, source), indent=1))
     else:
         print(format_result(result, config, source))
-    return EXIT_OK if run_ok(result) else EXIT_FAILED
+    return EXIT_OK if result.ok else EXIT_FAILED
 
 
 def _cmd_asm(ns: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from reconverge.golden.command import Command
+from reconverge.golden.cli.command import Command
 from reconverge.golden.compiler import analysis, lang, regalloc
 from reconverge.golden.compiler.codegen import compile_kernel
 from reconverge.golden.compiler.errors import CompileError

@@ -17,14 +17,15 @@ from pathlib import Path
 
 import numpy as np
 
-from reconverge.golden import cli, programs
 from reconverge.golden.compiler.errors import CompileError
 from reconverge.golden.compiler.launch import Launch
+from reconverge.golden.errors import UserError
 from reconverge.golden.functional import DEFAULT_BLOCK, DEFAULT_GRID, LaunchConfig, RunResult
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.image import Image
+from reconverge.golden.loader import load_program
 from reconverge.golden.memmap import MemoryMap
-from reconverge.golden.sm.params import SMParams
+from reconverge.golden.params import SMParams
 from reconverge.kernels import SuiteKernel, suite
 
 PROGRAM_SUFFIXES = (".elf", ".s", ".S", ".asm")
@@ -62,7 +63,7 @@ class Workload:
         if dynamic_warps and self.launches is not None:
             program = self.launches[hints].program
             if program.shared_spill_per_warp:
-                raise cli.UsageError(
+                raise UserError(
                     f"{self.source}: the {program.allocator} allocator keeps spilled uniform "
                     "values in one shared-memory slot per warp, which dynamic warp formation "
                     "breaks (the threads of a warp run apart); use --allocator linear or remat, "
@@ -76,7 +77,7 @@ class Workload:
             return LaunchConfig(self.grid, self.block, geometry, args=self.args,
                                 memmap=memmap or MemoryMap(), step_limit=step_limit)  # fmt: skip
         except ValueError as exc:
-            raise cli.UsageError(str(exc)) from None
+            raise UserError(str(exc)) from None
 
     def sm_launch(self, params: SMParams, step_limit: int) -> LaunchConfig:
         """The launch on an SM of ``params`` (its code with or without hints as the policy
@@ -104,7 +105,7 @@ def _file_suite_kernel(path: Path) -> SuiteKernel:
     name = f"reconverge_workload_{path.stem}_{abs(hash(str(path.resolve())))}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise cli.UsageError(f"{path}: not a Python file")
+        raise UserError(f"{path}: not a Python file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
@@ -112,10 +113,10 @@ def _file_suite_kernel(path: Path) -> SuiteKernel:
     except CompileError:
         raise
     except Exception as exc:
-        raise cli.UsageError(f"{path}: importing it raised {type(exc).__name__}: {exc}") from None
+        raise UserError(f"{path}: importing it raised {type(exc).__name__}: {exc}") from None
     found = getattr(module, "SPEC", None)
     if not isinstance(found, SuiteKernel):
-        raise cli.UsageError(
+        raise UserError(
             f"{path}: defines no SPEC = SuiteKernel(...), so its kernel has no inputs to run "
             "with; compile it with `reconverge compile` and run the ELF with --arg, or add a "
             "SuiteKernel (see kernels/*.py)"
@@ -137,21 +138,21 @@ def load_workload(
     """A program file, or a suite kernel (by name or ``FILE.py``) compiled and bound."""
     path = Path(spec)
     if path.suffix in PROGRAM_SUFFIXES or (path.is_file() and path.suffix != ".py"):
-        image = programs.load_program(path)
+        image = load_program(path)
         return Workload(image.source, image, grid or DEFAULT_GRID, block or DEFAULT_BLOCK, args)
     if path.suffix == ".py":
         if not path.is_file():
-            raise cli.UsageError(f"{path}: no such file")
+            raise UserError(f"{path}: no such file")
         kernel = _file_suite_kernel(path)
     else:
         kernels = suite()
         if spec not in kernels:
-            raise cli.UsageError(
+            raise UserError(
                 f"{spec}: not a program file (.elf, .S) nor a suite kernel ({', '.join(kernels)})"
             )
         kernel = kernels[spec]
     if grid is not None or block is not None or args:
-        raise cli.UsageError(
+        raise UserError(
             f"{spec}: a kernel runs with its suite case's grid, block and inputs; choose them "
             "with --size and --seed"
         )

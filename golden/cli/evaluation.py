@@ -11,7 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from reconverge.golden import cli
-from reconverge.golden.command import Command
+from reconverge.golden.cli.command import Command
 from reconverge.golden.evaluation.experiments import EXPERIMENTS, FULL, SMOKE
 from reconverge.golden.evaluation.report import EvaluationError, check, render, sections
 from reconverge.golden.evaluation.runner import DEFAULT_CACHE, Cache, cluster_executor, run_tasks

@@ -16,53 +16,53 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 #: Every sub-command, in the order ``reconverge --help`` lists them: its one line of help and
 #: the module whose ``COMMANDS`` define it (imported only when the command runs).
 INDEX: dict[str, tuple[str, str]] = {
-    "exec": ("run an ELF (or assembly) program on golden", "reconverge.golden.programs"),
-    "asm": ("assemble RISC-V assembly into an ELF", "reconverge.golden.programs"),
-    "disasm": ("disassemble an ELF (or assembly) program", "reconverge.golden.programs"),
+    "exec": ("run an ELF (or assembly) program on golden", "reconverge.golden.cli.programs"),
+    "asm": ("assemble RISC-V assembly into an ELF", "reconverge.golden.cli.programs"),
+    "disasm": ("disassemble an ELF (or assembly) program", "reconverge.golden.cli.programs"),
     "compile": (
         "compile a kernel to an ELF (or print its IR, GSA or assembly)",
-        "reconverge.golden.compiler.commands",
+        "reconverge.golden.cli.compiler",
     ),
     "analyze": (
         "print the divergence analyses of a kernel (seed 004 Fig 2.2 columns)",
-        "reconverge.golden.compiler.commands",
+        "reconverge.golden.cli.compiler",
     ),
     "demo": (
         "the main job: compile the demo kernels, run them under every policy, compare",
-        "reconverge.golden.sm.commands",
+        "reconverge.golden.cli.sm",
     ),
     "run": (
         "run a program on the cycle-level SM under one policy",
-        "reconverge.golden.sm.commands",
+        "reconverge.golden.cli.sm",
     ),
-    "compare": ("compare policies on programs, side by side", "reconverge.golden.sm.commands"),
+    "compare": ("compare policies on programs, side by side", "reconverge.golden.cli.sm"),
     "eval": (
         "run the seeds' experiments on the golden SM and write docs/evaluation.md",
-        "reconverge.golden.evaluation.commands",
+        "reconverge.golden.cli.evaluation",
     ),
     "verilog": (
         "generate the Verilog of an HDL block or of the SM",
-        "reconverge.hdl.tools.commands",
+        "reconverge.golden.cli.hdl",
     ),
     "synth": (
         "synthesise an HDL block or the SM: Yosys cell counts and transistors, ECP5 LUTs/FFs/Fmax",
-        "reconverge.hdl.tools.commands",
+        "reconverge.golden.cli.hdl",
     ),
     "area": (
         "the analytical area model of an HDL block or of the SM, per part (--synth: beside Yosys)",
-        "reconverge.hdl.tools.commands",
+        "reconverge.golden.cli.hdl",
     ),
     "bitstream": (
         "build a board's bitstream of the SM running a program (ULX3S-85F, iCEBreaker)",
-        "reconverge.hdl.tools.commands",
+        "reconverge.golden.cli.hdl",
     ),
     "cosim": (
         "co-simulate a program on the SM's Verilog (cocotb) against golden",
-        "reconverge.testbench.commands",
+        "reconverge.golden.cli.cosim",
     ),
     "power": (
         "the energy model of a run by stage and event (--rtl: beside the RTL's toggles)",
-        "reconverge.testbench.power",
+        "reconverge.golden.cli.power",
     ),
 }
 

@@ -1,8 +1,8 @@
 """The ``reconverge`` command line: the parser, the sub-command table and the error
-reporting. A sub-command's module (:data:`reconverge.golden.command.INDEX`) is imported only
+reporting. A sub-command's module (:data:`reconverge.golden.cli.command.INDEX`) is imported only
 when that command runs, so ``reconverge --help`` and ``reconverge exec`` start without the
 compiler, the SM, the HDL or the simulators (issue 9). Each command is also a Python function
-in its module (``reconverge.golden.programs.exec_elf``, ...).
+in its module (``reconverge.golden.cli.programs.exec_elf``, ...).
 
 Exit status: 0 on success, 1 when a program ran but a thread faulted or exited non-zero,
 2 for a user error (bad file, bad assembly, bad option, a launch too large for the machine),
@@ -20,8 +20,9 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from reconverge.golden.command import EXIT_FAILED, EXIT_OK, EXIT_USAGE, INDEX, Command
+from reconverge.golden.cli.command import EXIT_FAILED, EXIT_OK, EXIT_USAGE, INDEX, Command
 from reconverge.golden.errors import UserError
+from reconverge.golden.functional import DEFAULT_STEP_LIMIT
 
 __all__ = [
     "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "UsageError", "add_launch_options",
@@ -40,10 +41,6 @@ class UsageError(UserError):
 
 
 EXIT_INTERRUPTED = 130  # the shell's status for a process ended by SIGINT
-#: The default budget of warp instructions of a run: up to half a minute of the functional
-#: model and a minute or two of the cycle-level SM on divergent code at W = 32, on this
-#: project's 2-core reference machine (a progress line shows after two seconds).
-DEFAULT_STEP_LIMIT = 1_000_000
 #: The largest grid or block a command accepts (the SIMT CSRs are 32-bit; the memory a launch
 #: needs is checked separately).
 MAX_LAUNCH = (1 << 31) - 1
@@ -82,7 +79,7 @@ def add_launch_options(
     p: argparse.ArgumentParser, grid: int | None, block: int | None, warp: int | None
 ) -> None:
     """Launch options; a default of None means "the workload's own" (a kernel's case) or, for
-    the warp size, the SM configuration's (:mod:`reconverge.golden.sm.options`)."""
+    the warp size, the SM configuration's (:mod:`reconverge.golden.cli.options`)."""
     p.add_argument("--grid", type=parse_positive, default=grid, help="blocks in the grid")
     p.add_argument("--block", type=parse_positive, default=block, help="threads per block")
     p.add_argument("--warp-size", type=parse_positive, default=warp, help="threads per warp (W)")
@@ -170,7 +167,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemoryError:
         report_error(name, "out of memory (a smaller launch or size fits)", "memory", as_json)
         return EXIT_USAGE
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,208 @@
+"""The SM's design under test and its simulator builds: the Verilog of ``hdl/sm/top.py`` for a
+parameter set (made once per design digest, kept in ``build/cosim/verilog/<key>/``) and its
+Icarus or Verilator build (``build/cosim/<sim>/<key>[-<waves>][-toggles]``), each under a file
+lock so parallel pytest workers build a design once. Amaranth is imported only when a design's
+Verilog is made."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reconverge.golden.params import SMParams
+from reconverge.testbench.errors import CosimError, SimulationError
+from reconverge.testbench.runner import (
+    SIMULATORS,
+    build_root,
+    get_runner,
+    locked,
+    log_tail,
+    write_if_changed,
+)
+
+#: The project's root: the sources a design's digest covers (``hdl/``, ``golden/``).
+PROJECT = Path(__file__).resolve().parents[1]
+#: The Verilog top module of the SM.
+TOP = "sm"
+#: Verilator options for Amaranth's Verilog (as for the blocks, testbench/cocotb_run.py).
+VERILATOR_ARGS = ("-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEOVERLAP")
+#: The C++ optimisation of Verilator's model: -O1 instead of its default -Os compiles the SM
+#: in about two thirds of the time and simulates it as fast (measured on the cosim
+#: configuration: 30 s against 47 s of g++ on two cores, 26 kernels in 34 s on both builds;
+#: -O0 compiles in half the time but simulates three times slower).
+CXX_OPTIMISATION = ("OPT_FAST=-O1", "OPT_SLOW=-O1", "OPT_GLOBAL=-O1")
+#: Verilator options of the toggle-coverage build (:mod:`reconverge.golden.cost.activity`):
+#: every signal bit however wide, Yosys's unnamed nets (``_123_``) included; the memories are
+#: left out by a control file (:func:`memories_off`).
+TOGGLE_ARGS = ("--coverage-toggle", "--coverage-underscore", "--coverage-max-width", "1048576")
+
+
+@dataclass(frozen=True)
+class Design:
+    """Verilog of a top module with the SM's ports: ``verilog()`` makes it (called only when
+    ``digest``, which names everything the text depends on, changed since the last build in
+    ``build/cosim/<sim>/<key>``)."""
+
+    top: str
+    key: str
+    digest: str
+    verilog: Callable[[], str]
+
+
+def params_digest(params: SMParams) -> str:
+    """A short name of a parameter set (its ``repr`` is complete and deterministic)."""
+    return hashlib.sha256(repr(params).encode()).hexdigest()[:16]
+
+
+def sources_digest() -> str:
+    """What the SM's Verilog depends on besides its parameters: the sources of ``hdl/`` and
+    ``golden/`` (which the HDL reads its definitions from) and the Amaranth version."""
+    from importlib import metadata
+
+    digest = hashlib.sha256(metadata.version("amaranth").encode())
+    for package in ("hdl", "golden"):
+        root = PROJECT / package
+        for path in sorted(root.rglob("*.py")):
+            if "tests" not in path.relative_to(root).parts:
+                digest.update(path.relative_to(root).as_posix().encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+def sm_design(params: SMParams) -> Design:
+    """The SM of ``hdl/sm/top.py`` elaborated from ``params``."""
+
+    def verilog() -> str:
+        from reconverge.hdl.sm.top import SM
+        from reconverge.hdl.tools.verilog import to_verilog
+
+        return to_verilog(SM(params), TOP)
+
+    key = params_digest(params)
+    return Design(TOP, f"sm-{key}", f"{key}-{sources_digest()}", verilog)
+
+
+def wave_format(sim: str, waves: str | Path | None) -> str:
+    """ "" (no waveforms), "fst", or "vcd" (Verilator, for a file name ending in ``.vcd``;
+    Icarus always writes FST)."""
+    if waves is None:
+        return ""
+    return "vcd" if sim == "verilator" and str(waves).endswith(".vcd") else "fst"
+
+
+def verilog_text(design: Design) -> str:
+    """The design's Verilog, made once per digest for every simulator and process (elaborating
+    the SM takes seconds): kept in ``build/cosim/verilog/<key>/`` with the digest it was made
+    from."""
+    directory = build_root() / "cosim" / "verilog" / design.key
+    with locked(directory):
+        source, stamp = directory / f"{design.top}.v", directory / "digest"
+        if source.exists() and stamp.exists() and stamp.read_text() == design.digest:
+            return source.read_text()
+        text = design.verilog()
+        write_if_changed(source, text)
+        stamp.write_text(design.digest)
+        return text
+
+
+#: A memory's declaration in Yosys's Verilog: ``reg [63:0] store0 [1023:0];``.
+_MEMORY = re.compile(r"^\s*reg\s+(?:\[\d+:\d+\]\s*)?(?:\\\S+\s|[A-Za-z_][\w$]*)\s*\[")
+
+
+def memories_off(source: Path) -> Path:
+    """A Verilator control file next to ``source`` that turns coverage off on the lines that
+    declare memories: their words are storage, not nets driven by logic (their ports are
+    nets and stay covered), and toggle points on every stored bit would slow the simulation
+    down."""
+    lines = source.read_text().splitlines()
+    off = [f'coverage_off -file "{source}" -lines {n}'
+           for n, line in enumerate(lines, 1) if _MEMORY.match(line)]  # fmt: skip
+    config = source.with_suffix(".vlt")
+    config.write_text("\n".join(["`verilator_config", *off, ""]))
+    return config
+
+
+def build_verilator(
+    source: Path, top: str, waves: str, log: Path, *, toggles: bool = False
+) -> None:
+    """Verilate and compile ``source`` in its directory as cocotb's Verilator runner does
+    (its ``verilator.cpp``, VPI library and binary name, so the runner's ``test`` runs it), but
+    with only the top module's signals public (``--public-depth 1``: the testbench reads and
+    drives the ports alone) instead of ``--public-flat-rw``, which keeps every signal of the SM
+    writable through VPI: at the cosim configuration that makes 30 MB of C++ instead of 12
+    and simulates 5 times slower. ``toggles``: with toggle coverage (:data:`TOGGLE_ARGS`),
+    written at the end of a run (``VerilatedCov::write`` in ``verilator.cpp``)."""
+    from cocotb_tools import config as cocotb_config
+
+    from reconverge.testbench.verilator import prepare
+
+    directory = source.parent
+    libs = cocotb_config.libs_dir
+    verilate = [
+        prepare(),
+        "-cc", "--exe", "-Mdir", str(directory), "--top-module", top, "--vpi",
+        "--public-depth", "1", "--prefix", "Vtop", "-o", top,
+        "-LDFLAGS", f"-Wl,-rpath,{libs} -L{libs} -lcocotbvpi_verilator",
+        *VERILATOR_ARGS,
+        *(["--trace"] if waves else []), *(["--trace-fst"] if waves == "fst" else []),
+        *([*TOGGLE_ARGS, str(memories_off(source))] if toggles else []),
+        "--timescale", "1ns/1ps",
+        str(cocotb_config.share_dir / "lib" / "verilator" / "verilator.cpp"), str(source),
+    ]  # fmt: skip
+    jobs = str(min(os.cpu_count() or 1, 8))
+    make = ["make", "-j", jobs, "-C", str(directory), "-f", "Vtop.mk", *CXX_OPTIMISATION,
+            f"VM_TRACE={int(bool(waves))}", *(["VM_COVERAGE=1"] if toggles else [])]  # fmt: skip
+    with open(log, "w") as out:
+        for command in (verilate, make):
+            subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=True)
+
+
+def build(design: Design, sim: str, waves: str = "", *, toggles: bool = False) -> tuple[Any, Path]:
+    """Write the design's Verilog (:func:`verilog_text`) and compile it for the simulator,
+    once per design, wave format (:func:`wave_format`) and toggle coverage (Verilator only) in
+    ``build/cosim/<sim>/<key>[-<waves>][-toggles]``: it is recompiled only when its text
+    changed. Returns (runner, build directory)."""
+    if sim not in SIMULATORS:
+        raise CosimError(f"unknown simulator {sim!r} (known: {', '.join(SIMULATORS)})")
+    if toggles and sim != "verilator":
+        raise CosimError(f"toggle coverage needs Verilator, not {sim}")
+    suffix = (f"-{waves}" if waves else "") + ("-toggles" if toggles else "")
+    build_dir = build_root() / "cosim" / sim / (design.key + suffix)
+    try:
+        runner = get_runner(sim)
+    except RuntimeError as exc:  # no usable Verilator
+        raise CosimError(str(exc)) from None
+    runner.log.setLevel(logging.ERROR)  # not "Skipping compilation" on every reuse
+    with locked(build_dir):
+        source = build_dir / f"{design.top}.v"
+        write_if_changed(source, verilog_text(design))
+        binary = build_dir / design.top
+        built = binary.exists() and binary.stat().st_mtime > source.stat().st_mtime
+        log = build_dir / "build.log"
+        try:
+            if sim == "verilator":
+                if not built:  # cocotb's Verilator runner would rebuild every time
+                    build_verilator(source, design.top, waves, log, toggles=toggles)
+            else:
+                runner.build(
+                    sources=[source],
+                    hdl_toplevel=design.top,
+                    build_dir=build_dir,
+                    timescale=("1ns", "1ps"),
+                    waves=bool(waves),
+                    log_file=log,
+                )
+        except (RuntimeError, SystemExit, subprocess.CalledProcessError):
+            hint = ""
+            if "lz4.h" in (log.read_text(errors="replace") if log.exists() else ""):
+                hint = " (Verilator's FST writer needs liblz4-dev; or --waves FILE.vcd)"
+            raise SimulationError(
+                f"building {design.top} for {sim} failed{hint} (see {log}):\n{log_tail(log)}"
+            ) from None
+    return runner, build_dir
