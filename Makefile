@@ -75,9 +75,13 @@ test-sweep: setup
 
 # Random programs against every configuration for SOAK_SECONDS on JOBS processes; a failing
 # program is shrunk and saved to golden/testing/regressions/ (docs/testing.md).
+# CLUSTER=tcp://HOST:8786 runs the jobs of make soak, make cosim and make eval on the workers of
+# a Dask scheduler instead of JOBS local processes (docs/testing.md, "On a cluster").
+CLUSTER ?=
+CLUSTER_OPTION = $(if $(CLUSTER),--cluster $(CLUSTER))
 SOAK_SECONDS ?= 600
 soak: setup
-	$(PY) -m reconverge.golden.testing.soak --seconds $(SOAK_SECONDS) --jobs $(JOBS)
+	$(PY) -m reconverge.golden.testing.soak --seconds $(SOAK_SECONDS) --jobs $(JOBS) $(CLUSTER_OPTION)
 
 # ruff, and the layers of docs/architecture.md with import-linter (pyproject.toml:
 # tool.importlinter; the project's own contracts are golden/testing/contracts.py).
@@ -100,7 +104,7 @@ results: setup
 # so a re-run computes only what changed (EXPERIMENTS="seed002 seed001" runs some).
 EXPERIMENTS ?=
 eval: setup
-	$(VENV)/bin/reconverge eval --jobs $(JOBS) $(EXPERIMENTS)
+	$(VENV)/bin/reconverge eval --jobs $(JOBS) $(CLUSTER_OPTION) $(EXPERIMENTS)
 
 # Start-up and simulation speed of the golden models, each beside the code before the speed work
 # (checked out of git), and of the SM's Verilog (Icarus, Verilator): docs/performance.md.
@@ -110,7 +114,7 @@ bench: setup
 # docs/cosim.md: every kernel x policy x hws x geometry co-simulated on Verilator (42 SM builds:
 # about 45 minutes on 2 cores; builds the tests made are reused).
 cosim: setup
-	$(PY) -m reconverge.testbench.cosimdoc docs/cosim.md --jobs $(JOBS)
+	$(PY) -m reconverge.testbench.cosimdoc docs/cosim.md --jobs $(JOBS) $(CLUSTER_OPTION)
 
 # Area and timing of the HDL blocks and of the SM under every policy, from real Yosys/nextpnr
 # runs (hours: the SM runs one at a time). The raw results are kept in docs/area.json: a run

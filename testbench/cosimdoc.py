@@ -4,9 +4,11 @@ golden: the agreement level reached, golden's and the RTL's cycles side by side,
 below level 4 with its cause.
 
     python -m reconverge.testbench.cosimdoc docs/cosim.md [--jobs N] [--sim verilator]
+        [--cluster ADDRESS]
 
-The cells of one SM build run in one worker process (``--jobs`` workers), so each build is
-made once.
+The cells of one SM build run in one job, so each build is made once: on ``--jobs`` worker
+processes, or on the workers of a Dask cluster (``--cluster``, the executor
+``reconverge eval --cluster`` uses: :mod:`reconverge.golden.executor`).
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ import argparse
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from reconverge.golden.errors import UserError
+from reconverge.golden.executor import executor, run_each
 from reconverge.golden.output import write_output
 from reconverge.golden.policies import variant as variant_named
 from reconverge.testbench.cosim_plan import (
@@ -105,13 +108,21 @@ def groups() -> list[Group]:
     return [(g, v.name, hws) for g in GEOMETRIES for v in VARIANTS for hws in HWS]
 
 
-def sweep(kernels: Sequence[str], jobs: int, sim: str) -> list[Row]:
-    """Every cell of the plan, the cells of one build in one worker."""
-    if jobs <= 1:
-        return [row for g in groups() for row in run_group(g, kernels, sim)]
-    with ProcessPoolExecutor(jobs) as pool:
-        futures = [pool.submit(run_group, g, kernels, sim) for g in groups()]
-        return [row for future in futures for row in future.result()]
+def sweep(
+    kernels: Sequence[str],
+    jobs: int,
+    sim: str,
+    *,
+    cluster: str | None = None,
+    chosen: Sequence[Group] | None = None,
+) -> list[Row]:
+    """Every cell of the plan (of the ``chosen`` builds), the cells of one build in one job:
+    on ``jobs`` processes, or on the workers of the Dask ``cluster``
+    (:mod:`reconverge.golden.executor`)."""
+    work = [(g, tuple(kernels), sim) for g in (groups() if chosen is None else chosen)]
+    with executor(jobs, cluster) as pool:
+        done = dict(run_each(run_group, work, pool))
+    return [row for args in work for row in done[args]]
 
 
 def _cycles(value: int | None) -> str:
@@ -202,9 +213,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sim", choices=("icarus", "verilator"), default="verilator")
     parser.add_argument("--kernel", action="append", choices=KERNELS,
                         help="only these kernels (default: the whole suite)")  # fmt: skip
+    parser.add_argument("--cluster", metavar="ADDRESS",
+                        help="run the builds on the workers of this Dask scheduler")  # fmt: skip
     ns = parser.parse_args(argv)
     start = time.monotonic()
-    rows = sweep(ns.kernel or KERNELS, ns.jobs, ns.sim)
+    try:
+        rows = sweep(ns.kernel or KERNELS, ns.jobs, ns.sim, cluster=ns.cluster)
+    except UserError as exc:
+        parser.error(str(exc))
     text = document(rows, ns.sim, time.monotonic() - start)
     write_output(ns.output, text)
     print(f"wrote {ns.output}: {sum(r.level == 4 for r in rows)} of {len(rows)} cells at level 4")

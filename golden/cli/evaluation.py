@@ -14,7 +14,8 @@ from reconverge.golden import cli
 from reconverge.golden.cli.command import Command
 from reconverge.golden.evaluation.experiments import EXPERIMENTS, FULL, SMOKE
 from reconverge.golden.evaluation.report import EvaluationError, check, render, sections
-from reconverge.golden.evaluation.runner import DEFAULT_CACHE, Cache, cluster_executor, run_tasks
+from reconverge.golden.evaluation.runner import DEFAULT_CACHE, Cache, run_tasks
+from reconverge.golden.executor import cluster_executor
 from reconverge.golden.output import check_output, write_output
 
 SCALES = {"full": FULL, "smoke": SMOKE}

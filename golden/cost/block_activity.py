@@ -42,6 +42,7 @@ from reconverge.golden.cost.activity import (
 )
 from reconverge.golden.cost.block_energy import BLOCK_STAGES, block_events
 from reconverge.hdl.registry import BLOCKS, lookup
+from reconverge.hdl.tools.verilog import to_verilog
 from reconverge.testbench.build import Design, build, sources_digest, verilog_text
 from reconverge.testbench.cocotb_run import TEST_MODULE
 from reconverge.testbench.lockstep import RESET
@@ -60,7 +61,6 @@ def block_design(params: BlockParams) -> Design:
     name = params.name
 
     def verilog() -> str:
-        from reconverge.hdl.tools.verilog import to_verilog
 
         return to_verilog(lookup(name).build(params), name)
 

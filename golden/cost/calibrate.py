@@ -29,17 +29,21 @@ from typing import Any
 import numpy as np
 
 from reconverge.golden.blocks import BlockParams
+from reconverge.golden.cost.area_report import SM_AREA, sm_params
 from reconverge.golden.cost.blocks import inventory
 from reconverge.golden.cost.fit import PRIOR_STRENGTH, PRIORS, fit
 from reconverge.golden.cost.inventory import Kind
 from reconverge.golden.cost.model import COEFFICIENTS, TARGETS, Area, Coefficients, area
-from reconverge.golden.cost.sm import sm
+from reconverge.golden.cost.sm import sm, stage_luts
 from reconverge.golden.evaluation.report import draw
 from reconverge.golden.output import write_output
 from reconverge.golden.params import CONFIGS, SMParams
 from reconverge.golden.policies import Mechanism, variant
 from reconverge.hdl.registry import BLOCKS, lookup
-from reconverge.hdl.tools.sm_design import SM_NAME
+from reconverge.hdl.sm.top import SM
+from reconverge.hdl.tools.sm_design import SM_NAME, bare_sm, synth_sm
+from reconverge.hdl.tools.synth import TOOL_PACKAGES, design_digest, synth
+from reconverge.hdl.tools.verilog import rtlil_text
 
 CALIBRATION = COEFFICIENTS.with_name("calibration.json")
 
@@ -91,7 +95,6 @@ def sm_sets() -> dict[str, SMParams]:
     geometries — the synthesis configuration (W = 4, L = 2, one warp slot), the same SM at
     W = 2 on one lane (:data:`TINY`) and the co-simulation configuration (W = 8, L = 4, four
     warp slots) — and the co-simulation SM of mp with hws."""
-    from reconverge.golden.cost.area_report import SM_AREA, sm_params
 
     synth = {v.label: sm_params(SM_AREA, v) for v in SM_AREA.variants}
     out = {f"synth {label}": params for label, params in synth.items()}
@@ -115,7 +118,6 @@ def block_sets() -> list[BlockParams]:
 
 def measure(params: BlockParams) -> dict[str, Any]:
     """One calibration row: the synthesis figures the model is fitted to."""
-    from reconverge.hdl.tools.synth import synth
 
     r = synth(params, place_and_route=False)
     return row(params.name, params.values(), r)
@@ -123,8 +125,6 @@ def measure(params: BlockParams) -> dict[str, Any]:
 
 def measure_sm(label: str) -> dict[str, Any]:
     """One calibration row of an SM of :func:`sm_sets` (its stages' LUT4s recorded too)."""
-    from reconverge.golden.cost.sm import stage_luts
-    from reconverge.hdl.tools.sm_design import bare_sm, synth_sm
 
     params = sm_sets()[label]
     r = synth_sm(bare_sm(params, label.split()[0]), place_and_route=False)
@@ -187,7 +187,6 @@ def fit_rows(rows: Sequence[Mapping[str, Any]]) -> tuple[Coefficients, list[dict
 
 
 def tools() -> str:
-    from reconverge.hdl.tools.synth import TOOL_PACKAGES
 
     return ", ".join(f"{name} {metadata.version(name)}" for name in TOOL_PACKAGES)
 
@@ -209,9 +208,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     old = json.loads(CALIBRATION.read_text())["rows"] if CALIBRATION.exists() else []
     rows = old
     if not ns.fit_only:
-        from reconverge.hdl.tools.synth import design_digest
-        from reconverge.hdl.tools.verilog import rtlil_text
-
         recorded = {r["digest"]: r for r in old}
         rows = []
         designs: list[tuple[str, str, Any, Callable[[], dict[str, Any]]]] = [
@@ -219,8 +215,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             for p in block_sets()
         ]
         for label, params in sm_sets().items():
-            from reconverge.hdl.sm.top import SM
-
             designs.append((SM_NAME, label, SM(params), lambda label=label: measure_sm(label)))
         digests = [design_digest(rtlil_text(design, name)) for name, _, design, _ in designs]
         for i, ((name, label, _, run), digest) in enumerate(zip(designs, digests, strict=True)):
@@ -329,7 +323,6 @@ STAGE_CONFIGS = ("synth", "cosim")
 
 def stage_areas(config: str, coeffs: Coefficients) -> dict[str, dict[str, Area]]:
     """The model's area of the SM at a named configuration by stage, per policy variant."""
-    from reconverge.golden.cost.area_report import SM_AREA
 
     base = CONFIGS[config]
     out = {}

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from reconverge.golden.cost.inventory import Kind, decode
+from reconverge.hdl.tools.synth import yosys_script
+from reconverge.hdl.tools.verilog import rtlil_text
 
 SCRIPT = """read_rtlil block.il
 hierarchy -check -top {top}
@@ -99,8 +101,6 @@ def word_inventory(design: Any, top: str) -> Counter[Kind]:
 def word_inventories(design: Any, top: str, depth: int = 2) -> dict[str, Counter[Kind]]:
     """The primitives of ``design`` per submodule down to ``depth`` levels (Amaranth names
     them ``parent.child``; ``""`` is the whole design), each with its submodules counted in."""
-    from reconverge.hdl.tools.synth import yosys_script
-    from reconverge.hdl.tools.verilog import rtlil_text
 
     with tempfile.TemporaryDirectory(prefix=f"reconverge-words-{top}-") as tmp:
         work = Path(tmp)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from reconverge.golden.compiler import affine, analysis, divergence
 from reconverge.golden.evaluation.tasks import Task
 from reconverge.golden.params import CONFIGS
 from reconverge.golden.sm.metrics import geomean
@@ -733,7 +734,6 @@ class AnalysisCost:
 
 
 def analysis_cost(kernel: str, repeats: int = 20) -> AnalysisCost:
-    from reconverge.golden.compiler import affine, analysis, divergence
 
     module = analysis.build_ir(suite()[kernel].kernel)
     functions = [analysis.analyse_function(f).function for f in module.functions.values()]

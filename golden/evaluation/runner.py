@@ -8,14 +8,15 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
+from concurrent.futures import Executor
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, TextIO
 
-from reconverge.golden.errors import UserError
 from reconverge.golden.evaluation.tasks import Task, run_task
+from reconverge.golden.executor import executor as local_executor
+from reconverge.golden.executor import run_each
 from reconverge.golden.output import write_output
 
 #: Where results are kept unless told otherwise.
@@ -87,26 +88,6 @@ def _minutes(seconds: float) -> str:
     return f"{m}m{s:02d}s"
 
 
-@contextmanager
-def cluster_executor(address: str) -> Iterator[Executor]:
-    """An executor whose tasks run on the workers of the Dask distributed scheduler at
-    ``address`` (their Python must import this package); the connection closes on exit."""
-    try:
-        from distributed import Client
-    except ImportError:
-        raise UserError(
-            "--cluster needs Dask distributed (pip install distributed; make setup installs it)"
-        ) from None
-    try:
-        client = Client(address, timeout=10)
-    except OSError as exc:
-        raise UserError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
-    try:
-        yield client.get_executor(pure=False)
-    finally:
-        client.close()
-
-
 def run_tasks(
     tasks: Iterable[Task],
     *,
@@ -136,22 +117,11 @@ def run_tasks(
             cache.put(task, result)
         status.update()
 
-    def drain(pool: Executor) -> None:
-        pending: dict[Future[Result], Task] = {pool.submit(run, t): t for t in missing}
-        while pending:
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished:
-                keep(pending.pop(future), future.result())
-
+    given = nullcontext(executor) if executor is not None else None
     try:
-        if executor is not None:
-            drain(executor)
-        elif jobs <= 1 or len(missing) <= 1:
-            for task in missing:
-                keep(task, run(task))
-        else:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
-                drain(pool)
+        with given or local_executor(jobs if len(missing) > 1 else 1) as pool:
+            for (task,), result in run_each(run, [(t,) for t in missing], pool):
+                keep(task, result)
     finally:
         status.close()
     return {task: results[task] for task in todo}

@@ -18,9 +18,12 @@ from typing import Any
 
 import numpy as np
 
+from reconverge.golden.compiler.errors import CompileError
 from reconverge.golden.config import ScoreboardKind
 from reconverge.golden.params import CONFIGS, SMParams
 from reconverge.golden.policies import Mechanism, WarpFormation, variant
+from reconverge.golden.sm.run import run_sm
+from reconverge.kernels import suite
 
 #: Packages of golden that no run imports: the area model, the command line, test support
 #: (of the evaluation only this module counts).
@@ -101,7 +104,6 @@ def code_version() -> str:
 def kernel_version(kernel: str) -> str:
     """SHA-256 over a suite kernel's module, the kernel modules it imports, and the suite's
     common code and start-up files (so adding a kernel leaves the others' results valid)."""
-    from reconverge.kernels import suite
 
     folder = Path(__file__).resolve().parents[2] / "kernels"
     module = Path(sys.modules[suite()[kernel].kernel.fn.__module__].__file__ or "")
@@ -129,7 +131,6 @@ KEPT = (
 def _reference(kernel: str, size: int, seed: int) -> dict[str, np.ndarray]:
     """The oracle's outputs, computed once per process (every configuration of a kernel at one
     size compares with the same)."""
-    from reconverge.kernels import suite
 
     return suite()[kernel].reference(size, seed)
 
@@ -139,9 +140,6 @@ def run_task(task: Task) -> dict[str, Any]:
     the run ended cleanly, the output arrays that differ from the oracle's, a digest of the
     outputs (equal under every configuration) and the seconds it took; for a kernel that does
     not compile (too few registers), the compiler's message as ``error``."""
-    from reconverge.golden.compiler.errors import CompileError
-    from reconverge.golden.sm.run import run_sm
-    from reconverge.kernels import suite
 
     started = time.monotonic()
     params = task.params()

@@ -1,13 +1,17 @@
-"""``make soak``: random programs (tests/randprog.py) against every configuration for a given
+"""``make soak``: random programs (:mod:`.randprog`) against every configuration for a given
 time, on several processes; prints the programs, thread instructions and mismatches, and saves
 every failing program — shrunk by Hypothesis to a small reproducer — as a regression test.
 
     python -m reconverge.golden.testing.soak [--seconds S] [--jobs N] [--json FILE]
+        [--cluster ADDRESS]
 
-Each program runs as in ``test_sm_random.py``: the functional model and every policy, dwf and
-en-dwf, with hws off and on, at the three geometries of ``GEOMETRY_SET``, all of which must
-agree. A reproducer goes to ``golden/tests/regressions/<hash>.S`` with its launch in its first
-line; ``test_regressions.py`` runs every file there the same way.
+Each program runs as in ``golden/tests/test_sm_random.py`` (:mod:`.randcheck`): the functional
+model and every policy, dwf and en-dwf, with hws off and on, at the three geometries of
+``GEOMETRY_SET``, all of which must agree. A reproducer goes to
+``golden/testing/regressions/<hash>.S`` with its launch in its first line;
+``golden/tests/test_regressions.py`` runs every file there the same way. With ``--cluster`` the
+``--jobs`` workers run on the workers of a Dask scheduler (:mod:`reconverge.golden.executor`),
+which write reproducers to ``--out`` on their own file system.
 """
 
 from __future__ import annotations
@@ -15,7 +19,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import multiprocessing
 import sys
 import time
 from collections.abc import Sequence
@@ -26,6 +29,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from reconverge.golden.asm import assemble
+from reconverge.golden.errors import UserError
+from reconverge.golden.executor import executor, run_each
 from reconverge.golden.functional import run
 from reconverge.golden.output import write_output
 from reconverge.golden.testing import randcheck as checks
@@ -75,15 +80,16 @@ def save_reproducer(source: str, block: int, grid: int, directory: Path) -> Path
     return path
 
 
-def worker(index: int, seconds: float, directory: Path) -> Tally:
-    """Batches of programs until ``seconds`` have passed; a progress line after each batch."""
+def worker(index: int, seconds: float, directory: Path, batch_size: int = BATCH) -> Tally:
+    """Batches of ``batch_size`` programs until ``seconds`` have passed; a progress line after
+    each batch."""
     tally = Tally()
     start = time.monotonic()
     deadline = start + seconds
     last: dict[str, object] = {}
 
     # no explain phase: it runs variants after the minimal example, which ``last`` would keep
-    @settings(max_examples=BATCH, deadline=None, database=None,
+    @settings(max_examples=batch_size, deadline=None, database=None,
               phases=(Phase.generate, Phase.shrink),
               suppress_health_check=list(HealthCheck))  # fmt: skip
     @given(program=programs(), block=st.integers(1, 24), grid=st.integers(1, 2))
@@ -117,14 +123,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="processes")
     parser.add_argument("--json", help="also write the tally to this file")
     parser.add_argument("--out", default=str(REGRESSIONS), help="where reproducers go")
+    parser.add_argument("--batch", type=int, default=BATCH,
+                        help="programs per Hypothesis run (a fresh random seed each)")  # fmt: skip
+    parser.add_argument("--cluster", metavar="ADDRESS",
+                        help="run the --jobs workers on this Dask scheduler's workers")  # fmt: skip
     ns = parser.parse_args(argv)
     start = time.monotonic()
     jobs = max(1, ns.jobs)
-    with multiprocessing.Pool(jobs) as pool:
-        parts = pool.starmap(worker, [(i, ns.seconds, Path(ns.out)) for i in range(jobs)])
     total = Tally()
-    for part in parts:
-        total.add(part)
+    try:
+        with executor(jobs, ns.cluster) as pool:
+            work = [(i, ns.seconds, Path(ns.out), max(1, ns.batch)) for i in range(jobs)]
+            for _, part in run_each(worker, work, pool):
+                total.add(part)
+    except UserError as exc:
+        parser.error(str(exc))
     total.seconds = round(time.monotonic() - start, 1)
     configs = len(checks.CONFIGS)
     print(

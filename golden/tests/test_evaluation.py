@@ -21,8 +21,9 @@ from reconverge.golden.evaluation.experiments import (
     unstructured,
 )
 from reconverge.golden.evaluation.report import EvaluationError, check
-from reconverge.golden.evaluation.runner import Cache, Status, cluster_executor, run_tasks
+from reconverge.golden.evaluation.runner import Cache, Status, run_tasks
 from reconverge.golden.evaluation.tasks import Task, run_task
+from reconverge.golden.executor import cluster_executor
 from reconverge.golden.params import CONFIGS, EVAL, EVAL_TESLA
 from reconverge.golden.sm.metrics import geomean
 from reconverge.kernels import suite

@@ -5,6 +5,7 @@ model on each."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -51,3 +52,29 @@ def test_soak_shrinks_and_saves_a_failing_program(tmp_path: Path, monkeypatch) -
     match = LAUNCH.match(source)
     assert match and (int(match[1]), int(match[2])) == (1, 3)
     assert run(assemble(source, str(saved)), checks.launch_for((4, 4), 3, 1)).fault is None
+
+
+def test_soak_runs_its_jobs_on_a_dask_cluster(tmp_path: Path) -> None:
+    """``make soak CLUSTER=...``: the soak's workers on the workers of a Dask cluster started on
+    this machine (the executor of ``reconverge eval --cluster``): programs checked, none
+    failing, the tally written."""
+    distributed = pytest.importorskip("distributed")
+    tally = tmp_path / "tally.json"
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        argv = ["--seconds", "1", "--jobs", "2", "--batch", "2", "--cluster",
+                cluster.scheduler_address, "--out", str(tmp_path / "found"),
+                "--json", str(tally)]  # fmt: skip
+        assert soak.main(argv) == 0
+    counts = json.loads(tally.read_text())
+    assert counts["programs"] >= 2 and counts["mismatches"] == 0 and counts["runs"] > 0
+    assert not (tmp_path / "found").exists()
+
+
+def test_soak_refuses_a_bad_cluster_address(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        soak.main(["--seconds", "1", "--cluster", "notanaddress"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "cannot reach the Dask scheduler at notanaddress: missing port" in err

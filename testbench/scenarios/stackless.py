@@ -13,14 +13,21 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import resources
 
 import numpy as np
 
+from reconverge.golden.asm import assemble
 from reconverge.golden.blocks.arbiter import coalesce
 from reconverge.golden.blocks.base import Values
 from reconverge.golden.blocks.divergence import Executed, Split, lanes_of
 from reconverge.golden.blocks.stackless import StacklessBlock, StacklessControl, StacklessParams
+from reconverge.golden.config import SMConfig
+from reconverge.golden.functional import LaunchConfig
+from reconverge.golden.geometry import Geometry
 from reconverge.golden.isa import ILEN_BYTES, MASK32, REG_SP
+from reconverge.golden.policies import Policy
+from reconverge.golden.sm.core import SM
 from reconverge.testbench.lockstep import RESET, Scenario
 from reconverge.testbench.scenarios import ScenarioSpec
 
@@ -455,12 +462,6 @@ class Recorded:
 def record_sm(source: str, warp_size: int, threads: int) -> Recorded:
     """Run ``source`` on the golden SM (policy stackless, one warp of ``threads`` threads,
     W = L = ``warp_size``) and record every call into the warp's divergence unit."""
-    from reconverge.golden.asm import assemble
-    from reconverge.golden.config import SMConfig
-    from reconverge.golden.functional import LaunchConfig
-    from reconverge.golden.geometry import Geometry
-    from reconverge.golden.policies import Policy
-    from reconverge.golden.sm.core import SM
 
     calls: list[UnitCall] = []
     starts: list[Recorded] = []
@@ -563,7 +564,6 @@ def sm_replay(model: StacklessBlock, rng: random.Random, cycles: int) -> Scenari
     block's W), replayed on the block's ports: Listing 1's call with the caller's frame, a
     barrier (released in the cycle of the last arrival), two exits, and the Collatz loop of
     ``reconverge demo`` (at most 12 threads: a partial warp when W is larger)."""
-    from importlib import resources
 
     demo = resources.files("reconverge.kernels").joinpath("divergent_demo.S").read_text()
     for source in (CALL_BARRIER, demo):

@@ -35,6 +35,7 @@ from reconverge.golden.loader import load_program
 from reconverge.golden.policies import Variant, variant
 from reconverge.golden.testing import riscv_tests
 from reconverge.golden.testing.randprog import Program, programs, render
+from reconverge.testbench import cosimdoc
 from reconverge.testbench.cosim import cosim
 from reconverge.testbench.cosim_plan import (
     COSIM_GEOMETRY,
@@ -421,3 +422,25 @@ def test_assembler_demo_on_icarus(capsys: pytest.CaptureFixture[str]) -> None:
     status, out = cosim_json(capsys, str(DEMO), "--block", "8", "--policy", "sps")
     _exits_ok(out)
     assert (status, out["level"], out["sim"]) == (cli.EXIT_OK, 4, "icarus")
+
+
+@pytest.mark.rtl
+@pytest.mark.usefixtures("verilator")
+@pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, SPS, False))
+def test_make_cosim_runs_its_builds_on_a_dask_cluster() -> None:
+    """``make cosim CLUSTER=...``: the sweep's jobs (one per SM build) on the workers of a Dask
+    cluster started on this machine, the executor ``reconverge eval --cluster`` uses; the
+    rows and the document are the local run's."""
+    distributed = pytest.importorskip("distributed")
+    chosen = [(COSIM_GEOMETRY, SPS.name, False)]
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        rows = cosimdoc.sweep(("ifElse", "nested"), 1, "verilator",
+                              cluster=cluster.scheduler_address, chosen=chosen)  # fmt: skip
+    assert [(r.kernel, r.variant, r.level, r.wrong) for r in rows] == [
+        ("ifElse", "sps", 4, ()),
+        ("nested", "sps", 4, ()),
+    ]
+    assert all(r.golden_cycles == r.rtl_cycles and r.rtl_cycles for r in rows)
+    assert "| ifElse | sps | 4 |" in cosimdoc.document(rows, "verilator", 1.0)
