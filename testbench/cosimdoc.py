@@ -165,8 +165,9 @@ def document(rows: Iterable[Row], sim: str, seconds: float) -> str:
         + ", ".join(f"`{v.name}`" for v in VARIANTS)
         + ". The same Verilog runs on Icarus, the "
         "default simulator, some tens of SM cycles per second against Verilator's thousands "
-        "(`make bench`): `make test` co-simulates `nested` under every policy and `ifElse` with "
-        "hws on it.",
+        "(`make bench`): `make test` co-simulates `nested` under sps and `ifElse` under mp-orec "
+        "with hws on it, `make test-slow` `nested` under the other policies and `ifElse` under "
+        "sps with hws.",
         "",
     ]
     for geometry in GEOMETRIES:

@@ -201,11 +201,19 @@ def test_a_dask_cluster_runs_the_tasks(tmp_path: Path) -> None:
         assert result["metrics"] == local["metrics"] and result["ok"]
 
 
+@pytest.mark.parametrize(
+    ("address", "why"),
+    [
+        ("notanaddress", "missing port number"),
+        pytest.param("tcp://127.0.0.1:9", "Timed out", marks=pytest.mark.slow),  # 10 s of retries
+    ],
+)
 def test_an_unreachable_cluster_is_a_usage_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    address: str, why: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["eval", "seed000", "--scale", "smoke", "--cluster", "tcp://127.0.0.1:9",
+    args = ["eval", "seed000", "--scale", "smoke", "--cluster", address,
             "--output", str(tmp_path / "e.md"), "--cache", str(tmp_path / "c")]  # fmt: skip
     assert cli.main(args) == 2
-    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"cannot reach the Dask scheduler at {address}" in err and why in err, err
     assert not (tmp_path / "e.md").exists()

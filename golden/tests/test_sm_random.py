@@ -34,7 +34,7 @@ PROGRAMS = {"program": programs(), "block": st.integers(1, 24), "grid": st.integ
 
 
 @pytest.mark.parametrize("stream", range(4))  # four test items, so that workers share them
-@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
 @given(**PROGRAMS)
 def test_every_policy_computes_what_the_functional_model_computes(
     stream: int, program: Program, block: int, grid: int

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 from amaranth.hdl import Cat, Module, Mux
@@ -16,10 +17,13 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from reconverge.golden.cli import main
+from reconverge.golden.cost.area_report import SM_AREA, sm_params
 from reconverge.golden.cost.blocks import inventory
 from reconverge.golden.cost.calibrate import block_sets
 from reconverge.golden.cost.inventory import Kind, decode, reduce
 from reconverge.golden.cost.wordcells import word_inventory
+from reconverge.golden.params import CONFIGS
+from reconverge.golden.policies import Mechanism, variant
 from reconverge.hdl.registry import lookup
 
 SETS = block_sets()
@@ -92,29 +96,27 @@ def test_area_command_refuses_what_it_cannot_model(capsys: pytest.CaptureFixture
     assert "cannot be built: lookups must be in 1..64" in capsys.readouterr().err
 
 
-def _sm_cases() -> list[tuple[str, object]]:
-    from dataclasses import replace
-
-    from reconverge.golden.cost.area_report import SM_AREA, sm_params
-    from reconverge.golden.params import CONFIGS
-
-    cases = [(f"synth-{v.label}", sm_params(SM_AREA, v)) for v in SM_AREA.variants]
+def _sm_cases() -> list[object]:
+    """Every variant of docs/area.md at the synthesis configuration (make test); the
+    co-simulation SM under three of them and a 16-wide one (make test-slow: a Yosys run of a
+    larger SM each, half a minute to a minute)."""
+    cases = [
+        pytest.param(sm_params(SM_AREA, m), id=f"synth-{m.label.replace(' +', '-')}")
+        for m in SM_AREA.variants
+    ]
     cosim = CONFIGS["cosim"]
-    for policy, hws in (("stackless", False), ("dps", False), ("mp-orec", True)):
-        from reconverge.golden.policies import Policy
-
-        config = replace(cosim.config, policy=Policy(policy), hws=hws)
-        cases.append((f"cosim-{policy}{'-hws' if hws else ''}", replace(cosim, config=config)))
+    for name, hws in (("stackless", False), ("dps", False), ("mp-orec", True)):
+        mechanism = Mechanism(variant(name), hws)
+        config = cosim.config.with_mechanism(mechanism)
+        name = f"cosim-{mechanism.label.replace(' +', '-')}"
+        cases.append(pytest.param(replace(cosim, config=config), id=name, marks=pytest.mark.slow))
     wide = replace(cosim.geometry, warp_size=16, simd_width=8, warps=2)
-    cases.append(("w16-sps", replace(cosim, geometry=wide)))
+    cases.append(pytest.param(replace(cosim, geometry=wide), id="w16-sps", marks=pytest.mark.slow))
     return cases
 
 
-SM_CASES = _sm_cases()
-
-
 @pytest.mark.synth
-@pytest.mark.parametrize("params", [p for _, p in SM_CASES], ids=[n for n, _ in SM_CASES])
+@pytest.mark.parametrize("params", _sm_cases())
 def test_sm_inventory_counts_what_the_hdl_builds_stage_by_stage(params: object) -> None:
     from reconverge.golden.cost.sm import sm, stage
     from reconverge.golden.cost.wordcells import word_inventories

@@ -193,6 +193,7 @@ SMALLEST = ["ifElse", "--size", "2", "--warp-size", "2", "--simd-width", "1"]
 
 
 @pytest.mark.synth
+@pytest.mark.slow
 def test_smallest_sm_is_synthesised_for_the_ulx3s(capsys) -> None:
     argv = ["bitstream", "--board", "ulx3s-85f", *SMALLEST, "--stop-after", "synth", "--json"]
     assert main(argv) == 0

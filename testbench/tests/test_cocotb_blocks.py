@@ -41,7 +41,8 @@ from reconverge.testbench.scenarios import stackless as stackless_stimulus
 
 pytestmark = pytest.mark.rtl
 
-CYCLES = 3000
+#: Cycles of a random scenario (the worked examples end sooner): make test-sweep runs 20 000.
+CYCLES = 1500
 
 
 def _cases(param_sets: list[BlockParams]) -> list[object]:
