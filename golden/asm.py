@@ -212,8 +212,7 @@ class _Parser:
             self.expect(")")
             return inner
         if kind == "num":
-            octal = len(value) > 1 and value[0] == "0" and value.isdigit()  # GNU: 017 is octal
-            return Expr("num", (int(value, 8) if octal else int(value, 0),))
+            return Expr("num", (_number(value),))
         if kind == "char":
             body = value[1:].removesuffix("'") or "'"
             if body.startswith("\\"):
@@ -233,6 +232,24 @@ class _Parser:
             self.expect(")")
             return Expr(value, (inner,))
         raise _Error(f"unexpected {value!r} in expression {self.text!r}")
+
+
+def _number(text: str) -> int:
+    """The value of a number token as GNU as reads it (``017`` is octal); a number of more than
+    64 bits is an error, as GNU as's bignum is for an instruction operand (it is not wrapped)."""
+    octal = len(text) > 1 and text[0] == "0" and text.isdigit()
+    digits = text[2:] if text[:2].lower() in ("0x", "0b") else text
+    shown = text if len(text) <= 24 else f"{text[:12]}...{text[-6:]} ({len(text)} characters)"
+    too_big = _Error(f"number {shown} does not fit in 64 bits")
+    if len(digits.lstrip("0")) > 64:  # more than 64 bits in any base (and past int()'s limit)
+        raise too_big
+    try:
+        value = int(text, 8) if octal else int(text, 0)
+    except ValueError:
+        raise _Error(f"{text} is not an octal number (a leading 0 means octal)") from None
+    if value >> 64:
+        raise too_big
+    return value
 
 
 def hi20(value: int) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field, replace
 
+from reconverge.golden.isa import XLEN
 from reconverge.golden.policies import Mechanism, Policy, Variant, WarpFormation, variant_of
 
 
@@ -27,6 +28,11 @@ class ScoreboardKind(enum.Enum):
     MASKED = "masked"
 
 
+#: The latencies of instruction classes: one write-back delay line each in the hardware
+#: (``hdl/sm/writeback.py``).
+WRITEBACK_LATENCIES = ("alu", "mul", "div", "shared", "global_")
+
+
 @dataclass(frozen=True)
 class Latencies:
     """Cycles from the issue of an instruction's last pass until a dependent instruction may
@@ -34,7 +40,9 @@ class Latencies:
     the last LSU cycle), from the cycle before a unit's update has settled until a split it
     redirected may issue (``branch``: resolution and refetch), plus the stack-less PC
     arbitration (``arbiter``) and the hws squeezer (``squeeze``), which add to ``branch`` when
-    they apply (docs/architecture.md, "Timing", rules 2 and 3)."""
+    they apply (docs/architecture.md, "Timing", rules 2 and 3). ``div_interval`` is the
+    divider's initiation interval: after a division's last pass, the next division waits that
+    many cycles (rule 6; GPGPU-Sim's ``-ptx_opcode_initiation_int``)."""
 
     alu: int = 1
     mul: int = 4
@@ -44,14 +52,36 @@ class Latencies:
     branch: int = 2
     arbiter: int = 1
     squeeze: int = 1
+    div_interval: int = 8
 
     def __post_init__(self) -> None:
-        for name in ("alu", "mul", "div", "shared", "global_", "branch"):
+        for name in (*WRITEBACK_LATENCIES, "branch", "div_interval"):
             if getattr(self, name) < 1:
                 raise ValueError(f"latency {name.rstrip('_')} must be at least 1")
         for name in ("arbiter", "squeeze"):
             if getattr(self, name) < 0:
                 raise ValueError(f"latency {name} must not be negative")
+        if self.div < 2:
+            raise ValueError("latency div must be at least 2: the divider registers its operands")
+
+    @property
+    def div_steps(self) -> int:
+        """Restoring steps per cycle of the hardware divider: the fewest that finish the 32
+        steps of a division within ``min(div_interval, div - 1)`` cycles (1 is radix 2, 2 radix
+        4), so that its result is written before the write-back time and it is idle again
+        when the next division may issue."""
+        return -(-XLEN // min(self.div_interval, self.div - 1))
+
+    @property
+    def div_cycles(self) -> int:
+        """Cycles a thread's division occupies its divider (:func:`division_cycles`)."""
+        return division_cycles(self.div_steps)
+
+
+def division_cycles(steps: int) -> int:
+    """Cycles of an iterative divider doing ``steps`` restoring steps per cycle: the 32 steps
+    of a division, rounded up to whole cycles."""
+    return -(-XLEN // steps)
 
 
 @dataclass(frozen=True)

@@ -19,37 +19,54 @@ class OutputError(UserError):
 
 
 def check_output(path: str | Path, suffixes: tuple[str, ...] = ()) -> Path:
-    """``path`` if a file can be created there (its folder exists, it is not a folder, and
-    its suffix is one of ``suffixes`` when given); an :class:`OutputError` otherwise."""
+    """``path`` if a file can be created there (its folder, or through a symbolic link its
+    target's, exists and is writable, it is not a folder, and its suffix is one of
+    ``suffixes`` when given) or it is a writable FIFO or device; an :class:`OutputError`
+    otherwise."""
     path = Path(path)
     if path.is_dir():
         raise OutputError(f"{path} is a folder, not a file to write")
-    folder = path.parent
+    if suffixes and path.suffix.lower() not in suffixes:
+        raise OutputError(f"{path}: the file name must end in {' or '.join(suffixes)}")
+    real = Path(os.path.realpath(path))
+    if real.exists() and not real.is_file():  # a FIFO or a device: written in place
+        if not os.access(real, os.W_OK):
+            raise OutputError(f"cannot write {path}: permission denied")
+        return path
+    folder = real.parent if path.is_symlink() else path.parent
     if not folder.is_dir():
         raise OutputError(f"cannot write {path}: no folder {folder}")
     if not os.access(folder, os.W_OK):
         raise OutputError(f"cannot write {path}: the folder {folder} is not writable")
-    if suffixes and path.suffix.lower() not in suffixes:
-        raise OutputError(f"{path}: the file name must end in {' or '.join(suffixes)}")
     return path
 
 
 @contextmanager
 def atomic_output(path: str | Path, suffixes: tuple[str, ...] = ()) -> Iterator[Path]:
     """A temporary path (same folder and suffix) to write; it becomes ``path`` when the block
-    ends normally and is removed when it raises."""
+    ends normally and is removed when it raises. A symbolic link is written through (the file
+    it names is replaced, the link stays); a FIFO or a device is written in place, as asked.
+    A write that fails (a read-only or full file system, a file size limit) is an
+    :class:`OutputError`."""
     target = check_output(path, suffixes)
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=f".tmp{target.suffix}", dir=target.parent
-    )
-    os.close(fd)
-    os.chmod(tmp, 0o666 & ~_umask())  # as open() would create it, not mkstemp's 0600
+    real = Path(os.path.realpath(target))
     try:
-        yield Path(tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        if real.exists() and not real.is_file():
+            yield real
+            return
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{real.name}.", suffix=f".tmp{real.suffix}", dir=real.parent
+        )
+        os.close(fd)
+        os.chmod(tmp, 0o666 & ~_umask())  # as open() would create it, not mkstemp's 0600
+        try:
+            yield Path(tmp)
+            os.replace(tmp, real)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _umask() -> int:

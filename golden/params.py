@@ -140,7 +140,8 @@ class SMParams:
 
 #: The co-simulation configuration: a small SM whose Verilog simulates in seconds (W = 8 on
 #: L = 4 lanes, 4 warp slots: a suite block of 32 threads fits), short latencies, small
-#: tables and windows.
+#: tables and windows; a radix-4 divider per thread (16 cycles a division, one division every
+#: 16 cycles).
 COSIM = SMParams(
     geometry=Geometry(
         warp_size=8,
@@ -152,7 +153,7 @@ COSIM = SMParams(
         scoreboard_entries=8,
     ),
     config=SMConfig(
-        latencies=Latencies(alu=1, mul=2, div=4, shared=2, global_=3, branch=2),
+        latencies=Latencies(alu=1, mul=2, div=17, shared=2, global_=3, branch=2, div_interval=16),
         line_bytes=32,
         shared_banks=8,
     ),
@@ -187,7 +188,8 @@ SYNTH = SMParams(
 #: GTX 480 configuration: 48 warp slots of W = 32 (1536 threads), a warp instruction per cycle
 #: (GPGPU-Sim runs the core at half the 1.4 GHz shader clock so that a warp takes one cycle on
 #: Fermi's 16-wide pipelines: L = 32 here), greedy-then-oldest, 8 scoreboard entries per warp
-#: (seed 002 Sec 6.6), ST entries = W (Sec 3.2), integer latencies add 4, mul 4, div 145,
+#: (seed 002 Sec 6.6), ST entries = W (Sec 3.2), integer latencies add 4, mul 4, div 145 with
+#: a division every 8 cycles (``-ptx_opcode_initiation_int``),
 #: 128-byte lines, 32 shared banks, and global memory at the DRAM path's 120 (ROP) + 100 (DRAM)
 #: cycles: this SM has no data cache, so every global access pays it. Shared-memory latency is
 #: not a parameter of that file; 24 cycles is of its class (Fermi microbenchmarks).
@@ -202,7 +204,9 @@ EVAL = SMParams(
         scoreboard_entries=8,
     ),
     config=SMConfig(
-        latencies=Latencies(alu=4, mul=4, div=145, shared=24, global_=220, branch=2),
+        latencies=Latencies(
+            alu=4, mul=4, div=145, shared=24, global_=220, branch=2, div_interval=8
+        ),
         line_bytes=128,
         shared_banks=32,
         max_cycles=50_000_000,

@@ -109,6 +109,11 @@ def make(size: int, seed: int) -> Case:
     """A random reference of ``3 * size`` bases; ``2 * size`` queries (rounded up to full
     blocks of at most 128) of ``QLEN`` characters: substrings of the reference with a few
     substitutions (``N`` included), and random strings."""
+    if 3 * size < QLEN:
+        raise ValueError(
+            f"mummer: size {size} below {-(-QLEN // 3)}: the reference of 3 x size bases must "
+            f"hold a query of {QLEN}"
+        )
     rng = np.random.default_rng(seed)
     ref = rng.integers(0, 4, 3 * size)
     block = min(size, 128)

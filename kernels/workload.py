@@ -124,20 +124,39 @@ def _file_suite_kernel(path: Path) -> SuiteKernel:
     return found
 
 
+def is_program(spec: str) -> bool:
+    """Whether ``spec`` names a program file (ELF or assembly), not a suite kernel."""
+    path = Path(spec)
+    return path.suffix in PROGRAM_SUFFIXES or (path.is_file() and path.suffix != ".py")
+
+
+#: A kernel's allocator, registers and input seed when the command line gives none.
+DEFAULT_ALLOCATOR, DEFAULT_REGS, DEFAULT_SEED = "linear", 16, 0
+
+
 def load_workload(
     spec: str,
     *,
     grid: int | None,
     block: int | None,
     args: tuple[int, ...],
-    allocator: str,
-    regs: int,
+    allocator: str | None,
+    regs: int | None,
     size: int | None,
-    seed: int,
+    seed: int | None,
 ) -> Workload:
-    """A program file, or a suite kernel (by name or ``FILE.py``) compiled and bound."""
+    """A program file, or a suite kernel (by name or ``FILE.py``) compiled and bound. The
+    kernel options (``allocator``, ``regs``, ``size``, ``seed``; None: not given, the
+    defaults) are refused with a program file."""
     path = Path(spec)
-    if path.suffix in PROGRAM_SUFFIXES or (path.is_file() and path.suffix != ".py"):
+    if is_program(spec):
+        options = {"allocator": allocator, "regs": regs, "size": size, "seed": seed}
+        given = [f"--{name}" for name, value in options.items() if value is not None]
+        if given:
+            raise UserError(
+                f"{spec}: {', '.join(given)} {'is' if len(given) == 1 else 'are'} for suite "
+                "kernels; a program file runs as it is (with --grid, --block, --arg)"
+            )
         image = load_program(path)
         return Workload(image.source, image, grid or DEFAULT_GRID, block or DEFAULT_BLOCK, args)
     if path.suffix == ".py":
@@ -156,9 +175,17 @@ def load_workload(
             f"{spec}: a kernel runs with its suite case's grid, block and inputs; choose them "
             "with --size and --seed"
         )
+    allocator = DEFAULT_ALLOCATOR if allocator is None else allocator
+    regs = DEFAULT_REGS if regs is None else regs
+    seed = DEFAULT_SEED if seed is None else seed
     launches = {}
-    for hints in (True, False):
-        launches[hints], case = kernel.launch(allocator, regs, size, seed, hints=hints)
+    try:
+        for hints in (True, False):
+            launches[hints], case = kernel.launch(allocator, regs, size, seed, hints=hints)
+    except ValueError as exc:  # the input generator refuses the size (at its default: a bug)
+        if size is None:
+            raise
+        raise UserError(f"--size {size}: {exc}") from None
     return Workload(
         f"{kernel.name} (size {kernel.default_size if size is None else size}, seed {seed})",
         launches[True].image,

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from reconverge.golden.faults import SimtFault
 from reconverge.golden.functional import LaunchConfig
 from reconverge.golden.image import Image
@@ -52,6 +54,17 @@ METRICS = (
 def metrics_json(metrics: Metrics | None) -> dict[str, Any]:
     every = {} if metrics is None else metrics.to_json()
     return {key: every.get(key) for key in METRICS}
+
+
+def outcome(result: SMResult) -> str:
+    """A run's own outcome, as ``reconverge run`` names it: its fault, or its threads' exit
+    codes (a code with the number of threads that exited with it)."""
+    if result.fault is not None:
+        return f"fault: {result.fault}"
+    codes, counts = np.unique(result.exit_codes[result.exited], return_counts=True)
+    exits = ", ".join(f"exit {c} ({n} threads)" for c, n in zip(codes, counts, strict=True))
+    waiting = int((~result.exited).sum())
+    return exits + (f", {waiting} threads did not exit" if waiting else "")
 
 
 def fault_json(fault: SimtFault | None) -> dict[str, Any] | None:
@@ -116,6 +129,7 @@ class CosimReport:
             f"{self.source}: {policy} on W={g.warp_size} L={g.simd_width} with {g.warps} warp "
             f"slots, {self.sim}: level {self.reached} reached (requested {self.requested}) — "
             + ("ok" if self.ok else "FAILED"),
+            f"  program on golden: {outcome(self.golden)}",
         ]
         if not self.run.finished:
             lines.append(f"  rtl stopped: {self.run.message}")

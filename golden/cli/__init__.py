@@ -26,7 +26,8 @@ from reconverge.golden.functional import DEFAULT_STEP_LIMIT
 
 __all__ = [
     "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "UsageError", "add_launch_options",
-    "build_parser", "command", "main", "parse_int", "parse_positive", "parse_word",
+    "build_parser", "command", "main", "parse_folder", "parse_int", "parse_positive",
+    "parse_word",
 ]  # fmt: skip
 
 
@@ -73,6 +74,13 @@ def parse_word(text: str) -> int:
             f"{value} does not fit a 32-bit register (-2147483648 .. 4294967295)"
         )
     return value
+
+
+def parse_folder(text: str) -> str:
+    """A folder to write into: an existing folder or a name to create, not a file."""
+    if os.path.exists(text) and not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text} is a file, not a folder")
+    return text
 
 
 def add_launch_options(

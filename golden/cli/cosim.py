@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 
 from reconverge.golden import cli
 from reconverge.golden.cli.command import Command
+from reconverge.golden.cli.hdl import check_buildable
 from reconverge.golden.cli.options import add_hardware_options, params_of
 from reconverge.golden.cli.sm import add_kernel_options, workload_of
 from reconverge.golden.output import check_output
+from reconverge.kernels.workload import is_program
 
 
 def add_params_options(p: argparse.ArgumentParser) -> None:
@@ -35,16 +38,28 @@ def add_params_options(p: argparse.ArgumentParser) -> None:
     add_hardware_options(p, config="cosim")
 
 
+def parse_seconds(text: str) -> float:
+    """A time limit: a finite number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, not {text}")
+    return value
+
+
 def _configure(p: argparse.ArgumentParser) -> None:
     add_params_options(p)
     p.add_argument("--sim", choices=("icarus", "verilator"), default="icarus")
     p.add_argument("--level", type=int, choices=(1, 2, 3, 4), default=3,
                    help="agreement level required for exit status 0 (default 3)")  # fmt: skip
     p.add_argument("--waves", metavar="FILE.fst", help="record the RTL's waveforms here")
-    p.add_argument("--timeout", type=float, default=600.0,
+    p.add_argument("--timeout", type=parse_seconds, default=600.0,
                    help="wall-clock seconds before the RTL run is stopped")  # fmt: skip
     p.add_argument("--backpressure", action="store_true",
-                   help="a memory that stalls: random req_ready, late responses")  # fmt: skip
+                   help="a memory that stalls: random req_ready, late responses (seeded by "
+                   "--seed)")  # fmt: skip
     p.add_argument("--keep", action="store_true", help="keep the run's directory (job, log)")
 
 
@@ -56,6 +71,10 @@ def _cmd_cosim(ns: argparse.Namespace) -> int:
     if ns.waves:
         check_output(ns.waves, (".fst", ".vcd"))
     params = params_of(ns)
+    check_buildable(params)
+    backpressure = Backpressure(seed=ns.seed or 0) if ns.backpressure else None
+    if ns.backpressure and is_program(ns.file):  # --seed seeds the memory's stalls alone
+        ns = argparse.Namespace(**{**vars(ns), "seed": None})
     hints = params.config.explicit
     work = workload_of(ns, ns.file)
     launch = work.sm_launch(params, ns.step_limit)
@@ -67,7 +86,7 @@ def _cmd_cosim(ns: argparse.Namespace) -> int:
             sim=ns.sim,
             level=ns.level,
             waves=ns.waves,
-            backpressure=Backpressure(seed=ns.seed) if ns.backpressure else None,
+            backpressure=backpressure,
             max_seconds=ns.timeout,
             source=work.source,
             keep=ns.keep,

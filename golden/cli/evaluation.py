@@ -31,9 +31,11 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the claims and runs as JSON")
     p.add_argument("--output", default="docs/evaluation.md", help="the page to write")
     p.add_argument(
-        "--figures", help="folder of the PNG figures (default: figures/ beside --output)"
-    )
-    p.add_argument("--cache", default=str(DEFAULT_CACHE), help="folder of kept results")
+        "--figures", type=cli.parse_folder,
+        help="folder of the PNG figures (default: figures/ beside --output)",
+    )  # fmt: skip
+    p.add_argument("--cache", type=cli.parse_folder, default=str(DEFAULT_CACHE),
+                   help="folder of kept results")  # fmt: skip
     p.add_argument("--no-cache", action="store_true", help="run everything again")
     p.add_argument(
         "--cluster", metavar="ADDRESS",

@@ -209,7 +209,8 @@ def _configure_synth(p: argparse.ArgumentParser) -> None:
 
     _configure_design(p, "synth")
     p.add_argument("--no-pnr", action="store_true", help="skip nextpnr (no Fmax)")
-    p.add_argument("--keep", metavar="DIR", help="keep the intermediate files in DIR")
+    p.add_argument("--keep", metavar="DIR", type=cli.parse_folder,
+                   help="keep the intermediate files in DIR")  # fmt: skip
     p.add_argument(
         "--device",
         choices=("auto", *DEVICES),
@@ -370,7 +371,8 @@ def _configure_bitstream(p: argparse.ArgumentParser) -> None:
         "--divider", type=cli.parse_positive, default=None,
         help="oscillator cycles per SM cycle (the SM's clock enable; default: the board's)",
     )  # fmt: skip
-    p.add_argument("--keep", metavar="DIR", help="keep the intermediate files in DIR")
+    p.add_argument("--keep", metavar="DIR", type=cli.parse_folder,
+                   help="keep the intermediate files in DIR")  # fmt: skip
 
 
 def _cmd_bitstream(ns: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ alone also caps the base's L at the new W.
 from __future__ import annotations
 
 import argparse
-from dataclasses import fields, replace
+from dataclasses import asdict, fields, replace
 from typing import Any
 
 from reconverge.golden import cli
@@ -20,6 +20,10 @@ from reconverge.golden.geometry import Geometry
 from reconverge.golden.memmap import MemoryMap
 from reconverge.golden.params import CONFIGS, SMParams
 from reconverge.golden.policies import HARDWARE, variant
+
+#: The longest latency of the hardware SM, in cycles: its write-back delay lines hold a stage
+#: per cycle (the evaluation configuration's longest is global memory's 220).
+MAX_HARDWARE_LATENCY = 1024
 
 #: Geometry fields a command-line option of the same name overrides.
 GEOMETRY_OPTIONS = tuple(f.name for f in fields(Geometry) if f.name != "regs")
@@ -86,6 +90,8 @@ def latencies_of(pairs: list[str], base: Latencies) -> Latencies:
                 f"not {pair!r}"
             )
         values[names[key]] = cli.parse_int(value)
+        if values[names[key]] > cli.MAX_LAUNCH:
+            raise cli.UsageError(f"--latency {pair}: at most {cli.MAX_LAUNCH} cycles")
     try:
         return replace(base, **values)
     except ValueError as exc:
@@ -155,6 +161,12 @@ def params_of(ns: argparse.Namespace) -> SMParams:
         hws=ns.hws or None,
         hints=ns.hints if chosen is None or chosen.hints else False,
     )
+    for name, cycles in asdict(config.latencies).items():
+        if cycles > MAX_HARDWARE_LATENCY:
+            raise cli.UsageError(
+                f"--latency {name.rstrip('_')}={cycles}: the hardware SM takes at most "
+                f"{MAX_HARDWARE_LATENCY} cycles (its delay lines hold a stage per cycle)"
+            )
     try:
         return _override(
             CONFIGS[ns.config], geometry=geometry_of(ns), config=config, imem_words=ns.imem_words

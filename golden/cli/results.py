@@ -10,7 +10,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from reconverge.golden.cli.sm import compare, configure_compare, variants
+from reconverge.golden.cli.sm import chosen, compare, configure_compare
 from reconverge.golden.config import Latencies
 from reconverge.golden.output import write_output
 from reconverge.golden.sm.metrics import geomean
@@ -65,14 +65,15 @@ def render() -> str:
         "kernel's oracle and equal under every policy. Each cell is *speedup over sps / SIMD",
         "efficiency* (active threads / W per issued warp instruction). Kernels at their default",
         "(co-simulation) sizes, `linear` allocator with 16 registers; greedy-then-oldest",
-        f"scheduler; latencies alu {lat.alu}, mul {lat.mul}, div {lat.div}, shared {lat.shared},",
+        f"scheduler; latencies alu {lat.alu}, mul {lat.mul}, div {lat.div} (a division every",
+        f"{lat.div_interval} cycles), shared {lat.shared},",
         f"global {lat.global_}, branch {lat.branch} (+{lat.arbiter} arbitration for stack-less,",
         f"+{lat.squeeze} squeeze with hws). The microarchitecture and the metric definitions:",
         "[architecture.md](architecture.md).",
         "",
     ]
     for w, lanes in GEOMETRIES:
-        rows = compare(list(suite()), _namespace(w, lanes), variants("all", "both"))
+        rows = compare(list(suite()), _namespace(w, lanes), chosen("all", "both"))
         bad = [r for r in rows if not (r["ok"] and r["same_results"]) or r["oracle_mismatches"]]
         if bad:
             raise SystemExit(f"results: {len(bad)} runs failed, e.g. {bad[0]['label']}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,13 @@ from reconverge.golden.progress import check_memory, progress_for
 from reconverge.golden.sm.core import SMResult, memory_needed
 from reconverge.golden.sm.run import run_sm
 from reconverge.kernels import suite
-from reconverge.kernels.workload import Workload, load_workload
+from reconverge.kernels.workload import (
+    DEFAULT_ALLOCATOR,
+    DEFAULT_REGS,
+    DEFAULT_SEED,
+    Workload,
+    load_workload,
+)
 
 
 def chosen(policies: str, hws: str) -> list[Mechanism]:
@@ -221,12 +228,24 @@ def format_metrics(result: SMResult, config: SMConfig) -> str:
 # argparse
 
 
+def parse_seed(text: str) -> int:
+    """An input seed: an integer from 0 to :data:`cli.MAX_LAUNCH`."""
+    value = cli.parse_int(text)
+    if not 0 <= value <= cli.MAX_LAUNCH:
+        raise argparse.ArgumentTypeError(f"must be from 0 to {cli.MAX_LAUNCH}, not {value}")
+    return value
+
+
 def add_kernel_options(p: argparse.ArgumentParser) -> None:
-    """How a suite kernel given instead of a program file is compiled and sized."""
-    p.add_argument("--allocator", choices=ALLOCATORS, default="linear", help="for kernels")
-    p.add_argument("--regs", type=cli.parse_int, default=16, help="for kernels: registers")
+    """How a suite kernel given instead of a program file is compiled and sized (None when not
+    given: the kernel's defaults; a program file refuses them)."""
+    p.add_argument("--allocator", choices=ALLOCATORS, default=None,
+                   help=f"for kernels (default {DEFAULT_ALLOCATOR})")  # fmt: skip
+    p.add_argument("--regs", type=cli.parse_int, default=None,
+                   help=f"for kernels: registers (default {DEFAULT_REGS})")  # fmt: skip
     p.add_argument("--size", type=cli.parse_positive, default=None, help="for kernels: input size")
-    p.add_argument("--seed", type=cli.parse_int, default=0, help="for kernels: input seed")
+    p.add_argument("--seed", type=parse_seed, default=None,
+                   help=f"for kernels: input seed (default {DEFAULT_SEED})")  # fmt: skip
 
 
 def _configure_run(p: argparse.ArgumentParser) -> None:
@@ -257,6 +276,8 @@ def _cmd_run(ns: argparse.Namespace) -> int:
         check_output(ns.trace)
     if ns.plot:
         check_output(ns.plot, PLOT_SUFFIXES)
+        if ns.trace and os.path.realpath(ns.trace) == os.path.realpath(ns.plot):
+            raise cli.UsageError(f"--trace and --plot name the same file, {ns.plot}")
     work = workload_of(ns, ns.file)
     mechanism = Mechanism(run_variant(ns), ns.hws)
     config = sm_config(ns, mechanism)
@@ -448,7 +469,8 @@ def format_preamble(ns: argparse.Namespace, chosen: list[Mechanism]) -> str:
         f"SM: W = {g.warp_size} threads per warp on L = {g.simd_width} lanes, {g.warps} warp "
         f"slots, {config.scheduler.value} scheduler, stacks {g.stack_depth} deep, split table "
         f"{g.split_table},\n    reconvergence table {g.reconv_table}, latencies alu {lat.alu}, "
-        f"mul {lat.mul}, div {lat.div}, shared {lat.shared}, global {lat.global_}, branch "
+        f"mul {lat.mul}, div {lat.div} (one per {lat.div_interval}), shared {lat.shared}, "
+        f"global {lat.global_}, branch "
         f"{lat.branch}, {config.line_bytes}-byte lines",
         "configurations:",
     ]

@@ -220,8 +220,9 @@ WHY = {
     "regfile": "the register file keeps a LUT-RAM copy of every bank per write and read port "
     "(a live-value table: three write and two asynchronous read ports, which the ECP5's "
     "distributed RAM, one of each, does not have), and its read side selects among the copies",
-    "divider": "each lane's divider is pipelined over the 32 steps of a division, so that one "
-    "can start every cycle",
+    "divider": "there is one iterative divider per thread position, each with its restoring "
+    "steps of a cycle (a compare, a subtraction and a remainder selection over 33 bits) and its "
+    "operand and result negations",
 }
 
 

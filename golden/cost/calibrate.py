@@ -274,11 +274,11 @@ WHY: dict[str, str] = {
     ),
     "sm": (
         "the stages miss in opposite directions that cancel in most totals (*The SM by "
-        "stage* above). The divider is a third of synthesis in every row: alone "
-        "(``Divider(0)``, ECP5), its 32 compare-and-subtract steps take 1,072 CCU2C (2,144 "
-        "LUT4, the model's one per adder bit) and 6,671 LUT4 with 2,718 PFUMX and 1,598 "
-        "L6MUX21 for the ~1,100 remainder-select bits, six LUT4 per bit where one would do: "
-        "ABC maps the 32-step chain for depth into wide LUTs. The instruction decoder is "
+        "stage* above). The dividers are iterative now, one per thread position with the "
+        "restoring steps of one cycle (radix 4 here): a tenth of synthesis at synth, a "
+        "twenty-fifth at cosim; the "
+        "pipelined divider before them (32 steps per lane) was a third, ABC mapping its "
+        "remainder selections for depth into wide LUTs. The instruction decoder is "
         "still priced above synthesis (the specs' matches share their field tests, which "
         "the model, held to the HDL as written, counts once per spec). The co-simulation "
         "SMs of mp, mp-orec and mp with hws (transistors 1.23-1.28) have 32 scoreboard lookup "

@@ -9,7 +9,6 @@ lane, divider) is counted from ``golden.isa.SPECS`` and ``XLEN``."""
 from __future__ import annotations
 
 import functools
-from dataclasses import fields
 
 from reconverge.golden.blocks import (
     ArbiterParams,
@@ -18,7 +17,7 @@ from reconverge.golden.blocks import (
     SqueezerParams,
 )
 from reconverge.golden.blocks.units import sm_unit
-from reconverge.golden.config import Latencies, ScoreboardKind
+from reconverge.golden.config import WRITEBACK_LATENCIES, ScoreboardKind, division_cycles
 from reconverge.golden.cost.blocks import inventory
 from reconverge.golden.cost.datapath import popcount
 from reconverge.golden.cost.inventory import Inventory, Kind, decode, log2, reduce, select
@@ -53,9 +52,8 @@ REG_BITS = log2(NUM_REGS)
 #: Write ports of the register file (lanes, divider, LSU) and its read ports (rs1, rs2).
 WRITE_PORTS = len(REGFILE_WRITE_PORTS)
 READ_PORTS = 2
-#: Latency classes: one write-back line each (``golden.config.Latencies`` less the
-#: divergence timings).
-CLASSES = tuple(f.name for f in fields(Latencies) if f.name not in ("branch", "arbiter", "squeeze"))
+#: Latency classes: one write-back line each.
+CLASSES = WRITEBACK_LATENCIES
 
 
 @functools.cache
@@ -125,14 +123,19 @@ def lane() -> Inventory:
     return inv
 
 
-def divider(stages: int, tag: int) -> Inventory:
-    """The restoring divider (``hdl/sm/lanes.py``: ``Divider``): XLEN steps of a compare, a
-    subtraction and a remainder selection, operand and result negations, ``stages`` registers
-    of the travelling state (remainder, quotient, divisor, tag, signs)."""
+def divider(steps: int, tag: int) -> Inventory:
+    """The iterative restoring divider (``hdl/sm/lanes.py``: ``Divider``): ``steps`` steps of a
+    compare, a subtraction and a remainder selection per cycle, operand and result negations,
+    the state (remainder, dividend/quotient, divisor, tag, signs, iterations left) loaded by a
+    request or advanced by the steps."""
     inv, x = Inventory(), XLEN
-    inv.add("steps", add=x * ((x + 2) + (x + 1)), mux=x * (x + 2))
-    inv.add("signs", add=4 * (x + 1), mux=4 * (x + 1) + x, gate=reduce(x) + 5, eq=3 * 7)
-    inv.add("pipeline", ff=stages * (3 * x + tag + 4))
+    dividend = division_cycles(steps) * steps
+    left = bits_for(x + 1)
+    state = 2 * x + dividend + tag + 3 + left
+    kinds = decode(_field_width("op"), 3)  # div, rem, remu: signed, remainder
+    inv.add("steps", add=steps * ((x + 2) + (x + 1)), mux=steps * (x + 2))
+    inv.add("signs", add=4 * (x + 1), mux=4 * (x + 1) + x, gate=reduce(x) + 5 + kinds)
+    inv.add("state", ff=state, mux=2 * state, add=left, gate=reduce(left) + decode(left, 1) + 3)
     return inv
 
 
@@ -154,10 +157,10 @@ def sm(params: SMParams) -> Inventory:
     for _ in range(candidates + 1):  # one decoder per buffer, one at issue
         inv.include(decoder(), prefix="decode")
     inv.include(_regfile(p), prefix="regfile")
-    tag = p.warp_bits + REG_BITS + bits_for(w)
     for _ in range(lanes):
         inv.include(lane(), prefix="lane")
-        inv.include(divider(p.config.latencies.div - 1, tag), prefix="divider")
+    for _ in range(w):
+        inv.include(divider(p.config.latencies.div_steps, p.warp_bits + REG_BITS), prefix="divider")
     inv.include(_block(p.config.scoreboard_kind, p), prefix="scoreboard")
     for _ in range(n):
         inv.include(unit(p), prefix="unit")
@@ -465,8 +468,9 @@ def _core(p: SMParams) -> Inventory:
     # the CSR values per position (tid = warp in block * W + position: with one warp slot
     # the warp in its block is 0)
     inv.add("passes", mux=w * csrs * XLEN, add=w * (8 + pos) if n > 1 else 0)
-    # per thread position, in an If per lane (the lane runs it): the register file's lane and
-    # divider data, the LSU's address and data (four chains of a multiplexer per lane), the
+    # per thread position, in an If per lane (the lane runs it): the register file's lane
+    # data, the LSU's address and data (three chains of a multiplexer per lane; the divider's
+    # operands a and b are the values of the buffered a's chain and the store data's), the
     # buffers of this pass's values for the outcome (two chains): the next PC and a, and the
     # result only for the stack-less unit (its SP writes; the other units take no SP); the
     # values of this pass (``_lane_value``: a chain over the lanes per buffered value)
@@ -475,7 +479,7 @@ def _core(p: SMParams) -> Inventory:
     inv.add(
         "results",
         ff=w * values * XLEN,
-        mux=w * lanes * (4 + 2) * XLEN + values * w * lanes * XLEN,
+        mux=w * lanes * (3 + 2) * XLEN + values * w * lanes * XLEN,
         # each lane's position and its divider's tag decoded; its syscall number checked
         gate=2 * lanes * decode(pos, w) + lanes * reduce(XLEN),
     )

@@ -55,7 +55,8 @@ def _machine(name: str) -> str:
         f"- `{name}`: W = {g.warp_size}, L = {g.simd_width}, {g.warps} warp slots, stack "
         f"{g.stack_depth}, ST {g.split_table}, RT {g.reconv_table}, scoreboard "
         f"{g.scoreboard_entries} entries per warp, {c.scheduler.value} scheduler; latencies "
-        f"alu {lat.alu}, mul {lat.mul}, div {lat.div}, shared {lat.shared}, global "
+        f"alu {lat.alu}, mul {lat.mul}, div {lat.div} (one per {lat.div_interval}), shared "
+        f"{lat.shared}, global "
         f"{lat.global_}, branch {lat.branch}; {c.line_bytes}-byte lines, {c.shared_banks} "
         "shared banks."
     )

@@ -41,9 +41,10 @@ class Cache:
         if not path.is_file():
             return None
         try:
-            return dict(json.loads(path.read_text()))
+            entry = json.loads(path.read_text())
         except (OSError, ValueError):
             return None  # a damaged entry is computed again
+        return entry if isinstance(entry, dict) and "task" in entry else None
 
     def put(self, task: Task, result: Result) -> None:
         path = self.path(task)

@@ -356,6 +356,7 @@ class SM:
         self.t = 0
         self.port_free = 0
         self.lsu_free = 0
+        self.div_free = 0  # rule 6: the first cycle in which a division may issue
         self.lsu: _LsuOp | None = None
         self.idle = 0
         self.end = 0
@@ -379,6 +380,8 @@ class SM:
             self._loop()
         except SimtFault as exc:
             fault = exc
+        # a run that stops (a fault, the step limit) still took the cycles of what it issued
+        self.end = max(self.end, self.port_free)
         for warp in self.resident:
             warp.count_cycles(self.t)
             self._record(warp)
@@ -423,7 +426,6 @@ class SM:
                 self._advance(nxt)
             else:
                 self._advance(self.port_free)
-        self.end = max(self.end, self.port_free)
 
     def _advance(self, t: int) -> None:
         """Move time to ``t`` (the warps count their cycles when their splits change)."""
@@ -495,7 +497,7 @@ class SM:
             hazard = bool(warp.scoreboard.dependency_mask(op.operands, split.mask)) or (
                 warp.scoreboard.full(op.destination, split.mask)
             )
-            return hazard, op.memory
+            return hazard, self.unit_free(op)
 
         choice = select(
             self.resident,
@@ -503,12 +505,18 @@ class SM:
             last_slot=self.last_slot,
             greedy=self.last_warp is not None,
             t=self.t,
-            lsu_free=self.lsu_free,
             splits=lambda w: w.splits,
             ready_at=lambda w, s: w.ready_at.get(s.sid, 0),
             probe=probe,
         )
         return None if choice is None else (*choice, fetched[-1])
+
+    def unit_free(self, op: Decoded) -> int:
+        """The first cycle in which the unit ``op`` alone may use is idle: the LSU for a
+        memory instruction (rule 3), the divider for a division (rule 6), else 0."""
+        if op.memory:
+            return self.lsu_free
+        return self.div_free if op.profile.op == "div" else 0
 
     def _fetch(self, warp: ResidentWarp, split: Split) -> Decoded:
         try:
@@ -521,7 +529,7 @@ class SM:
 
     def _next_event(self) -> int | None:
         """The earliest future time at which a split could become ready or a block enter."""
-        times = [t for t in (self.lsu_free,) if t > self.t]
+        times = [t for t in (self.lsu_free, self.div_free) if t > self.t]
         if self.writebacks:
             times.append(self.writebacks[0][0])
         for warp in self.resident:
@@ -627,6 +635,7 @@ class SM:
             if kind == "mul":
                 return last_pass + lat.mul
             if kind == "div":
+                self.div_free = last_pass + lat.div_interval
                 return last_pass + lat.div
             return last_pass + lat.alu
         cost = access_cost(

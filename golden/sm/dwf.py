@@ -207,7 +207,7 @@ class DwfSM(SM):
             return None
         if any(w.scoreboard.full(op.destination, m) for w, m in groups.items()):
             return None
-        if op.memory and self.lsu_free > self.t:
+        if self.unit_free(op) > self.t:
             return None
         return op
 

@@ -12,7 +12,8 @@ take as their reference.
 * **Readiness** in cycle *t*: *t* >= the warp's settle time V (rule 1: no split of a warp
   issues while its divergence unit is busy), *t* >= the split's ready time (rule 2), no
   scoreboard hazard for the split's threads (a pending write to an operand, or no free entry
-  for the destination: seed 002 Fig 8), and for a load, store or AMO an idle LSU (rule 3).
+  for the destination: seed 002 Fig 8), for a load, store or AMO an idle LSU (rule 3), for a
+  division an idle divider (rule 6).
 
 The first ready split in warp order, then split order, issues.
 """
@@ -62,7 +63,7 @@ class SplitView:
     sid: int
     ready_at: int  # rule 2
     hazard: bool = False  # the scoreboard holds it back
-    memory: bool = False  # its instruction is a load, store or AMO
+    unit_free: int = 0  # the first cycle in which the unit its instruction needs is idle
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,24 +106,23 @@ def select(
     last_slot: int,
     greedy: bool,
     t: int,
-    lsu_free: int,
     splits: Callable[[W], Sequence[S]],
     ready_at: Callable[[W, S], int],
-    probe: Callable[[W, S], tuple[bool, bool]],
+    probe: Callable[[W, S], tuple[bool, int]],
 ) -> tuple[W, S] | None:
     """The (warp, split) that issues in cycle ``t``, or None. ``splits`` gives a warp's exposed
     splits, ``ready_at`` a split's ready time, ``probe`` whether a split's instruction has a
-    scoreboard hazard and whether it is a memory instruction; it is asked only about splits
-    whose timing allows them to issue (the golden SM fetches the instruction then).
-    ``lsu_free``: the first cycle in which the LSU is idle."""
+    scoreboard hazard and the first cycle in which the unit it alone may use is idle (the LSU
+    for a memory instruction, the divider for a division, else 0); it is asked only about
+    splits whose timing allows them to issue (the golden SM fetches the instruction then)."""
     for warp in warp_order(warps, scheduler, last_slot, greedy):
         if t < warp.settled:
             continue
         for split in split_order(splits(warp), warp.last_sid):
             if ready_at(warp, split) > t:
                 continue
-            hazard, memory = probe(warp, split)
-            if not hazard and not (memory and t < lsu_free):
+            hazard, unit_free = probe(warp, split)
+            if not hazard and t >= unit_free:
                 return warp, split
     return None
 
@@ -134,7 +134,6 @@ def select_views(
     last_slot: int,
     greedy: bool,
     t: int,
-    lsu_free: int,
 ) -> tuple[int, int] | None:
     """:func:`select` over plain data: the (slot, sid) that issues in cycle ``t``, or None."""
     choice = select(
@@ -143,9 +142,8 @@ def select_views(
         last_slot=last_slot,
         greedy=greedy,
         t=t,
-        lsu_free=lsu_free,
         splits=lambda w: w.splits,
         ready_at=lambda _, s: s.ready_at,
-        probe=lambda _, s: (s.hazard, s.memory),
+        probe=lambda _, s: (s.hazard, s.unit_free),
     )
     return None if choice is None else (choice[0].slot, choice[1].sid)

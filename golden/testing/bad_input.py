@@ -81,6 +81,8 @@ def files(tmp: Path) -> None:
         "deep.S": "_start:\n  csrr t0, tid\n  andi t1, t0, 1\n  beqz t1, 1f\n  andi t1, t0, 2\n"
         "  beqz t1, 1f\n  andi t1, t0, 4\n  beqz t1, 1f\n  nop\n1:\n  li a7, 93\n  ecall\n",
         "syscall.S": "_start:\n  li a7, 64\n  ecall\n",
+        "bignum.S": f"_start:\n  li a0, {'9' * 100}\n",
+        "hugenum.S": f"_start:\n  addi a0, a0, {'9' * 4400}\n",  # past int()'s 4300 digits
     }
     for name, text in programs.items():
         (tmp / name).write_text(text)
@@ -104,12 +106,40 @@ CASES = [
     ),
     Case("assembly error", ("asm", "{tmp}/syntax.S", "-o", "{tmp}/x.elf"), USAGE, "syntax.S:2"),
     Case(
+        "literal past 64 bits",
+        ("asm", "{tmp}/bignum.S", "-o", "{tmp}/x.elf"),
+        USAGE,
+        "bignum.S:2: number 999999999999...999999 (100 characters) does not fit in 64 bits",
+    ),
+    Case(
+        "literal of 4400 digits",
+        ("disasm", "{tmp}/hugenum.S"),
+        USAGE,
+        "hugenum.S:2: number 999999999999...999999 (4400 characters) does not fit",
+    ),
+    Case(
         "kernel-language error",
         ("compile", "{tmp}/kernel.py", "--emit", "asm"),
         USAGE,
         "kernel.py:6:18: a float value is not in the language",
     ),
     Case("unknown kernel", ("run", "nosuchkernel"), USAGE, "nor a suite kernel"),
+    Case(
+        "kernel options with a program",
+        ("run", DEMO, "--size", "4", "--seed", "1"),
+        USAGE,
+        "--size, --seed are for suite kernels",
+    ),
+    *(
+        Case(
+            f"{kernel} at a size its inputs cannot have",
+            ("run", kernel, "--size", "1"),
+            USAGE,
+            f"--size 1: {kernel}: ",
+        )
+        for kernel in ("lud", "mummer", "pathfinder")
+    ),
+    Case("negative seed", ("demo", "nested", "--seed", "-1"), USAGE, "--seed: must be from 0"),
     Case(
         "shared spill slots under dynamic warps",
         ("run", "mummer", "--allocator", "affine", "--regs", "5", "--warp-formation", "dwf"),
@@ -154,7 +184,34 @@ CASES = [
         "lookups must be in 1..64",
     ),
     Case("unknown policy", ("run", DEMO, "--policy", "fast"), USAGE, "invalid choice: 'fast'"),
+    Case(
+        "the SM cosim cannot build",
+        ("cosim", "nested", "--config", "eval", "--policy", "mp-orec"),
+        USAGE,
+        "cannot be built: lookups must be in 1..64",
+    ),
     Case("bad latency", ("run", DEMO, "--latency", "cache=3"), USAGE, "--latency takes"),
+    Case(
+        "latency past 31 bits",
+        ("area", "sm", "--latency", "global=99999999999"),
+        USAGE,
+        "--latency global=99999999999: at most 2147483647 cycles",
+    ),
+    Case(
+        "latency longer than the hardware's delay lines",
+        ("verilog", "sm", "--latency", "global=5000"),
+        USAGE,
+        "--latency global=5000: the hardware SM takes at most 1024 cycles",
+    ),
+    *(
+        Case(
+            f"cosim timeout {t}",
+            ("cosim", DEMO, f"--timeout={t}"),
+            USAGE,
+            f"--timeout: must be a finite number of seconds above 0, not {t}",
+        )
+        for t in ("0", "-1", "nan", "inf")
+    ),
     Case("empty stack", ("run", DEMO, "--stack-depth", "0"), USAGE, "stack_depth must be"),
     Case(
         "too few registers",
@@ -175,6 +232,45 @@ CASES = [
     Case("assemble onto a folder", ("asm", DEMO, "-o", "{tmp}/folder"), USAGE, "is a folder"),
     Case(
         "verilog into no folder", ("verilog", "arbiter", "-o", "{tmp}/no/a.v"), USAGE, "no folder"
+    ),
+    Case(
+        "trace onto a file of /proc",
+        ("run", DEMO, "--trace", "/proc/version"),
+        USAGE,
+        "cannot write /proc/version",
+    ),
+    Case(
+        "verilog into /proc", ("verilog", "arbiter", "-o", "/proc/a.v"), USAGE, "cannot write /proc"
+    ),
+    Case(
+        "trace onto a full device",
+        ("run", DEMO, "--trace", "/dev/full"),
+        USAGE,
+        "cannot write /dev/full: No space left on device",
+    ),
+    Case(
+        "trace and plot to one file",
+        ("run", DEMO, "--trace", "{tmp}/p.png", "--plot", "{tmp}/p.png"),
+        USAGE,
+        "--trace and --plot name the same file",
+    ),
+    Case(
+        "keep into a file",
+        ("synth", "arbiter", "--keep", "{tmp}/loop.S"),
+        USAGE,
+        "loop.S is a file, not a folder",
+    ),
+    Case(
+        "figures into a file",
+        ("eval", "--figures", "{tmp}/loop.S"),
+        USAGE,
+        "loop.S is a file, not a folder",
+    ),
+    Case(
+        "cache in a file",
+        ("eval", "--cache", "{tmp}/loop.S"),
+        USAGE,
+        "loop.S is a file, not a folder",
     ),
     # programs that fail at run time
     Case("illegal instruction", ("exec", "{tmp}/illegal.S"), FAILED, "illegal instruction"),

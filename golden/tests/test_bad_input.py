@@ -9,9 +9,12 @@ and writes the table of what was tried and what the user saw into docs/testing.m
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -130,3 +133,20 @@ def test_the_doc_lists_every_case() -> None:
     table = text[text.index(BEGIN) : text.index(END)]
     for case in CASES:
         assert f"| {case.name} |" in table, f"docs/testing.md lacks {case.name!r}: make docs"
+
+
+def test_outputs_are_written_through_links_and_into_special_files(tmp: Path) -> None:
+    """Issue 26: ``--trace`` to a symbolic link writes the file it names (the link stays), to
+    a FIFO writes into it (the FIFO stays); neither node is replaced by a regular file."""
+    target, link, fifo = tmp / "target.jsonl", tmp / "link.jsonl", tmp / "fifo.jsonl"
+    link.symlink_to(target.name)
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    for output in (link, fifo):
+        argv = ["run", str(tmp / "loop.S"), "--step-limit", "10", "--trace", str(output)]
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert cli.main(argv) == FAILED  # the step limit
+    assert len(reader.communicate(timeout=60)[0].splitlines()) == 10
+    assert link.is_symlink() and len(target.read_text().splitlines()) == 10
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert not [p for p in tmp.rglob("*") if ".tmp" in p.name]

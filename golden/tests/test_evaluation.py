@@ -110,10 +110,12 @@ def test_results_are_kept_and_reused(tmp_path: Path) -> None:
     again = run_tasks([*tasks, Task("nested", 4, "cosim")], cache=cache, run=counting)
     assert len(calls) == 4 and calls[-1].kernel == "nested"
     assert again[tasks[3]] == {"task": "ifElse", "size": 12}
-    # a damaged entry is computed again
-    cache.path(tasks[0]).write_text("{not json")
-    run_tasks(tasks, cache=cache, run=counting)
-    assert len(calls) == 5
+    # a damaged entry is computed again: not JSON, or not a result (issue 26)
+    for damaged in ("{not json", "{}", "[1]"):
+        cache.path(tasks[0]).write_text(damaged)
+        run_tasks(tasks, cache=cache, run=counting)
+        assert calls[-1] == tasks[0]
+    assert len(calls) == 7
 
 
 def test_the_pool_runs_tasks_in_other_processes(tmp_path: Path) -> None:
@@ -174,13 +176,18 @@ def test_the_smoke_slice_of_every_experiment(
 
 @pytest.mark.parametrize(
     ("args", "message"),
-    [(["nosuch"], "unknown experiment nosuch"), (["--jobs", "0"], "--jobs must be at least 1")],
-)
+    [(["nosuch"], "unknown experiment nosuch"), (["--jobs", "0"], "--jobs must be at least 1"),
+     (["--figures", "{file}"], "argument --figures: {file} is a file, not a folder"),
+     (["--cache", "{file}"], "argument --cache: {file} is a file, not a folder")],
+)  # fmt: skip
 def test_bad_arguments_are_usage_errors(
     args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    file = tmp_path / "file"
+    file.write_text("")
+    args = [a.format(file=file) for a in args]
     assert cli.main(["eval", *args, "--output", str(tmp_path / "e.md")]) == 2
-    assert message in capsys.readouterr().err
+    assert message.format(file=file) in capsys.readouterr().err
     assert not (tmp_path / "e.md").exists()
 
 

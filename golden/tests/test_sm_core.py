@@ -20,7 +20,7 @@ from reconverge.golden.config import Latencies, Scheduler, SMConfig
 from reconverge.golden.functional import LaunchConfig, run
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.memmap import GLOBAL_BASE
-from reconverge.golden.policies import Policy
+from reconverge.golden.policies import Policy, WarpFormation
 from reconverge.golden.semantics import MemAccess
 from reconverge.golden.sm.lsu import access_cost
 from reconverge.golden.sm.program import HintMismatch, Program
@@ -161,6 +161,21 @@ def test_watchdog_names_the_running_splits() -> None:
     assert str(result.fault) == (
         "step limit: watchdog: no completion within 100 cycles; still running: warp 0 at 0x80000000"
     )
+
+
+@pytest.mark.parametrize("formation", list(WarpFormation))
+def test_a_run_stopped_at_the_step_limit_counts_its_cycles(formation: WarpFormation) -> None:
+    """Issue 26: a one-instruction loop (no destination register, so no write-back) stopped at
+    the step limit took the cycles of its issues, not 0 (nor fewer than its idle cycles)."""
+    image = assemble("_start:\n  j _start\n", "spin.S")
+    wide = Geometry(warp_size=8, simd_width=4, warps=1)
+    config = SMConfig(warp_formation=formation)
+    result = run_sm(image, launch(block=8, geometry=wide, step_limit=100), config, trace=True)
+    assert result.fault is not None and result.fault.kind == "step limit"
+    assert result.metrics is not None and len(result.trace) == 100
+    last = result.trace[-1]
+    assert result.metrics.cycles == last.cycle + last.passes > 0
+    assert result.metrics.cycles >= result.metrics.idle_cycles
 
 
 def test_block_larger_than_the_sm_is_an_error() -> None:

@@ -215,6 +215,45 @@ def test_lsu_cycles_follow_the_passes() -> None:
     assert (result.metrics.cycles, result.metrics.counters.memory_transactions) == (26, 4)
 
 
+# ----------------------------------------------------------------------------------------------
+# Rule 6: the divider. A division issues only when the divider is idle: div_interval cycles
+# after the last pass of the previous division.
+
+DIVS = f"""
+_start:
+    csrr t0, tid          # 0
+    addi t1, t0, 1        # 1
+    div  a0, t0, t1       # 2
+    rem  a1, t1, t1       # 3: a second division
+    add  a2, t0, t0       # 4
+    li   a0, 0            # 5: waits for the first division's a0
+    {EXIT}                # 6, 7
+"""
+
+
+def test_a_division_waits_for_the_divider() -> None:
+    """W = 8, p = 2, div = 6. The div issues at 4 (u = 5): a0 released at 11, the divider idle
+    from 5 + div_interval. With an interval of 4 the rem waits until 9 (u = 10); the add
+    follows at 11 and ``li a0`` finds a0 released at 13. With an interval of 1 the rem issues
+    at 6, the add at 8, ``li a0`` waits for a0 until 11."""
+    slow = run_timed(DIVS, geometry=W8, block=8, div=6, div_interval=4)
+    assert issues(slow) == list(zip([0, 2, 4, 9, 11, 13, 15, 17], range(8), strict=True))
+    fast = run_timed(DIVS, geometry=W8, block=8, div=6, div_interval=1)
+    assert issues(fast) == list(zip([0, 2, 4, 6, 8, 11, 13, 15], range(8), strict=True))
+
+
+def test_the_divider_meets_its_latency_and_interval() -> None:
+    """The restoring steps per cycle: the fewest that finish 32 steps within the interval and
+    before the write-back (div - 1 cycles)."""
+    cases = {
+        (145, 8): (4, 8), (17, 16): (2, 16), (4, 8): (11, 3), (2, 8): (32, 1), (40, 40): (1, 32),
+    }  # fmt: skip
+    for (div, interval), want in cases.items():
+        lat = Latencies(div=div, div_interval=interval)
+        assert (lat.div_steps, lat.div_cycles) == want
+        assert lat.div_cycles <= min(interval, div - 1)
+
+
 def test_lsu_last_cycle_passes_over_skipped_cycles() -> None:
     assert lsu_last_cycle(6, 4, set()) == 9
     assert lsu_last_cycle(6, 4, {6, 7}) == 11
@@ -345,29 +384,31 @@ def view(slot: int, age: int, *splits: SplitView, settled: int = 0, last_sid: in
 
 def test_gto_prefers_the_last_warp_then_the_oldest() -> None:
     warps = [view(0, 5, SplitView(0, 0)), view(1, 2, SplitView(0, 0)), view(2, 9, SplitView(0, 0))]
-    pick = {"scheduler": Scheduler.GTO, "t": 0, "lsu_free": 0}
+    pick = {"scheduler": Scheduler.GTO, "t": 0}
     assert select_views(warps, last_slot=2, greedy=True, **pick) == (2, 0)  # type: ignore[arg-type]
     assert select_views(warps, last_slot=2, greedy=False, **pick) == (1, 0)  # type: ignore[arg-type]
 
 
 def test_lrr_goes_round_the_slots_after_the_last() -> None:
     warps = [view(0, 5, SplitView(0, 0)), view(1, 2, SplitView(0, 0)), view(3, 9, SplitView(0, 0))]
-    pick = {"scheduler": Scheduler.LRR, "greedy": False, "t": 0, "lsu_free": 0}
+    pick = {"scheduler": Scheduler.LRR, "greedy": False, "t": 0}
     assert select_views(warps, last_slot=1, **pick) == (3, 0)  # type: ignore[arg-type]
     assert select_views(warps, last_slot=3, **pick) == (0, 0)  # type: ignore[arg-type]
     assert select_views(warps, last_slot=-1, **pick) == (0, 0)  # type: ignore[arg-type]
 
 
 def test_readiness_conditions() -> None:
-    """Rule 1 (the warp's V), rule 2 (ready time), the scoreboard, rule 3 (LSU idle)."""
+    """Rule 1 (the warp's V), rule 2 (ready time), the scoreboard, rules 3 and 6 (the LSU or
+    the divider idle)."""
     pick = {"scheduler": Scheduler.GTO, "last_slot": -1, "greedy": False}
-    splits = (SplitView(0, 4), SplitView(1, 0, hazard=True), SplitView(2, 0, memory=True))
+    splits = (SplitView(0, 4), SplitView(1, 0, hazard=True), SplitView(2, 0, unit_free=4))
     warp = view(0, 0, *splits, last_sid=-1)
-    assert select_views([warp], t=3, lsu_free=4, **pick) is None  # type: ignore[arg-type]
-    assert select_views([warp], t=3, lsu_free=3, **pick) == (0, 2)  # type: ignore[arg-type]
-    assert select_views([warp], t=4, lsu_free=9, **pick) == (0, 0)  # type: ignore[arg-type]
+    assert select_views([warp], t=3, **pick) is None  # type: ignore[arg-type]
+    assert select_views([warp], t=4, **pick) == (0, 0)  # type: ignore[arg-type]
+    later = view(0, 0, splits[1], splits[2], last_sid=-1)
+    assert select_views([later], t=4, **pick) == (0, 2)  # type: ignore[arg-type]
     busy = view(0, 0, *splits, settled=5)
-    assert select_views([busy], t=4, lsu_free=0, **pick) is None  # type: ignore[arg-type]
+    assert select_views([busy], t=4, **pick) is None  # type: ignore[arg-type]
 
 
 split_views = st.builds(
@@ -375,7 +416,7 @@ split_views = st.builds(
     sid=st.integers(0, 7),
     ready_at=st.integers(0, 6),
     hazard=st.booleans(),
-    memory=st.booleans(),
+    unit_free=st.integers(0, 6),
 )
 
 
@@ -399,10 +440,9 @@ def warp_views(draw: st.DrawFn) -> list[WarpView]:
     st.integers(-1, 7),
     st.booleans(),
     st.integers(0, 6),
-    st.integers(0, 6),
 )
 def test_select_is_the_best_ranked_ready_split(
-    warps: list[WarpView], scheduler: Scheduler, last_slot: int, greedy: bool, t: int, lsu: int
+    warps: list[WarpView], scheduler: Scheduler, last_slot: int, greedy: bool, t: int
 ) -> None:
     """Brute force: rank every ready (warp, split) pair by an explicit key and take the least.
     GTO: (not the greedy warp, age); LRR: the distance of the slot after the last one; splits:
@@ -417,8 +457,8 @@ def test_select_is_the_best_ranked_ready_split(
         (warp_key(w), (s.sid <= w.last_sid, s.sid), (w.slot, s.sid))
         for w in warps
         for s in w.splits
-        if t >= max(w.settled, s.ready_at) and not s.hazard and not (s.memory and t < lsu)
+        if t >= max(w.settled, s.ready_at, s.unit_free) and not s.hazard
     ]
     expected = min(ready)[2] if ready else None
-    got = select_views(warps, scheduler, last_slot=last_slot, greedy=greedy, t=t, lsu_free=lsu)
+    got = select_views(warps, scheduler, last_slot=last_slot, greedy=greedy, t=t)
     assert got == expected

@@ -8,10 +8,10 @@ computes, exactly as ``golden/semantics.py`` defines it.
   (rs1 + imm; an AMO's immediate is 0) and store data. One adder each for the ALU, the
   address / ``jalr`` target, the PC-relative target and PC + 4; one 33 x 33 signed multiplier
   serves the four RV32M multiplies.
-* :class:`Divider`: the RV32M divisions, restoring division on the operands' magnitudes, one
-  quotient bit per step, the 32 steps spread over ``stages`` register stages (0 =
-  combinational); division by zero and -2^31 / -1 give what RV32M and golden's ``_div``
-  define. The SM uses ``stages = div - 1`` (docs/sm-hardware.md, "Results").
+* :class:`Divider`: the RV32M divisions, iterative restoring division on the operands'
+  magnitudes, ``steps`` quotient bits per cycle; division by zero and -2^31 / -1 give what
+  RV32M and golden's ``_div`` define. The SM has one per thread position, with
+  ``golden.config.Latencies.div_steps`` steps (docs/sm-hardware.md, "Results").
 
 The operation tables below name golden's operations; each asserts at import that it covers
 exactly golden's set, so an operation added to golden cannot be silently missing here.
@@ -25,6 +25,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed, unsigne
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
+from reconverge.golden.config import division_cycles
 from reconverge.golden.isa import ILEN_BYTES, SPECS, XLEN, Spec
 from reconverge.golden.semantics import ALU_OPS, BRANCH_CONDS, IMM_OPS
 from reconverge.golden.sm import decode as golden
@@ -189,22 +190,17 @@ class Lane(wiring.Component):
 # The divider
 
 
-def stage_boundaries(stages: int) -> list[int]:
-    """The division steps after which each of the ``stages`` register stages sits: the 32
-    steps spread evenly, the last stage after the last step (with more stages than steps,
-    some stages hold no step and only delay)."""
-    return [XLEN * i // stages for i in range(1, stages + 1)]
-
-
-def _state_layout(tag_width: int) -> data.StructLayout:
-    """What travels down the divider: the partial remainder, the dividend shifting into the
-    quotient, the divisor magnitude, the result signs and selection, the request."""
+def _state_layout(tag_width: int, dividend_bits: int) -> data.StructLayout:
+    """What the divider holds during a division: the partial remainder, the dividend shifting
+    into the quotient (``dividend_bits`` >= 32: zeros above the operand when the steps do not
+    divide 32), the divisor magnitude, the result signs and selection, the request's tag, and
+    the iterations left."""
     return data.StructLayout(
         {
-            "valid": 1,
+            "left": range(XLEN + 1),
             "tag": tag_width,
             "rem": XLEN,
-            "quo": XLEN,
+            "quo": dividend_bits,
             "divisor": XLEN,
             "neg_quo": 1,
             "neg_rem": 1,
@@ -214,17 +210,22 @@ def _state_layout(tag_width: int) -> data.StructLayout:
 
 
 class Divider(wiring.Component):
-    """RV32M ``div``/``divu``/``rem``/``remu`` in ``stages`` register stages: a request
-    (``req``: ``valid``, ``op`` of :data:`Op`, ``a``, ``b``, ``tag``) comes out on ``resp``
-    (``valid``, ``result``, ``tag``) exactly ``stages`` clock edges later; one request per
-    cycle. ``req.op`` other than a division is treated as ``divu``."""
+    """RV32M ``div``/``divu``/``rem``/``remu``, iterative: restoring division on the operands'
+    magnitudes, ``steps`` quotient bits per cycle (1 is radix 2, 2 radix 4). A request
+    (``req``: ``valid``, ``op`` of :data:`Op`, ``a``, ``b``, ``tag``) is taken at the clock edge
+    of its cycle c; its result is on ``resp`` (``valid``, ``result``, ``tag``) in cycle
+    c + ``cycles`` (:func:`~reconverge.golden.config.division_cycles`), when the last
+    iteration's steps and the result's sign run combinationally; a new request may come in that
+    cycle. ``busy`` is high from c + 1 until then; a request while busy is a caller's error
+    (the SM's rule 6 issues none). ``req.op`` other than a division is treated as ``divu``."""
 
-    def __init__(self, stages: int, tag_width: int = 1) -> None:
-        if stages < 0:
-            raise ValueError(f"divider stages must be >= 0, not {stages}")
+    def __init__(self, steps: int, tag_width: int = 1) -> None:
+        if not 1 <= steps <= XLEN:
+            raise ValueError(f"divider steps per cycle must be in 1..{XLEN}, not {steps}")
         if tag_width < 1:
             raise ValueError(f"tag width must be >= 1, not {tag_width}")
-        self.stages = stages
+        self.steps = steps
+        self.cycles = division_cycles(steps)
         self.tag_width = tag_width
         req = wiring.Signature(
             {
@@ -236,47 +237,54 @@ class Divider(wiring.Component):
             }
         )
         resp = wiring.Signature({"valid": Out(1), "result": Out(WORD), "tag": Out(tag_width)})
-        super().__init__(wiring.Signature({"req": In(req), "resp": Out(resp)}))
+        super().__init__(wiring.Signature({"req": In(req), "resp": Out(resp), "busy": Out(1)}))
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        layout = _state_layout(self.tag_width)
+        layout = _state_layout(self.tag_width, self.cycles * self.steps)
         req = self.req
         signed_ops = [op(n) for n, (sign, _) in DIV_KINDS.items() if sign]
         rem_ops = [op(n) for n, (_, rem) in DIV_KINDS.items() if rem]
         is_signed = Signal(name="is_signed")
         neg_a = Signal(name="neg_a")
         neg_b = Signal(name="neg_b")
-        state = Signal(layout, name="step0")
+        start = Signal(layout, name="start")
         m.d.comb += [
             is_signed.eq(req.op.matches(*signed_ops)),
             neg_a.eq(is_signed & req.a[-1]),
             neg_b.eq(is_signed & req.b[-1]),
-            state.valid.eq(req.valid),
-            state.tag.eq(req.tag),
-            state.rem.eq(0),
-            state.quo.eq(Mux(neg_a, -req.a, req.a)),
-            state.divisor.eq(Mux(neg_b, -req.b, req.b)),
-            state.neg_quo.eq((neg_a ^ neg_b) & (req.b != 0)),  # x / 0 = all ones, unsigned
-            state.neg_rem.eq(neg_a),
-            state.want_rem.eq(req.op.matches(*rem_ops)),
+            start.left.eq(self.cycles),
+            start.tag.eq(req.tag),
+            start.rem.eq(0),
+            start.quo.eq(Mux(neg_a, -req.a, req.a)[:XLEN]),
+            start.divisor.eq(Mux(neg_b, -req.b, req.b)),
+            start.neg_quo.eq((neg_a ^ neg_b) & (req.b != 0)),  # x / 0 = all ones, unsigned
+            start.neg_rem.eq(neg_a),
+            start.want_rem.eq(req.op.matches(*rem_ops)),
         ]
-        boundaries = stage_boundaries(self.stages)
-        for step in range(XLEN + 1):
-            if step:
-                state = self._step(m, layout, state, step)
-            for s in [i for i, b in enumerate(boundaries) if b == step]:
-                registered = Signal(layout, name=f"stage{s + 1}")
-                m.d.sync += registered.eq(state)
-                state = registered
+        state = Signal(layout, name="state")
+        iteration = state
+        for step in range(1, self.steps + 1):
+            iteration = self._step(m, layout, iteration, step)
+        busy = Signal(name="busy_now")
+        last = Signal(name="last")
+        m.d.comb += [
+            busy.eq(state.left != 0),
+            last.eq(state.left == 1),
+            self.busy.eq(busy),
+        ]
+        with m.If(req.valid):
+            m.d.sync += state.eq(start)
+        with m.Elif(busy):
+            m.d.sync += [state.eq(iteration), state.left.eq(state.left - 1)]
         quotient = Signal(WORD, name="quotient")
         remainder = Signal(WORD, name="remainder")
         m.d.comb += [
-            quotient.eq(Mux(state.neg_quo, -state.quo, state.quo)),
-            remainder.eq(Mux(state.neg_rem, -state.rem, state.rem)),
-            self.resp.valid.eq(state.valid),
+            quotient.eq(Mux(iteration.neg_quo, -iteration.quo[:XLEN], iteration.quo[:XLEN])),
+            remainder.eq(Mux(iteration.neg_rem, -iteration.rem, iteration.rem)),
+            self.resp.valid.eq(last),
             self.resp.tag.eq(state.tag),
-            self.resp.result.eq(Mux(state.want_rem, remainder, quotient)),
+            self.resp.result.eq(Mux(iteration.want_rem, remainder, quotient)),
         ]
         return m
 

@@ -229,15 +229,15 @@ class _Core:
             self.regfile.init.args.eq(self.sm.launch.args),
         ]
         self.lanes = []
-        self.dividers = []
-        div_stages = p.config.latencies.div - 1
-        tag = p.warp_bits + 5 + bits_for(self.W)
         for j in range(self.L):
             lane = Lane()
             m.submodules[f"lane{j}"] = lane
             self.lanes.append(lane)
-            divider = Divider(div_stages, tag)
-            m.submodules[f"divider{j}"] = divider
+        self.dividers = []  # one per thread position (rule 6)
+        self.divider_idle = Signal(name="divider_idle")
+        for t in range(self.W):
+            divider = Divider(p.config.latencies.div_steps, p.warp_bits + 5)
+            m.submodules[f"divider{t}"] = divider
             self.dividers.append(divider)
         self.outer.submodules.lsu = self.lsu = LSU(p)
         m.submodules.writeback = self.wb = WritebackLines(p)
@@ -315,7 +315,8 @@ class _Core:
                 ]
                 hazard = (sb.lookup.dep_mask[i] != 0) | sb.lookup.full[i]
                 memory = dec.is_load | dec.is_store | dec.is_amo
-                clear = ~hazard & (~memory | ~self.lsu.busy)
+                division = dec.unit == Unit.DIV
+                clear = ~hazard & (~memory | ~self.lsu.busy) & (~division | self.divider_idle)
                 timed = self._timer_now(w, s) == 0
                 ready = _named(m, f"w{w}_s{s}_ready", exposed & timed & hit & (faulty | clear))
                 ready_bits.append(ready)
@@ -579,16 +580,10 @@ class _Core:
                         rf.write_lane.data[t].eq(lane.result),
                         self.lsu.capture.addr[t].eq(lane.addr),
                         self.lsu.capture.data[t].eq(lane.store_data),
+                        self.dividers[t].req.valid.eq(div_unit & instr.writes_rd),
+                        self.dividers[t].req.a.eq(a),
+                        self.dividers[t].req.b.eq(b),
                     ]
-            # the divider of this lane
-            div = self.dividers[j]
-            m.d.comb += [
-                div.req.valid.eq(active & div_unit & instr.writes_rd),
-                div.req.op.eq(instr.op),
-                div.req.a.eq(a),
-                div.req.b.eq(b),
-                div.req.tag.eq(Cat(pos, instr.rd, now["warp"])),
-            ]
         m.d.comb += self.pass_positions.eq(_or(positions, W))
         m.d.comb += [
             lane_write.eq(Mux(writes_now, self.pass_positions, 0)),
@@ -596,22 +591,21 @@ class _Core:
             rf.write_lane.warp.eq(now["warp"]),
             rf.write_lane.rd.eq(instr.rd),
         ]
-        # divider results
-        div_en = []
-        pos_bits = bits_for(W)
-        for j in range(L):
-            resp = self.dividers[j].resp
-            dpos, drd = resp.tag[:pos_bits], resp.tag[pos_bits : pos_bits + 5]
-            dwarp = resp.tag[pos_bits + 5 :]
-            en = Signal(W, name=f"div{j}_en")
-            m.d.comb += en.eq(Mux(resp.valid, Const(1, W) << dpos, 0))
-            div_en.append(en)
-            for t in range(W):
-                with m.If(resp.valid & (dpos == t)):
-                    m.d.comb += rf.write_div.data[t].eq(resp.result)
-            with m.If(resp.valid):
-                m.d.comb += [rf.write_div.warp.eq(dwarp), rf.write_div.rd.eq(drd)]
-        m.d.comb += rf.write_div.en.eq(_or(div_en, W))
+        # the dividers, one per thread position: the results that come out in a cycle are
+        # one instruction's (rule 6 keeps divisions apart), so they share its warp and rd
+        for t, div in enumerate(self.dividers):
+            m.d.comb += [
+                div.req.op.eq(instr.op),
+                div.req.tag.eq(Cat(instr.rd, now["warp"])),
+                rf.write_div.en[t].eq(div.resp.valid),
+                rf.write_div.data[t].eq(div.resp.result),
+            ]
+            with m.If(div.resp.valid):
+                m.d.comb += [
+                    rf.write_div.rd.eq(div.resp.tag[:5]),
+                    rf.write_div.warp.eq(div.resp.tag[5:]),
+                ]
+        self._divider_interlock(div_unit)
         # LSU capture and start
         lsu = self.lsu
         memory = instr.is_load | instr.is_store | instr.is_amo
@@ -626,6 +620,19 @@ class _Core:
             rf.write_lsu.data.eq(lsu.wb.data),
         ]
         self.memory_instr = memory
+
+    def _divider_interlock(self, division: Value) -> None:
+        """Rule 6: after the last pass of a division the next one waits ``div_interval``
+        cycles; the dividers (``div_cycles`` <= the interval) are idle by then."""
+        m = self.m
+        interval = self.p.config.latencies.div_interval
+        wait = Signal(range(interval), name="divider_wait")
+        with m.If(self.last_pass & division):
+            m.d.sync += wait.eq(interval - 1)
+        with m.Elif(wait != 0):
+            m.d.sync += wait.eq(wait - 1)
+        m.d.comb += self.divider_idle.eq(wait == 0)
+        self.divider_wait = wait
 
     def _csr_values(self) -> list[Value]:
         """Every thread position's value of the CSR the current instruction reads."""
@@ -1129,6 +1136,7 @@ class _Core:
         ])  # fmt: skip
         moving = (
             self.executing | self.lsu.busy | self.wb.pending | (self.updating != 0)
+            | (self.divider_wait != 0)
             | any_of([u.busy for u in self.units]) | any_of(self.release) | self.dispatched_any
             | pending_timer
         )  # fmt: skip

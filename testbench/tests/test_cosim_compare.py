@@ -312,6 +312,27 @@ def test_report_json_and_text() -> None:
     assert out["ok"] and "level 4 reached (requested 3) — ok" in report.format()
 
 
+@pytest.mark.parametrize(
+    ("source", "shown"),
+    [
+        (FAULTING, "program on golden: fault: misaligned load"),
+        ("_start:\n  csrr a0, tid\n  andi a0, a0, 3\n  li a7, 93\n  ecall\n",
+         "program on golden: exit 0 (2 threads), exit 1 (2 threads), exit 2 (2 threads), "
+         "exit 3 (2 threads)"),
+    ],
+)  # fmt: skip
+def test_report_text_names_the_programs_outcome(source: str, shown: str) -> None:
+    """Issue 26: agreement ("ok") is not the program's outcome; the text shows its fault or its
+    exit codes as ``reconverge run`` does."""
+    image = assemble(source, "outcome.S")
+    launch = LaunchConfig(1, 8, COSIM.geometry, COSIM.memmap)
+    golden = run_sm(image, launch, COSIM.config, trace=True)
+    run = ports_view(golden, launch, COSIM)
+    rtl, _ = rtl_result(run, launch, Program(image), COSIM)
+    report = CosimReport("outcome.S", "icarus", COSIM, 3, 4, None, golden, rtl, run)
+    assert shown in report.format().splitlines()[1]
+
+
 @pytest.mark.parametrize("name", sorted(suite()))
 def test_instruction_store_carries_code_and_rpcs(name: str) -> None:
     """Every entry is the image's word; each branch after an ``rhint`` has the hint's target

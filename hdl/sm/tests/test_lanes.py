@@ -1,8 +1,8 @@
 """The SM's lane and divider (hdl/sm/lanes.py) against ``golden.semantics.execute``: every
 instruction the lane executes, through the decoder, with edge operands (0, -1, INT_MIN, shift
-amounts of 32 and more in the register...) and Hypothesis-drawn ones; the divider at 0, 1, 3
-and 15 stages on back-to-back streams of divisions, each result checked exactly ``stages``
-cycles after its request. Amaranth's simulator, and the Verilog of both under Icarus."""
+amounts of 32 and more in the register...) and Hypothesis-drawn ones; the iterative divider at
+1 to 32 steps per cycle on streams of divisions, each result checked exactly ``cycles`` after
+its request and ``busy`` in between. Amaranth's simulator, and the Verilog of both under Icarus."""
 
 from __future__ import annotations
 
@@ -17,13 +17,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reconverge.golden import isa
+from reconverge.golden.config import division_cycles
 from reconverge.golden.faults import MemoryFault
 from reconverge.golden.memmap import GLOBAL_BASE, MemoryMap
 from reconverge.golden.memory import GlobalMemory, LocalMemory, SharedMemory, WarpMemory
 from reconverge.golden.semantics import ALU_OPS, WarpContext, execute
 from reconverge.golden.sm import decode as golden
 from reconverge.hdl.sm.decode import Decoder
-from reconverge.hdl.sm.lanes import DIV_KINDS, WORD, Divider, Lane, op, stage_boundaries
+from reconverge.hdl.sm.lanes import DIV_KINDS, WORD, Divider, Lane, op
 from reconverge.hdl.sm.tests.harness import simulate_amaranth, simulate_icarus
 
 M32 = isa.MASK32
@@ -190,78 +191,90 @@ def test_misaligned_targets_are_reported() -> None:
 
 
 DIV_EDGES = [0, 1, 2, 3, 7, 0x7FFF_FFFF, INT_MIN, INT_MIN + 1, M32, M32 - 1, M32 - 6, 0x1234_5678]
-Request = tuple[bool, str, int, int]
+Request = tuple[int, str, int, int]  # (idle cycles before it, division, a, b)
 
 
 def golden_division(name: str, a: int, b: int) -> int:
     return int(ALU_OPS[name](np.array([a], np.uint32), np.array([b], np.uint32))[0])
 
 
-def division_cycles(requests: list[Request], stages: int) -> list[dict[str, int]]:
-    """A reset cycle, one request per cycle, then ``stages`` cycles to drain."""
+def division_stream(requests: list[Request], steps: int) -> tuple[list[dict[str, int]], list[int]]:
+    """A reset cycle, then each request after its idle cycles, the next one no earlier than
+    the cycle its predecessor's result comes out (the divider takes one per ``cycles``); the
+    cycles to drive and the cycle of each request."""
+    span = division_cycles(steps)
     cycles: list[dict[str, int]] = [{"rst": 1}]
-    for i, (valid, name, a, b) in enumerate(requests):
-        cycles.append(
-            {"req__valid": int(valid), "req__op": op(name).value, "req__a": a, "req__b": b}
-            | {"req__tag": i % 256}
-        )
-    return cycles + [{}] * stages
+    starts = []
+    for i, (idle, name, a, b) in enumerate(requests):
+        cycles += [{}] * idle
+        starts.append(len(cycles))
+        request = {"req__valid": 1, "req__op": op(name).value, "req__a": a, "req__b": b}
+        cycles.append(request | {"req__tag": i % 256})
+        cycles += [{}] * (span - 1)
+    return cycles + [{}] * 2, starts
 
 
-def check_divider(requests: list[Request], stages: int, outputs: list[dict[str, int]]) -> None:
-    """The response of the request of cycle i (1 after the reset cycle) in cycle i + stages;
-    nothing valid in the other cycles."""
+def check_divider(
+    requests: list[Request], steps: int, starts: list[int], outputs: list[dict[str, int]]
+) -> None:
+    """The response of the request of cycle c in cycle c + cycles, busy from c + 1 until then;
+    nothing valid and not busy in the other cycles."""
+    span = division_cycles(steps)
+    done = {c + span: i for i, c in enumerate(starts)}
+    busy = {c + k for c in starts for k in range(1, span + 1)}
     for t, got in enumerate(outputs):
-        i = t - stages - 1
-        if not 0 <= i < len(requests) or not requests[i][0]:
+        assert got["busy"] == (t in busy), f"cycle {t}: busy {got['busy']}"
+        if t not in done:
             assert got["resp__valid"] == 0, f"cycle {t}: spurious response"
             continue
+        i = done[t]
         _, name, a, b = requests[i]
         want = {"resp__valid": 1, "resp__result": golden_division(name, a, b), "resp__tag": i % 256}
-        assert got == want, f"{name} {a:#x}, {b:#x} (request {i}, {stages} stages)"
+        assert {k: got[k] for k in want} == want, f"{name} {a:#x}, {b:#x} ({steps} steps)"
 
 
-def edge_requests() -> list[Request]:
-    pairs = itertools.product(DIV_KINDS, DIV_EDGES, DIV_EDGES)
-    return [(k % 5 != 4, name, a, b) for k, (name, a, b) in enumerate(pairs)]
+def edge_requests(every: int = 1) -> list[Request]:
+    pairs = list(itertools.product(DIV_KINDS, DIV_EDGES, DIV_EDGES))[::every]
+    return [(k % 3, name, a, b) for k, (name, a, b) in enumerate(pairs)]
 
 
-def test_stage_boundaries_spread_the_steps() -> None:
-    assert stage_boundaries(0) == []
-    assert stage_boundaries(1) == [32]
-    assert stage_boundaries(3) == [10, 21, 32]
-    steps = [b - a for a, b in itertools.pairwise([0, *stage_boundaries(15)])]
-    assert sum(steps) == 32 and set(steps) == {2, 3}
-    assert stage_boundaries(40).count(0) == 1 and stage_boundaries(40)[-1] == 32
+@pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
+def test_divider_steps_must_fit_a_word() -> None:
+    for steps in (0, 33):
+        with pytest.raises(ValueError, match=r"steps per cycle must be in 1\.\.32"):
+            Divider(steps)
 
 
-@pytest.mark.parametrize("stages", [0, 1, 3, 15, 40])
-def test_divider_edge_stream(stages: int) -> None:
-    requests = edge_requests()
-    cycles = division_cycles(requests, stages)
-    check_divider(requests, stages, simulate_amaranth(Divider(stages, 8), cycles))
+@pytest.mark.parametrize(("steps", "every"), [(1, 7), (2, 3), (3, 3), (11, 1), (32, 1)])
+def test_divider_edge_stream(steps: int, every: int) -> None:
+    """Every division of the edge operands (a sample at the slow rates), back to back or with
+    idle cycles between: 1 step (32 cycles), 2 (radix 4), 3 (11 cycles, 33 steps: a leading
+    zero step), 11 (3 cycles), 32 (one cycle)."""
+    requests = edge_requests(every)
+    cycles, starts = division_stream(requests, steps)
+    check_divider(requests, steps, starts, simulate_amaranth(Divider(steps, 8), cycles))
 
 
 requests = st.tuples(
-    st.booleans() | st.just(True),
+    st.integers(0, 3),
     st.sampled_from(sorted(DIV_KINDS)),
     st.sampled_from(DIV_EDGES) | st.integers(0, M32),
     st.sampled_from(DIV_EDGES) | st.integers(0, M32),
 )
 
 
-@pytest.mark.parametrize("stages", [0, 1, 3, 15])
+@pytest.mark.parametrize("steps", [2, 5])
 @settings(max_examples=10, deadline=None)
-@given(st.lists(requests, min_size=1, max_size=80))
-def test_divider_random_stream(stages: int, reqs: list[Request]) -> None:
-    cycles = division_cycles(reqs, stages)
-    check_divider(reqs, stages, simulate_amaranth(Divider(stages, 8), cycles))
+@given(st.lists(requests, min_size=1, max_size=30))
+def test_divider_random_stream(steps: int, reqs: list[Request]) -> None:
+    cycles, starts = division_stream(reqs, steps)
+    check_divider(reqs, steps, starts, simulate_amaranth(Divider(steps, 8), cycles))
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize("stages", [0, 3])
-def test_divider_in_icarus(stages: int, tmp_path) -> None:
-    requests = edge_requests()[::3]
-    cycles = division_cycles(requests, stages)
-    outputs = simulate_icarus(Divider(stages, 8), "divider", cycles, tmp_path)
-    check_divider(requests, stages, outputs)
+@pytest.mark.parametrize("steps", [2, 11])
+def test_divider_in_icarus(steps: int, tmp_path) -> None:
+    requests = edge_requests(9)
+    cycles, starts = division_stream(requests, steps)
+    outputs = simulate_icarus(Divider(steps, 8), "divider", cycles, tmp_path)
+    check_divider(requests, steps, starts, outputs)

@@ -58,7 +58,7 @@ def _golden(case: dict, kind: Scheduler) -> tuple[int, int] | None:
         )
         for w in case["warps"]
     ]
-    return select_views(views, kind, last_slot=case["last"], greedy=case["greedy"], t=0, lsu_free=0)
+    return select_views(views, kind, last_slot=case["last"], greedy=case["greedy"], t=0)
 
 
 def _hdl(cases: list[dict], kind: Scheduler) -> list[tuple[int, int] | None]:
