@@ -15,8 +15,9 @@ squares fit per stage over those runs (:func:`fit`) gives what each event causes
 it switches. A thread's events (a register word, a lane's operation, an address) cause a fixed
 number of cell toggles, whatever the SM's size; a warp instruction's, a control's and a
 cycle's have a fixed part and a part that grows with the stage's transistors in the area model
-(both fitted: a decoder per split slot stays quiet while its buffer holds, so the decoders'
-toggles do not grow with their number; a split table's W-bit masks all switch on an update).
+(both fitted: a fetch buffer per split slot stays quiet while it holds its instruction, so the
+buffers' toggles do not grow with their number; a split table's W-bit masks all switch on an
+update).
 ``energy.json`` keeps the fit, its rows' residuals and how it was made.
 
 *Joules*: one cell toggle costs :attr:`Technology.pj_per_cell_toggle`, anchored to a 45 nm

@@ -243,8 +243,8 @@ def document(
         "updates by a control outcome, the stack-less arbiter tree's evaluations, squeezes and "
         "scoreboard reservations (golden/sm/events.py). A thread's event costs a fixed number "
         "of cell toggles; the others have a fixed part and a part that grows with the stage's "
-        "transistors in the area model (a decoder per split slot stays quiet while its buffer "
-        "holds; a split table's masks all switch on an update), both fitted.",
+        "transistors in the area model (a fetch buffer per split slot stays quiet while it "
+        "holds its instruction; a split table's masks all switch on an update), both fitted.",
         "",
         "The energy per event is fitted, per stage, to the RTL: each run below is a suite "
         "kernel co-simulated on the Verilog of the cosim SM (W = 8, L = 4, 4 warp slots) with "
@@ -513,7 +513,7 @@ def seed_figures(kernels: Sequence[str], em: EnergyModel) -> list[str]:
         f"({fastest['kernel']}) raises the power {_pct(fastest['power'])} and changes the "
         f"energy {_pct(fastest['energy'])}. Where mp-orec is no faster ({len(same)} kernels) "
         f"the energy still rises by a median {_pct(median(r['energy'] for r in same))}: its SM "
-        "is larger (a decoder, a fetch buffer and a scoreboard lookup per split slot), and a "
+        "is larger (a fetch buffer and a scoreboard lookup per split slot), and a "
         "cycle switches a fixed share of every stage. Where it is faster, that larger SM's "
         "switching is paid over fewer cycles: more power, less energy.",
         "",

@@ -105,6 +105,22 @@ def decoder() -> Inventory:
     return inv
 
 
+#: Bits of an instruction's predecoded fields (``golden.sm.decode.ISSUE_FIELDS``).
+PREDECODED_BITS = sum(_field_width(n) if n.startswith("sb_") else 1
+                      for n in golden_decode.ISSUE_FIELDS)  # fmt: skip
+
+
+def predecoder() -> Inventory:
+    """The predecoder at the instruction store's write port (``hdl/sm/decode.py``:
+    ``Predecoder``): a decoder, the known-CSR check (the CSR number decoded), the issue-fault
+    OR and the two latency-class tests."""
+    inv = Inventory()
+    inv.include(decoder(), prefix="decode")
+    csrs = len(golden_decode.CSRS)
+    inv.add("issue", gate=decode(12, csrs) + reduce(csrs) + 6 + 2 * decode(_field_width("unit"), 1))
+    return inv
+
+
 def lane() -> Inventory:
     """One lane (``hdl/sm/lanes.py``: ``Lane``; ``golden/semantics.py``): a (XLEN+1)^2 signed
     multiplier, the ALU (adder, subtractor, shifters, two set-less-than, logic), the branch
@@ -146,16 +162,17 @@ def sm(params: SMParams) -> Inventory:
     inv = Inventory()
     candidates = n * s
 
-    # fetch: one store copy and buffer tag per split slot of every warp slot
+    # fetch: the store (word, RPC, predecode bits), a read-port copy and buffer tag per split
+    # slot of every warp slot; the predecoder at its write port; the decoder at issue
     inv.add(
         "fetch",
-        ram=candidates * p.imem_words * (XLEN + PC_WIDTH),
+        ram=candidates * p.imem_words * (XLEN + PC_WIDTH + PREDECODED_BITS),
         ff=candidates * (PC_WIDTH + 1),
         add=candidates * (PC_WIDTH + 1 + PC_WIDTH),
         mux=candidates,
     )
-    for _ in range(candidates + 1):  # one decoder per buffer, one at issue
-        inv.include(decoder(), prefix="decode")
+    inv.include(predecoder(), prefix="fetch")
+    inv.include(decoder(), prefix="decode")
     inv.include(_regfile(p), prefix="regfile")
     for _ in range(lanes):
         inv.include(lane(), prefix="lane")
@@ -431,13 +448,8 @@ def _core(p: SMParams) -> Inventory:
     # instruction, the timers
     inv.add("state", mux=2 * cand * (1 + sid + PC_WIDTH) + n * issued + cand * TIMER_BITS)
     inv.add("state", gate=n * 9)  # the units' status (settled, quiet, retired)
-    # candidates: the buffer hit, the CSR check (the CSR number decoded; and once more for
-    # the passes' CSR values), readiness
-    inv.add(
-        "candidates",
-        eq=cand * PC_WIDTH,
-        gate=cand * (2 * csrs + 39) + (cand + 1) * decode(12, csrs),
-    )
+    # candidates: the buffer hit, readiness (the CSR number decoded for the passes' CSR values)
+    inv.add("candidates", eq=cand * PC_WIDTH, gate=cand * 39 + decode(12, csrs))
     # settling: per split, its (sid, PC) against every snapshot and the continuing split
     inv.add(
         "settle",

@@ -5,7 +5,8 @@ after ``proc``, ``flatten`` and ``opt`` (before any technology mapping).
 The analytical model counts the same primitives from the geometry alone; this is how the
 tests hold its counts to the HDL, part by part of the structure (docs/area.md, "The model").
 
-Constants are not logic: an equality with a constant is an AND over the bits (each bit or its
+A memory counts a copy of its bits per read port, as synthesis replicates it into one-read-port
+RAMs. Constants are not logic: an equality with a constant is an AND over the bits (each bit or its
 complement, no XNOR), and the equalities of one value with several constants are a decoder
 (:func:`~reconverge.golden.cost.inventory.decode`); a multiplexer between two constants is
 its select or nothing, per bit."""
@@ -81,8 +82,8 @@ def cell_counts(kind: str, p: dict[str, Any]) -> Counter[Kind]:
         out[Kind.MUL] = _int(p, "A_WIDTH") * _int(p, "B_WIDTH")
     elif kind in _DIV:
         out[Kind.ADD] = _int(p, "A_WIDTH") * _int(p, "B_WIDTH")
-    elif kind == "$mem_v2":
-        out[Kind.RAM] = _int(p, "WIDTH") * _int(p, "SIZE")
+    elif kind == "$mem_v2":  # a copy per read port: an FPGA RAM has one (LUT RAM) read port
+        out[Kind.RAM] = _int(p, "WIDTH") * _int(p, "SIZE") * max(_int(p, "RD_PORTS"), 1)
     elif kind not in _FREE:
         raise ValueError(f"no model primitive for the Yosys cell {kind}")
     return out

@@ -15,6 +15,7 @@ import enum
 from reconverge.golden.isa import (
     MASK32,
     SPECS,
+    Csr,
     Fmt,
     IllegalInstruction,
     Instr,
@@ -144,3 +145,31 @@ def decode_fields(word: int) -> dict[str, int]:
     except IllegalInstruction:
         return dict.fromkeys(FIELDS, 0)
     return instr_fields(ins)
+
+
+def issue_fields(fields: dict[str, int]) -> dict[str, int]:
+    """What the issue logic checks of every candidate's instruction, from its decoded
+    ``fields``: the registers the scoreboard looks up, whether it needs the LSU or the divider
+    (rules 3 and 6 of docs/architecture.md), and whether issuing it faults (an illegal word, a
+    CSR write or an unknown CSR, ``ebreak``). The hardware keeps these bits beside each word of
+    its instruction store (*predecode*, docs/sm-hardware.md, "Instruction store and buffers")."""
+    csr_bad = fields["is_csr"] and (fields["csr_write"] or fields["csr"] not in CSRS)
+    return {
+        "sb_rs1": fields["sb_rs1"],
+        "sb_rs2": fields["sb_rs2"],
+        "sb_rd": fields["sb_rd"],
+        "memory": int(fields["unit"] == Unit.MEM),
+        "division": int(fields["unit"] == Unit.DIV),
+        "faulty": int(not fields["legal"] or bool(csr_bad) or bool(fields["is_ebreak"])),
+    }
+
+
+#: The CSR numbers the SM knows (reading any other one faults).
+CSRS = frozenset(int(c) for c in Csr)
+#: The names of the predecoded fields (:func:`issue_fields`).
+ISSUE_FIELDS: tuple[str, ...] = tuple(issue_fields(dict.fromkeys(FIELDS, 0)))
+
+
+def predecode(word: int) -> dict[str, int]:
+    """The predecoded fields of a 32-bit word (:func:`issue_fields` of its decode)."""
+    return issue_fields(decode_fields(word))

@@ -187,6 +187,40 @@ class Decoder(wiring.Component):
         return m
 
 
+#: The predecoded fields (``golden.sm.decode.ISSUE_FIELDS``): the three registers the
+#: scoreboard looks up, and one bit each for the rest.
+PREDECODED = data.StructLayout(
+    {name: REG if name.startswith("sb_") else unsigned(1) for name in golden.ISSUE_FIELDS}
+)
+
+
+class Predecoder(wiring.Component):
+    """``word`` -> ``fields`` (:data:`PREDECODED`): what the issue logic checks of every
+    candidate (``golden.sm.decode.issue_fields``), computed once as a word enters the
+    instruction store (hdl/sm/fetch.py) instead of by a decoder per candidate."""
+
+    def __init__(self) -> None:
+        super().__init__(wiring.Signature({"word": In(XLEN), "fields": Out(PREDECODED)}))
+
+    def elaborate(self, platform: object) -> Module:
+        m = Module()
+        m.submodules.decoder = decoder = Decoder()
+        d, f = decoder.instr, self.fields
+        known = reduce(or_, [d.csr == c for c in sorted(golden.CSRS)])
+        csr_bad = Signal(name="csr_bad")
+        m.d.comb += [
+            decoder.word.eq(self.word),
+            csr_bad.eq(d.is_csr & (d.csr_write | ~known)),
+            f.sb_rs1.eq(d.sb_rs1),
+            f.sb_rs2.eq(d.sb_rs2),
+            f.sb_rd.eq(d.sb_rd),
+            f.memory.eq(d.unit == Unit.MEM),
+            f.division.eq(d.unit == Unit.DIV),
+            f.faulty.eq(~d.legal | csr_bad | d.is_ebreak),
+        ]
+        return m
+
+
 def _csr_writes(spec: Spec, source: int) -> bool:
     """Whether a Zicsr ``spec`` writes its CSR when its rs1/uimm field is ``source``."""
     if spec.fmt not in (Fmt.CSR, Fmt.CSRI):

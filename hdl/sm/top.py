@@ -216,12 +216,6 @@ class _Core:
             m.submodules[f"unit{w}"] = unit
             self.units.append(unit)
         m.submodules.scheduler = self.scheduler = Scheduler(p)
-        self.decoders = []
-        for i in range(N * S):
-            dec = Decoder()
-            m.submodules[f"decode{i}"] = dec
-            m.d.comb += dec.word.eq(self.fetch.buffer[i].word)
-            self.decoders.append(dec)
         m.submodules.issue_decode = self.issue_decode = Decoder()
         m.submodules.regfile = self.regfile = RegisterFile(p)
         m.d.comb += [
@@ -297,26 +291,24 @@ class _Core:
             quiet = self.active[w] & self.quiet[w]
             for s in range(S):
                 i = w * S + s
-                buf, dec = self.fetch.buffer[i], self.decoders[i].instr
+                buf = self.fetch.buffer[i]
+                pre = buf.pre
                 exposed = _named(m, f"w{w}_s{s}_exposed", quiet & unit.splits.valid[s])
                 self.exposed[w][s] = exposed
                 hit = _named(m, f"w{w}_s{s}_hit", buf.pc == unit.splits.pc[s])
-                csr_bad = dec.is_csr & (dec.csr_write | ~_csr_known(dec.csr))
-                faulty = _named(
-                    m, f"w{w}_s{s}_faulty", ~buf.in_range | ~dec.legal | csr_bad | dec.is_ebreak
-                )
+                faulty = _named(m, f"w{w}_s{s}_faulty", ~buf.in_range | pre.faulty)
                 self.faulty[w][s] = faulty
                 m.d.comb += [
                     sb.lookup.warp[i].eq(w),
-                    sb.lookup.operands[3 * i].eq(dec.sb_rs1),
-                    sb.lookup.operands[3 * i + 1].eq(dec.sb_rs2),
-                    sb.lookup.operands[3 * i + 2].eq(dec.sb_rd),
+                    sb.lookup.operands[3 * i].eq(pre.sb_rs1),
+                    sb.lookup.operands[3 * i + 1].eq(pre.sb_rs2),
+                    sb.lookup.operands[3 * i + 2].eq(pre.sb_rd),
                     sb.lookup.mask[i].eq(unit.splits.mask[s]),
                 ]
                 hazard = (sb.lookup.dep_mask[i] != 0) | sb.lookup.full[i]
-                memory = dec.is_load | dec.is_store | dec.is_amo
-                division = dec.unit == Unit.DIV
-                clear = ~hazard & (~memory | ~self.lsu.busy) & (~division | self.divider_idle)
+                clear = (
+                    ~hazard & (~pre.memory | ~self.lsu.busy) & (~pre.division | self.divider_idle)
+                )
                 timed = self._timer_now(w, s) == 0
                 ready = _named(m, f"w{w}_s{s}_ready", exposed & timed & hit & (faulty | clear))
                 ready_bits.append(ready)
@@ -1179,7 +1171,3 @@ def _or(values: list[Value], width: int) -> Value:
     for v in values:
         out = out | v
     return out
-
-
-def _csr_known(csr: Value) -> Value:
-    return any_of([csr == int(c) for c in Csr])

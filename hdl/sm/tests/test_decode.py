@@ -13,7 +13,15 @@ from hypothesis import strategies as st
 
 from reconverge.golden import isa
 from reconverge.golden.sm import decode as golden
-from reconverge.hdl.sm.decode import DECODED, Decoder, Op, Unit, imm_sources
+from reconverge.hdl.sm.decode import (
+    DECODED,
+    PREDECODED,
+    Decoder,
+    Op,
+    Predecoder,
+    Unit,
+    imm_sources,
+)
 from reconverge.hdl.sm.tests.harness import simulate_amaranth, simulate_icarus, unpack
 
 M32 = isa.MASK32
@@ -87,6 +95,31 @@ def test_every_spec_decodes_in_icarus(tmp_path) -> None:
     check(words, decoded(outputs))
 
 
+def check_predecoded(words: list[int], outputs: list[dict[str, int]]) -> None:
+    got = [unpack(PREDECODED, out["fields"]) for out in outputs]
+    assert got == [golden.predecode(w) for w in words]
+
+
+def test_predecoded_layout_has_exactly_the_golden_fields() -> None:
+    assert [name for name, _ in PREDECODED] == list(golden.ISSUE_FIELDS)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.lists(any_words, min_size=1, max_size=200))
+def test_random_words_predecode_in_amaranth_sim(words: list[int]) -> None:
+    """The instruction store's predecode bits (hdl/sm/fetch.py) are golden's issue fields."""
+    check_predecoded(words, simulate_amaranth(Predecoder(), [{"word": w} for w in words]))
+
+
+@pytest.mark.rtl
+def test_every_spec_predecodes_in_icarus(tmp_path) -> None:
+    rng = random.Random(14)
+    words = [w for spec in isa.SPECS for w in spec_words(spec, rng, 4)]
+    words += [rng.getrandbits(32) for _ in range(100)]
+    outputs = simulate_icarus(Predecoder(), "predecoder", [{"word": w} for w in words], tmp_path)
+    check_predecoded(words, outputs)
+
+
 def _word(name: str, **fields: int) -> int:
     return isa.Instr(isa.SPEC_BY_NAME[name], **fields).encode()
 
@@ -114,4 +147,23 @@ RA, T1, A0, A1, A2 = 1, 6, 10, 11, 12
 def test_known_instructions(word: int, fields: dict[str, int]) -> None:
     """Hand-checked fields of a few instructions (values from the RISC-V spec), in golden."""
     got = golden.decode_fields(word)
+    assert {k: got[k] for k in fields} == fields
+
+
+@pytest.mark.parametrize(
+    ("word", "fields"),
+    [
+        (_word("ecall"), {"sb_rs1": A0, "sb_rs2": isa.REG_A7, "faulty": 0, "memory": 0}),
+        (_word("ebreak"), {"faulty": 1}),
+        (0, {"faulty": 1, "sb_rs1": 0, "division": 0}),  # not an instruction
+        (_word("csrrs", rd=A0, csr=0xCC0), {"faulty": 0, "sb_rd": A0}),
+        (_word("csrrs", rd=A0, csr=0xC00), {"faulty": 1}),  # cycle: not a CSR of the SM
+        (_word("csrrsi", rd=A0, csr=0xCC0, imm=1), {"faulty": 1}),  # writes a read-only CSR
+        (_word("remu", rd=A0, rs1=A1, rs2=A2), {"division": 1, "sb_rs2": A2, "faulty": 0}),
+        (_word("amoadd.w", rd=A0, rs1=A2, rs2=A1), {"memory": 1, "division": 0}),
+    ],
+)
+def test_known_predecodes(word: int, fields: dict[str, int]) -> None:
+    """Hand-checked issue fields (docs/architecture.md: faults at issue, rules 3 and 6)."""
+    got = golden.predecode(word)
     assert {k: got[k] for k in fields} == fields
