@@ -545,6 +545,8 @@ class IllegalInstruction(ValueError):
 def decode(word: int) -> Instr:
     """Decode a 32-bit word, or raise :class:`IllegalInstruction`."""
     word &= MASK32
+    if word == 0:  # RISC-V reserves the all-zero word as illegal: mostly memory never written
+        raise IllegalInstruction(word, "all zeros, not code (did the program run past its end?)")
     if word & 0b11 != 0b11:
         raise IllegalInstruction(word, "compressed (16-bit) instructions are not supported")
     for spec in _BY_OPCODE.get(word & 0x7F, ()):

@@ -38,6 +38,13 @@ def check_output(path: str | Path, suffixes: tuple[str, ...] = ()) -> Path:
         raise OutputError(f"cannot write {path}: no folder {folder}")
     if not os.access(folder, os.W_OK):
         raise OutputError(f"cannot write {path}: the folder {folder} is not writable")
+    try:  # root passes os.access everywhere: a file made and removed is the real test
+        fd, probe = tempfile.mkstemp(prefix=".reconverge-probe.", dir=folder)
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        raise OutputError(f"cannot write {path}: no file can be made in {folder} ({why})") from None
+    os.close(fd)
+    os.unlink(probe)
     return path
 
 

@@ -2,8 +2,9 @@
 
 :class:`Progress` is a status line on a terminal's standard error (never in ``--json`` output,
 never when standard error is not a terminal): after the first seconds of a run, the warp
-instructions done, their rate, and the blocks finished, redrawn a few times a second and
-cleared at the end. The models call it every :data:`EVERY` warp instructions.
+instructions done (and the step limit that stops the run), their rate, and the blocks finished,
+redrawn a few times a second and cleared at the end. The models call it every :data:`EVERY`
+warp instructions.
 
 :func:`launch_bytes` estimates the memory a launch needs; :func:`check_memory` refuses, before
 anything is allocated, a launch that needs more than the machine has available.
@@ -32,13 +33,21 @@ REGISTER_BYTES = 32 * 4
 
 
 class Progress:
-    """A status line for a run of ``grid`` blocks (see the module docstring)."""
+    """A status line for a run of ``grid`` blocks that stops after ``limit`` warp instructions
+    (see the module docstring)."""
 
     def __init__(
-        self, label: str, grid: int, *, stream: TextIO | None = None, delay: float = 2.0
+        self,
+        label: str,
+        grid: int,
+        limit: int,
+        *,
+        stream: TextIO | None = None,
+        delay: float = 2.0,
     ) -> None:
         self.label = label
         self.grid = grid
+        self.limit = limit
         self.stream = stream if stream is not None else sys.stderr
         self.start = time.monotonic()
         self.delay = delay
@@ -52,7 +61,8 @@ class Progress:
         self.last = now
         rate = steps / (now - self.start)
         line = (
-            f"{self.label}: {steps:,} warp instructions ({rate:,.0f}/s), "
+            f"{self.label}: {steps:,} of at most {self.limit:,} warp instructions "
+            f"({rate:,.0f}/s), "
             f"{blocks_done}/{self.grid} blocks, {now - self.start:.0f} s"
         )
         self.stream.write(f"\r{line}\x1b[K")
@@ -65,11 +75,11 @@ class Progress:
             self.stream.flush()
 
 
-def progress_for(label: str, grid: int, quiet: bool) -> Progress | None:
+def progress_for(label: str, grid: int, limit: int, quiet: bool) -> Progress | None:
     """A :class:`Progress` when standard error is a terminal and the output is not JSON."""
     if quiet or not sys.stderr.isatty():
         return None
-    return Progress(label, grid)
+    return Progress(label, grid, limit)
 
 
 def launch_bytes(

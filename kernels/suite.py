@@ -24,6 +24,11 @@ class Case:
     grid: int
     block: int
 
+    def __post_init__(self) -> None:
+        if self.grid < 1 or self.block < 1:
+            raise ValueError(f"the kernel has no thread at this size (grid {self.grid}, "
+                             f"block {self.block})")  # fmt: skip
+
 
 @dataclass(frozen=True)
 class SuiteKernel:

@@ -47,6 +47,10 @@ def _configure(p: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+#: The most processes ``--jobs`` starts: more than a few per processor only waits.
+MAX_JOBS = 4 * (os.cpu_count() or 1)
+
+
 def _run(ns: argparse.Namespace) -> int:
     names = ns.experiments or list(EXPERIMENTS)
     unknown = [n for n in names if n not in EXPERIMENTS]
@@ -54,11 +58,17 @@ def _run(ns: argparse.Namespace) -> int:
         raise cli.UsageError(
             f"unknown experiment {', '.join(unknown)} (known: {', '.join(EXPERIMENTS)})"
         )
-    if ns.jobs < 1:
-        raise cli.UsageError(f"--jobs must be at least 1, not {ns.jobs}")
+    if not 1 <= ns.jobs <= MAX_JOBS:
+        raise cli.UsageError(
+            f"--jobs must be from 1 to {MAX_JOBS} (4 per processor of this machine), not {ns.jobs}"
+        )
     output = Path(ns.output)
     figures = Path(ns.figures) if ns.figures else output.parent / "figures"
     check_output(output)
+    # the figures' folder (made if missing) must take files: checked before any run
+    if figures.exists() and not figures.is_dir():
+        raise cli.UsageError(f"{figures} is a file, not the figures' folder")
+    check_output(figures / "probe.png" if figures.is_dir() else figures)
     scale = SCALES[ns.scale]
     tasks = [t for n in names for t in EXPERIMENTS[n].tasks(scale)]
     cache = None if ns.no_cache else Cache(Path(ns.cache))

@@ -154,7 +154,7 @@ def exec_elf(
     config = _launch_config(grid, block, warp_size, args, step_limit)
     check_memory(memory_needed(config), f"a launch of {grid} x {block} threads")
     image = load_program(path)
-    progress = progress_for(f"{image.source}", grid, quiet)
+    progress = progress_for(f"{image.source}", grid, step_limit, quiet)
     try:
         return run(image, config, progress=progress, engine=engine), config, image
     finally:

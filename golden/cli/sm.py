@@ -19,7 +19,7 @@ from reconverge.golden.compiler.regalloc import ALLOCATORS
 from reconverge.golden.config import SMConfig
 from reconverge.golden.functional import LaunchConfig
 from reconverge.golden.image import Image
-from reconverge.golden.memmap import GLOBAL_BASE
+from reconverge.golden.memmap import GLOBAL_BASE, MemoryMap
 from reconverge.golden.output import atomic_output, check_output, write_output
 from reconverge.golden.params import SMParams
 from reconverge.golden.policies import (
@@ -36,6 +36,7 @@ from reconverge.golden.policies import (
 )
 from reconverge.golden.progress import check_memory, progress_for
 from reconverge.golden.sm.core import SMResult, memory_needed
+from reconverge.golden.sm.lsu import WORD_BYTES
 from reconverge.golden.sm.run import run_sm
 from reconverge.kernels import suite
 from reconverge.kernels.workload import (
@@ -91,6 +92,14 @@ def launch_of(ns: argparse.Namespace, work: Workload, config: SMConfig) -> Launc
 def workload_of(ns: argparse.Namespace, spec: str) -> Workload:
     if (ns.grid is not None and ns.grid < 1) or (ns.block is not None and ns.block < 1):
         raise cli.UsageError(f"grid and block must be positive (got {ns.grid}, {ns.block})")
+    # every suite kernel's inputs hold at least --size words: refuse a size that cannot fit
+    # before its inputs are generated
+    global_size = (memmap_of(ns) or MemoryMap()).global_size
+    if ns.size is not None and ns.size > global_size // WORD_BYTES:
+        raise cli.UsageError(
+            f"--size {ns.size}: the kernel's inputs would not fit the {global_size:#x} bytes "
+            f"of global memory (--size at most {global_size // WORD_BYTES})"
+        )
     return load_workload(
         spec,
         grid=ns.grid,
@@ -114,7 +123,7 @@ def run_on_sm(
     """Run, refusing a launch that needs more memory than the machine has and turning one the
     SM cannot hold into a usage error; with a progress line on a terminal unless ``quiet``."""
     check_memory(memory_needed(launch), f"a launch of {launch.grid} x {launch.block} threads")
-    progress = progress_for(f"{image.source} on the SM", launch.grid, quiet)
+    progress = progress_for(f"{image.source} on the SM", launch.grid, launch.step_limit, quiet)
     try:
         return run_sm(image, launch, config, trace=trace, progress=progress)
     except ValueError as exc:

@@ -207,8 +207,15 @@ def kernels_from_source(text: str, filename: str = "<kernels>") -> dict[str, Ker
     try:
         exec(compile(text, filename, "exec"), namespace)
     except SyntaxError as exc:
-        raise CompileError(f"{filename}:{exc.lineno}:{exc.offset}: {exc.msg}") from None
+        raise CompileError(_syntax_error(filename, exc)) from None
     return _module_kernels(namespace)
+
+
+def _syntax_error(filename: str | Path, exc: SyntaxError) -> str:
+    """``FILE:LINE:COLUMN: why`` of a syntax error, or ``FILE: why`` when Python names no
+    place (a file that is not text, such as one with NUL bytes)."""
+    where = "".join(f":{n}" for n in (exc.lineno, exc.offset) if n is not None)
+    return f"{filename}{where}: {exc.msg}"
 
 
 def load_kernels(path: str | Path) -> dict[str, Kernel]:
@@ -226,7 +233,7 @@ def load_kernels(path: str | Path) -> dict[str, Kernel]:
     try:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
-        raise CompileError(f"{path}:{exc.lineno}:{exc.offset}: {exc.msg}") from None
+        raise CompileError(_syntax_error(path, exc)) from None
     except CompileError:
         raise
     except Exception as exc:

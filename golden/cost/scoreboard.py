@@ -28,25 +28,22 @@ def _table(p: ScoreboardParams) -> Inventory:
     held = w if p.masked else 1  # an entry's valid bit or R-mask
     stored = p.warps * e  # entries in the table
     ports = 1 + p.lookups  # read ports: the reservation's and each lookup's
-    copies = stored + ports * e  # entries seen after write-backs: the table's and each port's
     inv.add("entries", ff=stored * (rb + held))
-    # a read port: its warp's set, a warps-way selection of the set's entries
-    inv.add("read", mux=ports * pick(p.warps, e * (rb + held)))
-    # write-back k hits an entry when valid, of its warp (its warp id decoded, and compared
-    # with each read port's) and register; every copy of an entry is cleared (bypass)
-    inv.add(
-        "writeback",
-        eq=b * (copies * rb + ports * wb),
-        gate=b * (copies + p.warps + ports + decode(wb, p.warps)),
-    )
+    # a read port: its warp's set of entries after the write-backs (register id, valid bit,
+    # masked: the R-mask), a warps-way selection
+    seen = rb + 1 + (w if p.masked else 0)
+    inv.add("read", mux=ports * pick(p.warps, e * seen))
+    # write-back k hits an entry when valid, of its warp (its warp id decoded) and register;
+    # every entry of the table is cleared once (the bypass the read ports select from)
+    inv.add("writeback", eq=b * stored * rb, gate=b * (stored + p.warps + decode(wb, p.warps)))
     if p.masked:  # the OR of the hitting write-backs' masks leaves the R-mask
         inv.add(
             "writeback",
-            mux=copies * b * w,
-            gate=copies * (reduce(b) * w + w) + ports * e * reduce(w),
+            mux=stored * b * w,
+            gate=stored * (reduce(b) * w + w + reduce(w)),
         )
     else:  # any hit clears the valid bit
-        inv.add("writeback", gate=copies * (reduce(b) + 1))
+        inv.add("writeback", gate=stored * (reduce(b) + 1))
     # the next state: the issuing warp decoded; the entry taking a reservation loads rd
     inv.add("update", gate=decode(wb, p.warps) + stored)
     if p.masked:  # takes the mask, or ORs it in when merging

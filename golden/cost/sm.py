@@ -202,13 +202,9 @@ def _block(kind: ScoreboardKind, p: SMParams) -> Inventory:
     inv = inventory(params)
     if lookups == 1:
         # a single lookup port's warp is assigned whole, a constant (0) that Amaranth passes
-        # into the scoreboard: with one warp its set is the table's row itself, not a
-        # selection, and its write-back compares (register and warp) are the table's own,
-        # which Yosys merges
-        held = params.warp_size if params.masked else 1
-        e, b = params.entries, params.writebacks
-        inv.parts["read"][Kind.MUX] -= e * (params.reg_bits + held)
-        inv.parts["writeback"][Kind.EQ] -= b * (e * params.reg_bits + params.warp_bits)
+        # into the scoreboard: with one warp its set is the table's row itself, not a selection
+        seen = params.reg_bits + 1 + (params.warp_size if params.masked else 0)
+        inv.parts["read"][Kind.MUX] -= params.entries * seen
     return inv
 
 

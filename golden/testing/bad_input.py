@@ -66,6 +66,7 @@ def files(tmp: Path) -> None:
     (tmp / "low.elf").write_bytes(write_elf(low))
     (tmp / "folder").mkdir()
     (tmp / "syntax.S").write_text("_start:\n  addi a0, a0\n")
+    (tmp / "binary.py").write_bytes(bytes(range(256)))  # not text: NUL bytes
     (tmp / "kernel.py").write_text(
         "from reconverge.golden.compiler import *\n\n\n@kernel\ndef k(out: Array):\n"
         "    out[tid()] = 1.5\n"
@@ -81,6 +82,7 @@ def files(tmp: Path) -> None:
         "deep.S": "_start:\n  csrr t0, tid\n  andi t1, t0, 1\n  beqz t1, 1f\n  andi t1, t0, 2\n"
         "  beqz t1, 1f\n  andi t1, t0, 4\n  beqz t1, 1f\n  nop\n1:\n  li a7, 93\n  ecall\n",
         "syscall.S": "_start:\n  li a7, 64\n  ecall\n",
+        "pastend.S": "_start:\n  addi a0, a0, 1\n",  # no exit: runs into the zeros after it
         "bignum.S": f"_start:\n  li a0, {'9' * 100}\n",
         "hugenum.S": f"_start:\n  addi a0, a0, {'9' * 4400}\n",  # past int()'s 4300 digits
     }
@@ -158,6 +160,25 @@ CASES = [
     ),
     Case("not a number", ("exec", DEMO, "--block", "many"), USAGE, "not an integer: 'many'"),
     Case("negative size", ("run", "avgSquare", "--size", "-1"), USAGE, "--size: must be"),
+    Case(
+        "a size past memory (before generating inputs)",
+        ("demo", "nested", "--size", "2147483647"),
+        USAGE,
+        "would not fit the 0x1000000 bytes of global memory",
+    ),
+    Case("eval jobs past the machine", ("eval", "--jobs", "99999"), USAGE, "--jobs must be from"),
+    Case(
+        "a size without threads",
+        ("run", "laplace3d", "--size", "1"),
+        USAGE,
+        "--size 1: the kernel has no thread at this size",
+    ),
+    Case(
+        "kernel file not text",
+        ("compile", "{tmp}/binary.py", "--emit", "ir"),
+        USAGE,
+        "binary.py: source code string cannot contain null bytes",
+    ),
     Case("launch larger than memory", ("exec", DEMO, "--block", "100000000"), USAGE, "needs about"),
     Case(
         "block larger than the SM",
@@ -243,6 +264,12 @@ CASES = [
         "verilog into /proc", ("verilog", "arbiter", "-o", "/proc/a.v"), USAGE, "cannot write /proc"
     ),
     Case(
+        "evaluation page into /proc (before any run or figure)",
+        ("eval", "--output", "/proc/e.md"),
+        USAGE,
+        "no file can be made in /proc",
+    ),
+    Case(
         "trace onto a full device",
         ("run", DEMO, "--trace", "/dev/full"),
         USAGE,
@@ -295,6 +322,7 @@ CASES = [
     ),
     Case("watchdog", ("run", "{tmp}/loop.S", "--max-cycles", "500"), FAILED, "watchdog"),
     Case("unknown system call", ("exec", "{tmp}/syscall.S"), FAILED, "only a7 = 93"),
+    Case("past the end of the code", ("run", "{tmp}/pastend.S"), FAILED, "run past its end"),
 ]
 
 

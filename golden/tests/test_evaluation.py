@@ -176,7 +176,7 @@ def test_the_smoke_slice_of_every_experiment(
 
 @pytest.mark.parametrize(
     ("args", "message"),
-    [(["nosuch"], "unknown experiment nosuch"), (["--jobs", "0"], "--jobs must be at least 1"),
+    [(["nosuch"], "unknown experiment nosuch"), (["--jobs", "0"], "--jobs must be from 1"),
      (["--figures", "{file}"], "argument --figures: {file} is a file, not a folder"),
      (["--cache", "{file}"], "argument --cache: {file} is a file, not a folder")],
 )  # fmt: skip

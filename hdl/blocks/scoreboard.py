@@ -11,13 +11,15 @@ entry is valid while its R-mask is not zero). Every clock edge::
                         masked: the entry holding rd ORs the mask in (Fig 9 state 5), else the
                                 first free entry takes (rd, mask)
 
-Every read port (the reservation's and each lookup's) selects its warp's set from the
-registers (a multiplexer over the warps: the SRAM read port of the seed's table) and applies
-this cycle's write-backs to it (a bypass), so an instruction decoded in the cycle of a
-write-back already sees it cleared, as in the golden SM. A lookup compares the three operand
-ids with every entry of the set, and for the masked table also ANDs each entry's R-mask with
-the instruction's active mask. The dependency mask has bit r for operand r when it hit;
-``full`` says the destination needs an entry and the set has none free.
+This cycle's write-backs are applied to every entry of the table once (the bypass), and every
+read port (the reservation's and each lookup's) selects its warp's set of those entries (a
+multiplexer over the warps: the read port of the seed's table), so an instruction decoded in
+the cycle of a write-back already sees it cleared, as in the golden SM. (Applying the
+write-backs after each read port's selection computes the same entries once per port instead
+of once per warp: the SM has a lookup port per split slot of every warp slot.) A lookup
+compares the three operand ids with every entry of the set, and for the masked table also ANDs
+each entry's R-mask with the instruction's active mask. The dependency mask has bit r for
+operand r when it hit; ``full`` says the destination needs an entry and the set has none free.
 
 The masked table costs W bits per entry instead of one, an AND/OR-reduce of W bits per entry
 per lookup operand, the per-entry clearing by write-back masks and a merge comparator on the
@@ -61,12 +63,22 @@ class Scoreboard(BlockComponent):
             ]
             for w in range(params.warps)
         ]
-        rows = Array(Cat(*(Cat(reg, held) for reg, held in entries)) for entries in table)
+        # the table after this cycle's write-backs: per warp, per entry (valid, reg, R-mask)
+        bypassed = [
+            [(*self._written_back(m, f"w{w}_e{e}", Const(w), reg, held), reg)
+             for e, (reg, held) in enumerate(entries)]
+            for w, entries in enumerate(table)
+        ]  # fmt: skip
+        rows = Array(
+            Cat(*(Cat(reg, valid, *([] if after is None else [after]))
+                  for valid, after, reg in entries))
+            for entries in bypassed
+        )  # fmt: skip
         chosen = self._read(m, rows, issue.warp, "issue")
         new, merge = self._reserve(m, chosen)
         for w, entries in enumerate(table):
             for e, (reg, held) in enumerate(entries):
-                valid, after = self._written_back(m, f"w{w}_e{e}", Const(w), reg, held)
+                valid, after, _ = bypassed[w][e]
                 here = issue.warp == w
                 alloc = Signal(name=f"w{w}_e{e}_alloc")
                 m.d.comb += alloc.eq(here & new[e])
@@ -102,19 +114,18 @@ class Scoreboard(BlockComponent):
         return valid, after
 
     def _read(self, m: Module, rows: Array, warp: Value, name: str) -> list[Entry]:
-        """A read port: the set of warp ``warp`` (a multiplexer over the warps, the table's
-        read port), then this cycle's write-backs applied to it (the bypass)."""
+        """A read port: the set of warp ``warp`` of the table after this cycle's write-backs
+        (a multiplexer over the warps, the table's read port)."""
         params = self.params
         rbits = params.reg_bits
-        width = rbits + (params.warp_size if params.masked else 1)
+        width = rbits + 1 + (params.warp_size if params.masked else 0)
         row = Signal(width * params.entries, name=f"{name}_set")
         m.d.comb += row.eq(rows[warp])
         out: list[Entry] = []
         for e in range(params.entries):
             field = row[e * width : (e + 1) * width]
-            reg, held = field[:rbits], field[rbits:]
-            valid, after = self._written_back(m, f"{name}_e{e}", warp, reg, held)
-            out.append((valid, reg, after))
+            after = field[rbits + 1 :] if params.masked else None
+            out.append((field[rbits], field[:rbits], after))
         return out
 
     # -- reservation ---------------------------------------------------------------------------

@@ -24,7 +24,9 @@ from reconverge.golden.cost.area_report import submodule_groups
 from reconverge.golden.errors import UserError
 from reconverge.golden.memmap import GLOBAL_BASE
 from reconverge.golden.params import SYNTH
+from reconverge.golden.sm.decode import predecode
 from reconverge.golden.sm.program import Program
+from reconverge.hdl.sm.fetch import ENTRY
 from reconverge.hdl.tools import synth
 from reconverge.kernels.workload import load_workload
 
@@ -114,7 +116,8 @@ def test_board_top_holds_a_kernel_and_runs_it_under_icarus(tmp_path, capsys) -> 
     )
     image = work.image_for(True)
     word, rpc = Program(image).store(SYNTH.imem_words)[(image.entry - GLOBAL_BASE) // 4]
-    assert f"= 64'h{rpc:08x}{word:08x};" in text
+    entry = ENTRY.const({"word": word, "rpc": rpc, "pre": predecode(word)}).as_bits()
+    assert f"= {ENTRY.size}'h{entry:0{-(-ENTRY.size // 4)}x};" in text
     assert _run_board(tmp_path, text) == "done=1 fault=0 passed=1 code=0"
 
 
