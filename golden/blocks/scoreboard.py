@@ -190,6 +190,15 @@ class ScoreboardParams(BlockParams):
         return bits_for(self.warps)
 
     @property
+    def bypass_first(self) -> bool:
+        """Where the hardware applies this cycle's write-backs (the bypass the lookups see):
+        to every stored entry before the read ports select a warp's set (a copy per stored
+        entry, warps x entries) when there are more read ports (the reservation's and the
+        lookups') than warps, else to each port's selected set (a copy per port): the fewer
+        copies. The same entries either way."""
+        return 1 + self.lookups > self.warps
+
+    @property
     def reg_bits(self) -> int:
         return bits_for(self.regs)
 

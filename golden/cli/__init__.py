@@ -17,6 +17,7 @@ import importlib
 import json
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -167,6 +168,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         report_error(name, str(exc), "usage", as_json)
         return EXIT_USAGE
     except KeyboardInterrupt:
+        # a design interrupted while it elaborates leaves Amaranth objects that warn, one
+        # each, when collected: the interrupt is the whole story
+        warnings.filterwarnings("ignore", message=".*created but never used")
         report_error(name, "interrupted", "interrupted", as_json)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # the reader went away (``reconverge ... | head``): stop quietly

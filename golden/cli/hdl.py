@@ -178,6 +178,8 @@ def _configure_verilog(p: argparse.ArgumentParser) -> None:
 def _cmd_verilog(ns: argparse.Namespace) -> int:
     from reconverge.hdl.tools.verilog import to_verilog
 
+    if ns.output:
+        check_output(ns.output)  # before the generation, which takes seconds for an SM
     design = _design(ns)
     if isinstance(design, SMDesign):
         component = buildable(design)

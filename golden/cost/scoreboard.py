@@ -21,6 +21,13 @@ def masked_scoreboard(p: MaskedScoreboardParams) -> Inventory:
     return _table(p)
 
 
+def seen_bits(p: ScoreboardParams) -> int:
+    """Bits of an entry as a read port selects it: register id and valid bit or R-mask; the
+    masked table bypassing first also the valid bit (``hdl/blocks/scoreboard.py``)."""
+    held = p.warp_size if p.masked else 1
+    return p.reg_bits + held + (1 if p.masked and p.bypass_first else 0)
+
+
 def _table(p: ScoreboardParams) -> Inventory:
     """Both tables: ``p.masked`` chooses the entry's valid bit or R-mask."""
     inv = Inventory()
@@ -28,22 +35,31 @@ def _table(p: ScoreboardParams) -> Inventory:
     held = w if p.masked else 1  # an entry's valid bit or R-mask
     stored = p.warps * e  # entries in the table
     ports = 1 + p.lookups  # read ports: the reservation's and each lookup's
+    first = p.bypass_first
+    # entries seen after write-backs: the table's, and (bypassing after the read) each port's
+    copies = stored + (0 if first else ports * e)
     inv.add("entries", ff=stored * (rb + held))
-    # a read port: its warp's set of entries after the write-backs (register id, valid bit,
-    # masked: the R-mask), a warps-way selection
-    seen = rb + 1 + (w if p.masked else 0)
-    inv.add("read", mux=ports * pick(p.warps, e * seen))
-    # write-back k hits an entry when valid, of its warp (its warp id decoded) and register;
-    # every entry of the table is cleared once (the bypass the read ports select from)
-    inv.add("writeback", eq=b * stored * rb, gate=b * (stored + p.warps + decode(wb, p.warps)))
-    if p.masked:  # the OR of the hitting write-backs' masks leaves the R-mask
+    # a read port: its warp's set, a warps-way selection of the set's entries (bypassing
+    # first, masked: with each entry's valid bit)
+    inv.add("read", mux=ports * pick(p.warps, e * seen_bits(p)))
+    # write-back k hits an entry when valid, of its warp (its warp id decoded, and compared
+    # with each read port's when bypassing after the read) and register; every copy of an
+    # entry is cleared (bypass)
+    compared = 0 if first else ports
+    inv.add(
+        "writeback",
+        eq=b * (copies * rb + compared * wb),
+        gate=b * (copies + p.warps + compared + decode(wb, p.warps)),
+    )
+    if p.masked:  # the OR of the hitting write-backs' masks leaves the R-mask; valid: any lane
+        valid = stored if first else ports * e
         inv.add(
             "writeback",
-            mux=stored * b * w,
-            gate=stored * (reduce(b) * w + w + reduce(w)),
+            mux=copies * b * w,
+            gate=copies * (reduce(b) * w + w) + valid * reduce(w),
         )
     else:  # any hit clears the valid bit
-        inv.add("writeback", gate=stored * (reduce(b) + 1))
+        inv.add("writeback", gate=copies * (reduce(b) + 1))
     # the next state: the issuing warp decoded; the entry taking a reservation loads rd
     inv.add("update", gate=decode(wb, p.warps) + stored)
     if p.masked:  # takes the mask, or ORs it in when merging

@@ -21,6 +21,7 @@ from reconverge.golden.config import WRITEBACK_LATENCIES, ScoreboardKind, divisi
 from reconverge.golden.cost.blocks import inventory
 from reconverge.golden.cost.datapath import popcount
 from reconverge.golden.cost.inventory import Inventory, Kind, decode, log2, reduce, select
+from reconverge.golden.cost.scoreboard import seen_bits
 from reconverge.golden.faults import FaultCode
 from reconverge.golden.geometry import bits_for
 from reconverge.golden.isa import IMM_FORMATS, NUM_REGS, SPECS, XLEN, Csr, Fmt
@@ -203,8 +204,7 @@ def _block(kind: ScoreboardKind, p: SMParams) -> Inventory:
     if lookups == 1:
         # a single lookup port's warp is assigned whole, a constant (0) that Amaranth passes
         # into the scoreboard: with one warp its set is the table's row itself, not a selection
-        seen = params.reg_bits + 1 + (params.warp_size if params.masked else 0)
-        inv.parts["read"][Kind.MUX] -= params.entries * seen
+        inv.parts["read"][Kind.MUX] -= params.entries * seen_bits(params)
     return inv
 
 

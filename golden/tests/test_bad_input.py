@@ -120,6 +120,22 @@ def test_ctrl_c_is_one_line_and_leaves_no_file(tmp: Path) -> None:
     assert not trace.exists() and not list(tmp.glob(".interrupted*"))
 
 
+def test_ctrl_c_while_a_design_elaborates_is_one_line(tmp: Path) -> None:
+    """SIGINT while a large SM elaborates: one line, not a warning per Amaranth object the
+    interrupted elaboration left unused."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reconverge.golden.cli", "verilog", "sm", "--warp-size", "64",
+         "--simd-width", "64", "--warps", "64", "-o", str(tmp / "big.v")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint,
+    )  # fmt: skip
+    used = cpu_seconds_of(proc.pid, at_least=4.0)  # past the imports, into the elaboration
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == cli.EXIT_INTERRUPTED, (used, err[-500:])
+    assert err.strip() == "reconverge verilog: interrupted" and out == ""
+    assert not (tmp / "big.v").exists()
+
+
 def test_version() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "reconverge.golden.cli", "--version"], capture_output=True,

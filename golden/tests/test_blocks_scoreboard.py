@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from reconverge.golden.blocks import MaskedScoreboardParams, ScoreboardParams
 from reconverge.golden.blocks.scoreboard import MaskedScoreboard, Scoreboard, make_scoreboard
+from reconverge.golden.params import COSIM
 from reconverge.testbench.lockstep import run_golden
 from reconverge.testbench.scenarios import applicable, rng_for
 from reconverge.testbench.scenarios import scoreboard as stimulus
@@ -222,3 +223,14 @@ def test_sm_waits_for_a_free_scoreboard_entry(kind: str) -> None:
     assert gaps[31] == 2 and gaps[1] == 1 + config.latencies.global_
     with pytest.raises(ValueError, match="scoreboard_entries"):
         Geometry(scoreboard_entries=32)
+
+
+def test_the_bypass_goes_where_it_takes_fewer_copies() -> None:
+    """hdl/blocks/scoreboard.py applies the write-backs per read port (3 ports x 8 entries)
+    rather than to the 8 x 8 stored entries of a two-lookup table of 8 warps; the SM's table,
+    with a lookup per split slot of each of its 4 warps, bypasses the 4 x 8 stored entries
+    once instead of 33 x 8 times."""
+    assert ScoreboardParams(warps=8, lookups=2).bypass_first is False
+    assert ScoreboardParams(warps=2, lookups=2).bypass_first is True
+    g = COSIM.geometry
+    assert ScoreboardParams.of(g, lookups=g.warps * g.split_table, writebacks=5).bypass_first

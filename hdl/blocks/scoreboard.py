@@ -11,15 +11,16 @@ entry is valid while its R-mask is not zero). Every clock edge::
                         masked: the entry holding rd ORs the mask in (Fig 9 state 5), else the
                                 first free entry takes (rd, mask)
 
-This cycle's write-backs are applied to every entry of the table once (the bypass), and every
-read port (the reservation's and each lookup's) selects its warp's set of those entries (a
-multiplexer over the warps: the read port of the seed's table), so an instruction decoded in
-the cycle of a write-back already sees it cleared, as in the golden SM. (Applying the
-write-backs after each read port's selection computes the same entries once per port instead
-of once per warp: the SM has a lookup port per split slot of every warp slot.) A lookup
-compares the three operand ids with every entry of the set, and for the masked table also ANDs
-each entry's R-mask with the instruction's active mask. The dependency mask has bit r for
-operand r when it hit; ``full`` says the destination needs an entry and the set has none free.
+Every read port (the reservation's and each lookup's) selects its warp's set (a multiplexer
+over the warps: the read port of the seed's table) with this cycle's write-backs applied (the
+bypass), so an instruction decoded in the cycle of a write-back already sees it cleared, as in
+the golden SM. The bypass is built where it takes fewer copies of the entries
+(``ScoreboardParams.bypass_first``): after each port's selection (a copy per port) or, when
+there are more read ports than warps (the SM has a lookup port per split slot of every warp
+slot), once on every entry of the table, the ports selecting from those. A lookup compares the
+three operand ids with every entry of the set, and for the masked table also ANDs each entry's
+R-mask with the instruction's active mask. The dependency mask has bit r for operand r when it
+hit; ``full`` says the destination needs an entry and the set has none free.
 
 The masked table costs W bits per entry instead of one, an AND/OR-reduce of W bits per entry
 per lookup operand, the per-entry clearing by write-back masks and a merge comparator on the
@@ -63,17 +64,21 @@ class Scoreboard(BlockComponent):
             ]
             for w in range(params.warps)
         ]
-        # the table after this cycle's write-backs: per warp, per entry (valid, reg, R-mask)
+        # the table after this cycle's write-backs: per warp, per entry (valid, R-mask, reg)
         bypassed = [
             [(*self._written_back(m, f"w{w}_e{e}", Const(w), reg, held), reg)
              for e, (reg, held) in enumerate(entries)]
             for w, entries in enumerate(table)
         ]  # fmt: skip
-        rows = Array(
-            Cat(*(Cat(reg, valid, *([] if after is None else [after]))
-                  for valid, after, reg in entries))
-            for entries in bypassed
-        )  # fmt: skip
+        self.first = params.bypass_first
+        if self.first:  # the ports select bypassed entries: (reg, valid[, R-mask])
+            rows = Array(
+                Cat(*(Cat(reg, valid, *([] if after is None else [after]))
+                      for valid, after, reg in entries))
+                for entries in bypassed
+            )  # fmt: skip
+        else:  # the ports select stored entries (reg, valid bit or R-mask) and bypass them
+            rows = Array(Cat(*(Cat(reg, held) for reg, held in entries)) for entries in table)
         chosen = self._read(m, rows, issue.warp, "issue")
         new, merge = self._reserve(m, chosen)
         for w, entries in enumerate(table):
@@ -114,18 +119,23 @@ class Scoreboard(BlockComponent):
         return valid, after
 
     def _read(self, m: Module, rows: Array, warp: Value, name: str) -> list[Entry]:
-        """A read port: the set of warp ``warp`` of the table after this cycle's write-backs
-        (a multiplexer over the warps, the table's read port)."""
+        """A read port: the set of warp ``warp`` (a multiplexer over the warps, the table's
+        read port) after this cycle's write-backs (selected bypassed, or bypassed here)."""
         params = self.params
-        rbits = params.reg_bits
-        width = rbits + 1 + (params.warp_size if params.masked else 0)
+        rbits, held = params.reg_bits, params.warp_size if params.masked else 1
+        width = rbits + (1 + held if self.first and params.masked else held)
         row = Signal(width * params.entries, name=f"{name}_set")
         m.d.comb += row.eq(rows[warp])
         out: list[Entry] = []
         for e in range(params.entries):
             field = row[e * width : (e + 1) * width]
-            after = field[rbits + 1 :] if params.masked else None
-            out.append((field[rbits], field[:rbits], after))
+            reg = field[:rbits]
+            if self.first:
+                after = field[rbits + 1 :] if params.masked else None
+                out.append((field[rbits], reg, after))
+            else:
+                valid, after = self._written_back(m, f"{name}_e{e}", warp, reg, field[rbits:])
+                out.append((valid, reg, after))
         return out
 
     # -- reservation ---------------------------------------------------------------------------

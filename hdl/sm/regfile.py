@@ -5,11 +5,12 @@ banked register file of seed 001 (Sec 3.6, Fig 5.3), one bank per lane position,
 the squeeze keeps every thread in its lane (Sec 4.1, rule 1).
 
 Storage: a bank is a *live-value table* multi-ported memory (LaForest and Steffan, FPGA
-2010): for each write port an Amaranth ``lib.memory.Memory`` of warps x 32 words with that one
-write port and an asynchronous read port per read port (rs1, rs2). Synthesis makes one copy per
-read port, each with one write and one asynchronous read port — what the ECP5's distributed
-RAM (and most FPGAs' LUT RAM) provides — so the register file maps to LUT RAM instead of
-flip-flops and multiplexers (docs/hdl.md: the flip-flop file was half of the SM). A port
+2010): for each write port and each read port, an Amaranth ``lib.memory.Memory`` of warps x
+32 words with one write port and one asynchronous read port — what the ECP5's distributed RAM
+(and most FPGAs' LUT RAM) provides, so synthesis maps the register file to LUT RAM instead of
+flip-flops and multiplexers (docs/hdl.md: the flip-flop file was half of the SM). The copies
+are explicit: one memory per write port with two read ports, left to Yosys to replicate, made
+the register file of the ``--config synth`` SM 10.7k LUT4 instead of 5.3k. A port
 writes its own copies; the live-value table, two bits per (slot, register) of a position in
 flip-flops, records which port wrote a row last, and a read takes that port's copy. Of several
 ports writing the same (slot, register) of a position in one cycle the last of
@@ -153,15 +154,18 @@ class RegisterFile(wiring.Component):
                         m.d.sync += live[r].eq(w)
             copies = []
             for w, (port, row, enable) in enumerate(zip(ports, write_rows, enables, strict=True)):
-                bank = Memory(shape=WORD, depth=rows, init=[])
-                m.submodules[f"bank{j}_{WRITE_PORTS[w]}"] = bank
-                writer = bank.write_port()
-                m.d.comb += [
-                    writer.addr.eq(row),
-                    writer.data.eq(port.data[j]),
-                    writer.en.eq(enable[j]),
-                ]
-                copies.append([bank.read_port(domain="comb") for _ in reads])
+                per_read = []
+                for k in range(len(reads)):
+                    bank = Memory(shape=WORD, depth=rows, init=[])
+                    m.submodules[f"bank{j}_{WRITE_PORTS[w]}_{k}"] = bank
+                    writer = bank.write_port()
+                    m.d.comb += [
+                        writer.addr.eq(row),
+                        writer.data.eq(port.data[j]),
+                        writer.en.eq(enable[j]),
+                    ]
+                    per_read.append(bank.read_port(domain="comb"))
+                copies.append(per_read)
             for k, (reg, init, out) in enumerate(reads):
                 row = Cat(reg, read.warp)
                 which = Signal(range(len(ports)), name=f"live{j}_read{k}")

@@ -254,3 +254,12 @@ def test_submodule_groups_add_up_to_the_sm() -> None:
         "lsu": {"luts": 7, "flip_flops": 3, "count": 1},
     }
     assert sum(g["luts"] for g in groups.values()) == 107
+
+
+def test_verilog_checks_its_output_before_generating(monkeypatch, tmp_path, capsys) -> None:
+    """A folder that does not exist is refused at once, not after the SM's generation."""
+    from reconverge.hdl.tools import verilog
+
+    monkeypatch.setattr(verilog, "to_verilog", lambda *_: pytest.fail("the SM was generated"))
+    assert main(["verilog", "sm", "-o", str(tmp_path / "no" / "sm.v")]) == 2
+    assert "no folder" in capsys.readouterr().err
