@@ -86,11 +86,16 @@ def test_random_words_decode_in_amaranth_sim(words: list[int]) -> None:
     check(words, decoded(simulate_amaranth(Decoder(), [{"word": w} for w in words])))
 
 
+def icarus_words(seed: int, per_spec: int, randoms: int) -> list[int]:
+    """Words of every spec (:func:`spec_words`) and random words, for an Icarus run."""
+    rng = random.Random(seed)
+    words = [w for spec in isa.SPECS for w in spec_words(spec, rng, per_spec)]
+    return words + [rng.getrandbits(32) for _ in range(randoms)]
+
+
 @pytest.mark.rtl
 def test_every_spec_decodes_in_icarus(tmp_path) -> None:
-    rng = random.Random(13)
-    words = [w for spec in isa.SPECS for w in spec_words(spec, rng, 6)]
-    words += [rng.getrandbits(32) for _ in range(200)]
+    words = icarus_words(13, 6, 200)
     outputs = simulate_icarus(Decoder(), "decoder", [{"word": w} for w in words], tmp_path)
     check(words, decoded(outputs))
 
@@ -113,9 +118,7 @@ def test_random_words_predecode_in_amaranth_sim(words: list[int]) -> None:
 
 @pytest.mark.rtl
 def test_every_spec_predecodes_in_icarus(tmp_path) -> None:
-    rng = random.Random(14)
-    words = [w for spec in isa.SPECS for w in spec_words(spec, rng, 4)]
-    words += [rng.getrandbits(32) for _ in range(100)]
+    words = icarus_words(14, 4, 100)
     outputs = simulate_icarus(Predecoder(), "predecoder", [{"word": w} for w in words], tmp_path)
     check_predecoded(words, outputs)
 
