@@ -10,6 +10,7 @@ import hashlib
 import logging
 import os
 import re
+import shutil
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -158,11 +159,62 @@ def build_verilator(
         str(cocotb_config.share_dir / "lib" / "verilator" / "verilator.cpp"), str(source),
     ]  # fmt: skip
     jobs = str(min(os.cpu_count() or 1, 8))
-    make = ["make", "-j", jobs, "-C", str(directory), "-f", "Vtop.mk", *CXX_OPTIMISATION,
-            f"VM_TRACE={int(bool(waves))}", *(["VM_COVERAGE=1"] if toggles else [])]  # fmt: skip
+    options = [*CXX_OPTIMISATION, f"VM_TRACE={int(bool(waves))}",
+               *(["VM_COVERAGE=1"] if toggles else [])]  # fmt: skip
+    make = ["make", "-j", jobs, "-C", str(directory), "-f", "Vtop.mk", *options]
     with open(log, "w") as out:
-        for command in (verilate, make):
-            subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=True)
+        subprocess.run(verilate, stdout=out, stderr=subprocess.STDOUT, check=True)
+        runtime, objects = runtime_directory(directory, options), runtime_objects(directory)
+        with locked(runtime):
+            shared = copy_objects(objects, runtime, directory)
+        subprocess.run(make, stdout=out, stderr=subprocess.STDOUT, check=True)
+        if not shared:
+            with locked(runtime):
+                copy_objects(objects, directory, runtime)
+
+
+def runtime_objects(directory: Path) -> list[str]:
+    """The object files of Verilator's run-time library a verilated model in ``directory``
+    links (``VM_GLOBAL_FAST`` and ``VM_GLOBAL_SLOW`` of its ``Vtop_classes.mk``)."""
+    text = (directory / "Vtop_classes.mk").read_text()
+    names: list[str] = []
+    for block in re.findall(r"^VM_GLOBAL_(?:FAST|SLOW) \+= \\\n((?:  \S+ \\\n)*)", text, re.M):
+        names += [f"{line.split()[0]}.o" for line in block.splitlines()]
+    return names
+
+
+def runtime_directory(directory: Path, options: list[str]) -> Path:
+    """Where the run-time library of the model verilated in ``directory`` is kept, compiled
+    once and shared by every build with the same Verilator, compiler, model settings
+    (``VM_*`` of ``Vtop_classes.mk``: coverage, tracing, timing) and ``make`` options:
+    ``build/cosim/verilator-runtime/<digest>/``. The library (``verilated.cpp`` and the
+    others: 7-10 s of g++ per build) does not depend on the design."""
+    classes = (directory / "Vtop_classes.mk").read_text()
+    model = (directory / "Vtop.mk").read_text()
+    compiler = subprocess.run(["c++", "--version"], capture_output=True, text=True).stdout
+    settings = [
+        *re.findall(r"^VM_\w+ = .*$", classes, re.M),
+        *re.findall(r"^(?:VERILATOR_ROOT|VM_SC|VM_PROFC) = .*$", model, re.M),
+        *re.findall(r"^VM_USER_CFLAGS = \\\n(?:  .*\n)*", model, re.M),
+        *runtime_objects(directory), *options, compiler,
+    ]  # fmt: skip
+    digest = hashlib.sha256("\n".join(settings).encode()).hexdigest()[:16]
+    return build_root() / "cosim" / "verilator-runtime" / digest
+
+
+def copy_objects(objects: list[str], source: Path, target: Path) -> bool:
+    """Copy the object files ``objects`` and their dependency files from ``source`` to
+    ``target`` if ``source`` has them all (each written under a temporary name and renamed: a
+    reader never sees half a file). The copies get the time of the copy, so ``make`` in a
+    freshly verilated build takes them as newer than its ``Vtop.mk`` and keeps them."""
+    files = [n for name in objects for n in (name, name.removesuffix(".o") + ".d")]
+    if not all((source / name).exists() for name in files):
+        return False
+    for name in files:
+        part = target / f"{name}.part"
+        shutil.copyfile(source / name, part)
+        part.replace(target / name)
+    return True
 
 
 def build(design: Design, sim: str, waves: str = "", *, toggles: bool = False) -> tuple[Any, Path]:

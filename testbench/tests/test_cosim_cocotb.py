@@ -30,7 +30,7 @@ from reconverge.golden.policies import variant
 from reconverge.golden.sm.core import IssueRecord, SMResult
 from reconverge.golden.sm.program import Program
 from reconverge.golden.sm.run import run_sm
-from reconverge.testbench.build import Design
+from reconverge.testbench.build import Design, build
 from reconverge.testbench.cosim import METRICS, CosimReport, cosim, metrics_json
 from reconverge.testbench.cosim_plan import COSIM_GEOMETRY, build_group
 from reconverge.testbench.memory_model import Backpressure
@@ -433,6 +433,29 @@ def test_verilator_runs_the_same_plumbing(tmp_path: Path) -> None:
     assert report.reached == 4, report.difference
     assert report.run.counters["stalls"] > 0
     assert "trace__pc" in waves.read_text()
+
+
+@pytest.mark.rtl
+@pytest.mark.usefixtures("verilator")
+def test_verilator_runtime_is_compiled_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two designs built with the same options: the first compiles Verilator's run-time
+    library and keeps it, the second links that copy (its log shows no run-time source) and
+    runs."""
+    monkeypatch.setenv("RECONVERGE_BUILD", str(tmp_path))
+    logs = []
+    for width in (1, 2):
+        text = f"module sm(input clk, output [{width - 1}:0] q); assign q = 0; endmodule\n"
+        _, directory = build(Design("sm", f"counter{width}", text, lambda t=text: t), "verilator")
+        assert (directory / "sm").exists()
+        logs.append((directory / "build.log").read_text())
+    assert "include/verilated.cpp" in logs[0]
+    assert "verilated.cpp" not in logs[1] and "verilator.cpp" in logs[1]
+    (kept,) = (tmp_path / "cosim" / "verilator-runtime").iterdir()
+    assert {"verilated.o", "verilated_vpi.o", "verilated_threads.o"} <= {
+        f.name for f in kept.iterdir()
+    }
 
 
 # ----------------------------------------------------------------------------------------------
