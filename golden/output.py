@@ -6,6 +6,7 @@ a half-written file."""
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -89,3 +90,17 @@ def write_output(path: str | Path, data: str | bytes) -> None:
             tmp.write_bytes(data)
         else:
             tmp.write_text(data)
+
+
+def write_section(doc: Path, begin: str, end: str, body: str) -> bool:
+    """Replace what lies between the marker lines ``begin`` and ``end`` of the page ``doc``
+    (a generated part of a hand-written page) with ``body``; return whether it changed. A
+    page without the markers is a UserError."""
+    text = doc.read_text()
+    pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), re.S)
+    if not pattern.search(text):
+        raise UserError(f"{doc}: markers {begin!r} ... {end!r} not found")
+    new = pattern.sub(lambda _: f"{begin}\n{body}\n{end}", text)
+    if new != text:
+        write_output(doc, new)
+    return new != text

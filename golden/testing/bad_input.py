@@ -19,7 +19,7 @@ from reconverge.golden import cli
 from reconverge.golden.asm import assemble
 from reconverge.golden.elf import write_elf
 from reconverge.golden.image import Image, Segment
-from reconverge.golden.output import write_output
+from reconverge.golden.output import write_section
 
 ROOT = Path(__file__).parents[2]
 DEMO = str(ROOT / "kernels" / "divergent_demo.S")
@@ -362,13 +362,7 @@ def render_table() -> str:
 
 def main(argv: list[str]) -> int:
     doc = Path(argv[0] if argv else "docs/testing.md")
-    text = doc.read_text()
-    pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.S)
-    if not pattern.search(text):
-        raise SystemExit(f"{doc}: markers {BEGIN!r} ... {END!r} not found")
-    new = pattern.sub(lambda _: f"{BEGIN}\n{render_table()}\n{END}", text)
-    write_output(doc, new)
-    print(f"{doc}: {'updated' if new != text else 'unchanged'}")
+    print(f"{doc}: {'updated' if write_section(doc, BEGIN, END, render_table()) else 'unchanged'}")
     return 0
 
 

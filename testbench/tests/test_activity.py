@@ -116,7 +116,9 @@ def test_stages_are_the_area_models() -> None:
     assert stage_of("lsu") == "lsu"
 
 
-#: The SM of the tests and its build's xdist group (one worker builds it).
+#: The SM of the tests and its build's xdist group (one worker builds it). The toggle-coverage
+#: build and its Yosys cell counts take two minutes and more: the tests on it are in make
+#: test-slow, which CI runs for this file in its bounded slow step (.ci/run).
 PARAMS = SYNTH
 GROUP = pytest.mark.xdist_group(f"sm-{params_digest(PARAMS)}-toggles")
 
@@ -162,6 +164,7 @@ def activity() -> Iterator[Callable[[int], Activity]]:
 
 @pytest.mark.rtl
 @pytest.mark.synth
+@pytest.mark.slow
 @GROUP
 def test_cycle_counter_toggles_as_a_binary_counter(activity: Callable[[int], Activity]) -> None:
     small = activity(4)
@@ -176,6 +179,7 @@ def test_cycle_counter_toggles_as_a_binary_counter(activity: Callable[[int], Act
 
 @pytest.mark.rtl
 @pytest.mark.synth
+@pytest.mark.slow
 @GROUP
 def test_stages_sum_to_the_total(activity: Callable[[int], Activity]) -> None:
     small = activity(4)
@@ -192,6 +196,7 @@ def test_stages_sum_to_the_total(activity: Callable[[int], Activity]) -> None:
 
 @pytest.mark.rtl
 @pytest.mark.synth
+@pytest.mark.slow
 @GROUP
 def test_more_work_toggles_the_lanes_more(activity: Callable[[int], Activity]) -> None:
     small, large = activity(4), activity(40)
@@ -209,6 +214,7 @@ def test_more_work_toggles_the_lanes_more(activity: Callable[[int], Activity]) -
 
 @pytest.mark.rtl
 @pytest.mark.synth
+@pytest.mark.slow
 @GROUP
 def test_the_counters_net_is_counted_once(activity: Callable[[int], Activity]) -> None:
     """The cycle counter is a register of ``core``, an output port of ``core`` and of the SM

@@ -77,7 +77,8 @@ LOOP = textwrap.dedent(
 
 @pytest.mark.rtl
 @pytest.mark.synth
-@pytest.mark.xdist_group(f"sm-{params_digest(SYNTH)}-toggles")  # testbench/tests/test_activity.py
+@pytest.mark.slow  # the toggle build of testbench/tests/test_activity.py
+@pytest.mark.xdist_group(f"sm-{params_digest(SYNTH)}-toggles")
 @pytest.mark.xfail(
     strict=True,
     reason="golden/cost/activity.json was measured on the SM with the pipelined divider, which "
