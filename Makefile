@@ -63,7 +63,8 @@ check: lint
 test: setup
 	$(PYTEST) -m "not slow and not sweep"
 
-# TESTS=FILE... narrows the slow tests to some files (CI runs the random programs' sweep).
+# TESTS=FILE... narrows the slow tests to some files (CI runs the random programs' sweep and the
+# switching activity on the toggle-coverage build: .ci/run).
 TESTS ?=
 test-slow: setup
 	$(PYTEST) -m slow $(TESTS)
