@@ -18,6 +18,7 @@ from pathlib import Path
 from reconverge.golden import cli
 from reconverge.golden.asm import assemble
 from reconverge.golden.elf import write_elf
+from reconverge.golden.errors import UserError
 from reconverge.golden.image import Image, Segment
 from reconverge.golden.output import write_section
 
@@ -362,7 +363,11 @@ def render_table() -> str:
 
 def main(argv: list[str]) -> int:
     doc = Path(argv[0] if argv else "docs/testing.md")
-    print(f"{doc}: {'updated' if write_section(doc, BEGIN, END, render_table()) else 'unchanged'}")
+    try:
+        changed = write_section(doc, BEGIN, END, render_table())
+    except UserError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    print(f"{doc}: {'updated' if changed else 'unchanged'}")
     return 0
 
 
