@@ -83,9 +83,12 @@ def run_test(
     results, log = test_dir / "results.xml", test_dir / "sim.log"
     # cocotb rewrites the asserts of every module the simulator's Python imports (numpy, golden,
     # its own) with pytest's hook by default, from source each time (the runner sets
-    # PYTHONDONTWRITEBYTECODE): 0.4-0.5 s of every run. The test modules report through their
-    # results, not through asserts, so the hook is not installed.
-    env = {"COCOTB_REWRITE_ASSERTION_FILES": "", **env}
+    # PYTHONDONTWRITEBYTECODE): 0.4-0.5 s of every run. Only a pytest test file that hosts a
+    # cocotb test (``test_*.py``) has its asserts rewritten, for pytest's messages; the
+    # testbench's modules report through their results and get no hook (0.14 s less a run).
+    module = test_module.rsplit(".", 1)[-1]
+    rewrite = f"{module}.py" if module.startswith("test_") else ""
+    env = {"COCOTB_REWRITE_ASSERTION_FILES": rewrite, **env}
     with suppress(SystemExit, RuntimeError):
         runner.test(
             test_module=test_module,
