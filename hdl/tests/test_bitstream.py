@@ -23,6 +23,7 @@ from reconverge.hdl.tools import bitstream
 from reconverge.hdl.tools.board_top import BoardTop
 from reconverge.hdl.tools.boards import BOARDS
 from reconverge.hdl.tools.uart import UARTTransmitter
+from reconverge.testbench.amaranth_sim import run_simulator
 
 
 def decode(levels: list[int], bit_cycles: int) -> bytes:
@@ -69,7 +70,7 @@ def test_uart_sends_each_byte_as_an_8n1_frame(bit_cycles: int) -> None:
         await ctx.tick().repeat(12 * bit_cycles)
 
     sim.add_testbench(send)
-    sim.run()
+    run_simulator(sim)
     assert levels[0] == 1  # idle high
     assert decode(levels, bit_cycles) == message
     # back to back: a frame of 10 bits each, nothing between them
@@ -120,7 +121,7 @@ def test_board_top_runs_the_system_on_its_clock_enable_and_reports(code, line) -
         await ctx.tick().repeat(3 * 2000 + 40 * len(line) + 50 - 1300)  # three lines
 
     sim.add_testbench(bench)
-    sim.run()
+    run_simulator(sim)
     assert seen["steps"] in (99, 100)  # one step in three cycles
     assert seen["leds"] == (0b100 if code else 0b011) and seen["code"] == code
     assert seen["heartbeat"] == 0

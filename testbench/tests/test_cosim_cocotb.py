@@ -30,6 +30,7 @@ from reconverge.golden.policies import variant
 from reconverge.golden.sm.core import IssueRecord, SMResult
 from reconverge.golden.sm.program import Program
 from reconverge.golden.sm.run import run_sm
+from reconverge.testbench.amaranth_sim import run_simulator
 from reconverge.testbench.build import Design, build
 from reconverge.testbench.cosim import METRICS, CosimReport, cosim, metrics_json
 from reconverge.testbench.cosim_plan import COSIM_GEOMETRY, build_group
@@ -528,7 +529,7 @@ def test_an_entry_not_loaded_holds_zeros() -> None:
             seen[index] = (ctx.get(buffer.word), ctx.get(buffer.rpc))
 
     sim.add_testbench(bench)
-    sim.run()
+    run_simulator(sim)
     assert seen == {2: (0, 0), 3: (0x1234_5678, 0x8000_0040), 15: (0, 0)}
 
 

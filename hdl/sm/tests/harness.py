@@ -22,6 +22,7 @@ from amaranth.sim import Simulator
 
 from reconverge.hdl.tools.lint import verilator_lint
 from reconverge.hdl.tools.verilog import to_verilog
+from reconverge.testbench.amaranth_sim import run_simulator
 
 Ports = dict[str, int]
 
@@ -76,7 +77,7 @@ def simulate_amaranth(component: wiring.Component, cycles: list[Ports]) -> list[
             await ctx.tick()
 
     sim.add_testbench(bench)
-    sim.run()
+    run_simulator(sim)
     return results
 
 

@@ -54,6 +54,7 @@ from reconverge.hdl.blocks.arbiter import Arbiter
 from reconverge.hdl.sm.lsu import LSU
 from reconverge.hdl.tools.lint import verilator_lint
 from reconverge.hdl.tools.verilog import to_verilog
+from reconverge.testbench.amaranth_sim import run_simulator
 
 KINDS = {MemOp.LOAD: "load", MemOp.STORE: "store", MemOp.AMO: "amo"}
 #: The funct5 values of an AMO-opcode instruction: the AMOs, and lr.w / sc.w more often (an
@@ -613,7 +614,7 @@ def simulate(params: SMParams, stream: list[MemInstr], seed: int | None) -> Run:
         result.append(run)
 
     sim.add_testbench(bench)
-    sim.run()
+    run_simulator(sim)
     return result[0]
 
 

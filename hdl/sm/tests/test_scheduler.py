@@ -17,6 +17,7 @@ from reconverge.golden.params import COSIM, SMParams
 from reconverge.golden.policies import Policy
 from reconverge.golden.sm.scheduler import SplitView, WarpView, select_views
 from reconverge.hdl.sm.scheduler import Scheduler as HdlScheduler
+from reconverge.testbench.amaranth_sim import run_simulator
 
 WARPS, SLOTS = 4, 4
 
@@ -91,7 +92,7 @@ def _hdl(cases: list[dict], kind: Scheduler) -> list[tuple[int, int] | None]:
 
     sim = Simulator(dut)
     sim.add_testbench(bench)
-    sim.run()
+    run_simulator(sim)
     return out
 
 

@@ -16,6 +16,7 @@ from reconverge.golden.policies import Policy
 from reconverge.golden.sm.run import run_sm
 from reconverge.hdl.sm.system import SMSystem
 from reconverge.kernels import suite
+from reconverge.testbench.amaranth_sim import run_simulator
 
 #: A board-sized SM: global memory of 16 KiB in block RAM.
 BOARD = replace(
@@ -52,7 +53,7 @@ def test_board_top_runs_a_kernel(policy: Policy) -> None:
     sim = Simulator(dut)
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
-    sim.run()
+    run_simulator(sim)
     assert state == {"done": 1, "fault": 0, "passed": 1, "code": 0}
     line = params.config.line_bytes
     raw = b"".join(v.to_bytes(line, "little") for v in memory)
