@@ -72,7 +72,7 @@ def run_simulator(sim: Simulator) -> None:
         except BaseException as exc:  # re-raised in the caller's thread
             failure.append(exc)
 
-    thread = threading.Thread(target=target, name="amaranth-sim")
+    thread = threading.Thread(target=target, name="amaranth-sim", daemon=True)  # Ctrl-C exits
     thread.start()
     thread.join()
     if failure:
