@@ -164,7 +164,8 @@ def build_verilator(
     make = ["make", "-j", jobs, "-C", str(directory), "-f", "Vtop.mk", *options]
     with open(log, "w") as out:
         subprocess.run(verilate, stdout=out, stderr=subprocess.STDOUT, check=True)
-        runtime, objects = runtime_directory(directory, options), runtime_objects(directory)
+        objects = runtime_objects(directory)
+        runtime = runtime_directory(directory, options, objects)
         with locked(runtime):
             shared = copy_objects(objects, runtime, directory)
         subprocess.run(make, stdout=out, stderr=subprocess.STDOUT, check=True)
@@ -183,9 +184,9 @@ def runtime_objects(directory: Path) -> list[str]:
     return names
 
 
-def runtime_directory(directory: Path, options: list[str]) -> Path:
-    """Where the run-time library of the model verilated in ``directory`` is kept, compiled
-    once and shared by every build with the same Verilator, compiler, model settings
+def runtime_directory(directory: Path, options: list[str], objects: list[str]) -> Path:
+    """Where the run-time library (``objects``) of the model verilated in ``directory`` is
+    kept, compiled once and shared by every build with the same Verilator, compiler, model settings
     (``VM_*`` of ``Vtop_classes.mk``: coverage, tracing, timing) and ``make`` options:
     ``build/cosim/verilator-runtime/<digest>/``. The library (``verilated.cpp`` and the
     others: 7-10 s of g++ per build) does not depend on the design."""
@@ -196,7 +197,7 @@ def runtime_directory(directory: Path, options: list[str]) -> Path:
         *re.findall(r"^VM_\w+ = .*$", classes, re.M),
         *re.findall(r"^(?:VERILATOR_ROOT|VM_SC|VM_PROFC) = .*$", model, re.M),
         *re.findall(r"^VM_USER_CFLAGS = \\\n(?:  .*\n)*", model, re.M),
-        *runtime_objects(directory), *options, compiler,
+        *objects, *options, compiler,
     ]  # fmt: skip
     digest = hashlib.sha256("\n".join(settings).encode()).hexdigest()[:16]
     return build_root() / "cosim" / "verilator-runtime" / digest

@@ -57,10 +57,10 @@ def render(slowest: Slowest, when: date) -> str:
     """The section: what was measured, then a table of the :data:`SHOWN` slowest tests with
     their xdist group (the first test of an SM build's group carries the build)."""
     rows = [
-        f"`make test PYTEST_ADDOPTS=--durations=0` on a clean clone, {when.isoformat()}: "
+        f"`make test PYTEST_ADDOPTS=--durations=0`, {when.isoformat()}: "
         f"{slowest.summary}. The first test of each `sm-...` group carries that SM's build "
         "(Verilog generation and Verilator's compile); seconds are setup, call and teardown "
-        "together, on one of the two workers.",
+        "together, on the worker that ran the test.",
         "",
         "| # | seconds | test | group |",
         "|---:|---:|---|---|",
@@ -76,7 +76,8 @@ def main(argv: list[str]) -> int:
         raise SystemExit(__doc__)
     log, doc = Path(argv[0]), Path(argv[1] if len(argv) > 1 else "docs/testing.md")
     try:
-        body = render(read_log(log.read_text(errors="replace")), date.today())
+        when = date.fromtimestamp(log.stat().st_mtime)  # the run's day, not today's
+        body = render(read_log(log.read_text(errors="replace")), when)
         changed = write_section(doc, BEGIN, END, body)
     except (OSError, UserError) as exc:
         raise SystemExit(f"error: {exc}") from None
