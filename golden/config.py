@@ -33,6 +33,16 @@ class ScoreboardKind(enum.Enum):
 WRITEBACK_LATENCIES = ("alu", "mul", "div", "shared", "global_")
 
 
+#: The SM's pipeline behind the issue stage (docs/sm-hardware.md, "The pipeline"): a pass
+#: issued in cycle t reads its registers in t + 1 and executes in t + ``PIPELINE_EXECUTE``
+#: (the lanes compute, write their results and hand addresses to the LSU at the end of that
+#: cycle); the outcome of an instruction whose next PCs or exit the lanes compute reaches the
+#: divergence unit from a register the cycle after, ``PIPELINE_RESOLVE`` cycles after its
+#: last pass. The defaults of :class:`Latencies`; the HDL builds exactly these.
+PIPELINE_EXECUTE = 2
+PIPELINE_RESOLVE = PIPELINE_EXECUTE + 1
+
+
 @dataclass(frozen=True)
 class Latencies:
     """Cycles from the issue of an instruction's last pass until a dependent instruction may
@@ -42,7 +52,14 @@ class Latencies:
     arbitration (``arbiter``) and the hws squeezer (``squeeze``), which add to ``branch`` when
     they apply (docs/architecture.md, "Timing", rules 2 and 3). ``div_interval`` is the
     divider's initiation interval: after a division's last pass, the next division waits that
-    many cycles (rule 6; GPGPU-Sim's ``-ptx_opcode_initiation_int``)."""
+    many cycles (rule 6; GPGPU-Sim's ``-ptx_opcode_initiation_int``).
+
+    ``execute`` and ``resolve`` are the pipeline's (rules 1 and 3): a pass executes
+    ``execute`` cycles after its issue, so a memory instruction's LSU cycles start that much
+    after its passes; a branch, jump or exit (and under stack-less a write to sp) reaches the
+    divergence unit ``resolve`` cycles after its last pass, the others in it. The hardware's
+    are :data:`PIPELINE_EXECUTE` and :data:`PIPELINE_RESOLVE`; 0 and 0 model the idealised
+    machines of the seeds' worked examples, which resolve a branch as it issues."""
 
     alu: int = 1
     mul: int = 4
@@ -53,29 +70,43 @@ class Latencies:
     arbiter: int = 1
     squeeze: int = 1
     div_interval: int = 8
+    execute: int = PIPELINE_EXECUTE
+    resolve: int = PIPELINE_RESOLVE
 
     def __post_init__(self) -> None:
         for name in (*WRITEBACK_LATENCIES, "branch", "div_interval"):
             if getattr(self, name) < 1:
                 raise ValueError(f"latency {name.rstrip('_')} must be at least 1")
-        for name in ("arbiter", "squeeze"):
+        for name in ("arbiter", "squeeze", "execute", "resolve"):
             if getattr(self, name) < 0:
                 raise ValueError(f"latency {name} must not be negative")
         if self.div < 2:
             raise ValueError("latency div must be at least 2: the divider registers its operands")
+        if self.div <= self.execute:
+            raise ValueError(
+                f"latency div ({self.div}) must exceed execute ({self.execute}): the divider "
+                "takes its operands in the execute stage"
+            )
 
     @property
     def div_steps(self) -> int:
         """Restoring steps per cycle of the hardware divider: the fewest that finish the 32
-        steps of a division within ``min(div_interval, div - 1)`` cycles (1 is radix 2, 2 radix
-        4), so that its result is written before the write-back time and it is idle again
-        when the next division may issue."""
-        return -(-XLEN // min(self.div_interval, self.div - 1))
+        steps of a division within ``min(div_interval, div - max(execute, 1))`` cycles (1 is
+        radix 2, 2 radix 4), so that its result, written after the execute stage, is there
+        when a dependent instruction reads its registers (at the write-back time + 1 behind
+        the pipeline, in it without one), and it is idle again when the next division may
+        issue."""
+        return -(-XLEN // min(self.div_interval, self.div - max(self.execute, 1)))
 
     @property
     def div_cycles(self) -> int:
         """Cycles a thread's division occupies its divider (:func:`division_cycles`)."""
         return division_cycles(self.div_steps)
+
+    def outcome_delay(self, resolved: bool) -> int:
+        """Cycles from an instruction's last pass until its outcome reaches the divergence
+        unit: ``resolve`` if the lanes compute it, else 0 (rule 1)."""
+        return self.resolve if resolved else 0
 
 
 def division_cycles(steps: int) -> int:

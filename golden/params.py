@@ -141,7 +141,9 @@ class SMParams:
 #: The co-simulation configuration: a small SM whose Verilog simulates in seconds (W = 8 on
 #: L = 4 lanes, 4 warp slots: a suite block of 32 threads fits), short latencies, small
 #: tables and windows; a radix-4 divider per thread (16 cycles a division, one division every
-#: 16 cycles).
+#: 16 cycles); an ALU result two cycles after its issue, what the pipeline needs (a dependent
+#: instruction reads its registers the cycle after its issue, the result is written in the
+#: execute stage, docs/sm-hardware.md).
 COSIM = SMParams(
     geometry=Geometry(
         warp_size=8,
@@ -153,7 +155,7 @@ COSIM = SMParams(
         scoreboard_entries=8,
     ),
     config=SMConfig(
-        latencies=Latencies(alu=1, mul=2, div=17, shared=2, global_=3, branch=2, div_interval=16),
+        latencies=Latencies(alu=2, mul=2, div=18, shared=2, global_=3, branch=2, div_interval=16),
         line_bytes=32,
         shared_banks=8,
     ),

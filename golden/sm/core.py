@@ -7,10 +7,11 @@ warp scheduler (:mod:`reconverge.golden.sm.scheduler`: greedy-then-oldest or loo
 across warps, round robin across the splits of a warp, seed 002 Sec 5). The instruction
 occupies the lanes for its issue passes p (W/L, or the squeezed quarter-warps with hws, seed 001
 Sec 4.2/4.3). Issued at t, its outcome reaches the warp's divergence unit in cycle
-u = t + p - 1, which takes c clocks: the warp's splits show, and may issue, from V = u + c
-(rule 1); a redirected split waits for the branch latency (rule 2). A memory instruction's LSU
-cycles follow its passes (rule 3); a completed barrier is released from V (rule 4); a block
-enters free warp slots (rule 5).
+u = t + p - 1, or ``resolve`` cycles later when the lanes compute it (a branch, jump or exit),
+and the unit takes c clocks: the warp's splits show, and may issue, from V = u + c (rule 1); a
+redirected split waits for the branch latency (rule 2). A memory instruction's LSU cycles
+follow its passes through the pipeline (rule 3); a completed barrier is released from V
+(rule 4); a block enters free warp slots (rule 5).
 
 Instructions execute functionally at issue (:func:`~reconverge.golden.semantics.execute`), so
 results never depend on timing; the scoreboard holds dependent instructions until the writeback
@@ -128,6 +129,7 @@ class Decoded:
     call: bool
     ret: bool
     hint: bool  # rhint
+    resolved: bool  # the lanes compute its outcome: a branch, a jump, ecall (rule 1)
     profile: Profile  # its per-thread energy events and operation class
 
 
@@ -144,6 +146,7 @@ def decoded(word: int) -> Decoded:
         is_call(ins),
         is_return(ins),
         ins.name == "rhint",
+        is_control(ins) or ins.name == "ecall",
         profile(ins),
     )
 
@@ -381,7 +384,10 @@ class SM:
         except SimtFault as exc:
             fault = exc
         # a run that stops (a fault, the step limit) still took the cycles of what it issued
+        last_issue_done = max(self.t, self.port_free)
         self.end = max(self.end, self.port_free)
+        if fault is None:  # the port is idle until the last exit settles, the last write lands
+            self.idle += self.end - last_issue_done
         for warp in self.resident:
             warp.count_cycles(self.t)
             self._record(warp)
@@ -558,7 +564,11 @@ class SM:
             self._at_checkpoint(warp.block.index)
         lanes = lane_array(split.mask)
         passes = self.passes(split.mask)
-        update = t + passes - 1  # u: the outcome reaches the divergence unit (rule 1)
+        # u: the outcome reaches the divergence unit (rule 1); under stack-less a write to sp
+        # is an outcome the lanes compute too (the control orders threads by SP:PC)
+        stackless = self.config.policy is Policy.STACKLESS
+        resolved = op.resolved or (stackless and op.destination == REG_SP)
+        update = t + passes - 1 + self.config.latencies.outcome_delay(resolved)
         out = execute(ins, pc, warp.regs, lanes, warp.mem, warp.ctx)
         ex = self._executed(warp, split, op, out)
         before = {(s.sid, s.pc) for s in warp.splits}
@@ -575,7 +585,7 @@ class SM:
         warp.settled = update + clocks
         outcome = op.control or bool(ex.exited or ex.barrier)
         self.events.issue(op.profile, len(lanes), update=outcome, squeeze=self.config.hws)
-        if self.config.policy is Policy.STACKLESS and (outcome or op.destination == REG_SP):
+        if stackless and (outcome or op.destination == REG_SP):
             self._arbitrates(warp.slot, update)  # the control uses the arbiter tree in u
             self.events.arbitrations += 1
         counters = (self.counters, warp.counters)
@@ -651,7 +661,8 @@ class SM:
             c.shared_transactions += cost.shared_cycles
             c.bank_conflicts += cost.bank_conflicts
         memory = lat.global_ if cost.transactions else lat.shared
-        self.lsu = _LsuOp(slot, last_pass + 1, max(cost.cycles, 1), memory)
+        # the addresses reach the LSU in the execute stage of the last pass
+        self.lsu = _LsuOp(slot, last_pass + lat.execute + 1, max(cost.cycles, 1), memory)
         self.lsu_free = self.lsu.last + 1
         self.end = max(self.end, self.lsu.done)
         return self.lsu.done
@@ -765,6 +776,9 @@ class SM:
                 warp.ready_at[split.sid] = warp.settled - 1 + self.config.latencies.branch
 
     def _retire(self, warp: ResidentWarp) -> None:
+        # the run lasts until the update that retired the warp has settled (behind the
+        # pipeline, an exit reaches the unit after the ecall's last pass)
+        self.end = max(self.end, warp.settled)
         warp.count_cycles(self.t)
         self.resident.remove(warp)
         self._record(warp)

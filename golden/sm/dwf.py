@@ -246,11 +246,13 @@ class DwfSM(SM):
             if ex.barrier or ex.exited:
                 blocks[warp.block.index] = warp.block
         last = t + passes - 1
+        lat = self.config.latencies
+        update = last + lat.outcome_delay(op.resolved)  # rule 1 (no stack-less under DWF)
         access, positions = self._combined(accesses)
         slot = next(iter(dyn.groups)).slot  # (no stack-less tree under DWF: any slot)
         done = self._complete(op, access, positions, t, passes, slot, [self.counters])
         for warp, mask in dyn.groups.items():
-            warp.settled = last + 1  # the outcome's one clock (rule 1)
+            warp.settled = update + 1  # the outcome's one clock (rule 1)
             self._reserve(warp, op, mask, done)
         outcome = op.control or bool(blocks)
         self.events.issue(op.profile, dyn.size, update=outcome, squeeze=self.config.hws)
@@ -259,11 +261,10 @@ class DwfSM(SM):
         if self.keep_trace:
             self.trace.append(IssueRecord(t, dyn.ident, 0, pc, dyn.mask, passes))
         self.port_free = t + passes
-        lat = self.config.latencies
         delay = lat.branch + (lat.squeeze if self.config.hws else 0)
         continuation = (pc + ILEN_BYTES) & MASK32
         for target, slots in next_slots.items():
-            ready = t + passes if target == continuation and not op.control else last + delay
+            ready = t + passes if target == continuation and not op.control else update + delay
             self._place(target, slots, ready)
         for block in blocks.values():
             self._check_barrier(block)

@@ -217,10 +217,11 @@ def test_sm_waits_for_a_free_scoreboard_entry(kind: str) -> None:
         assert result.fault is None and result.exit_codes.tolist() == [[6] * 4]
         lw = [r.cycle for r in result.trace if r.pc in (image.entry + 8, image.entry + 12)]
         gaps[entries] = lw[1] - lw[0]
-    # Timing rule 3 (docs/sm-hardware.md): the first lw issues at t in one pass, its one LSU
-    # cycle is L = t + 1, so the LSU is idle again at t + 2 and a0 is written back at
-    # L + global_ = t + 21.
-    assert gaps[31] == 2 and gaps[1] == 1 + config.latencies.global_
+    # Timing rule 3 (docs/sm-hardware.md): the first lw issues at t in one pass, executes at
+    # t + execute, its one LSU cycle is L = t + execute + 1, so the LSU is idle again at L + 1
+    # and a0 is written back at L + global_.
+    lat = config.latencies
+    assert gaps[31] == lat.execute + 2 and gaps[1] == lat.execute + 1 + lat.global_
     with pytest.raises(ValueError, match="scoreboard_entries"):
         Geometry(scoreboard_entries=32)
 

@@ -56,7 +56,10 @@ def test_table2_if_then_else_trace() -> None:
 
     image = assemble(TABLE2_PROGRAM, "table2.S")
     geometry = Geometry(warp_size=4, simd_width=4, warps=1)
-    config = SMConfig(policy=Policy.STACKLESS, latencies=Latencies(branch=1, arbiter=0))
+    # Table 2 steps one instruction a cycle and resolves each branch as it issues: the
+    # idealised pipeline (execute = resolve = 0)
+    latencies = Latencies(branch=1, arbiter=0, execute=0, resolve=0)
+    config = SMConfig(policy=Policy.STACKLESS, latencies=latencies)
     result = run_sm(
         image, LaunchConfig(grid=1, block=4, geometry=geometry), config, observer=observe
     )

@@ -47,7 +47,9 @@ C:  mul  t2, t0, t0       # C1 (2 cycles)
 D:  li   a7, 93           # D1
     ecall                 # D2
 """
-FIG5_LATENCIES = Latencies(alu=1, mul=2, branch=1)
+#: Fig 5's machine: one instruction a cycle, a branch resolved as it issues (the idealised
+#: pipeline, execute = resolve = 0).
+FIG5_LATENCIES = Latencies(alu=1, mul=2, branch=1, execute=0, resolve=0)
 
 
 def run_fig5(policy: Policy) -> tuple[SMResult, list[tuple[IssueRecord, object]]]:

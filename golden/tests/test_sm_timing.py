@@ -1,7 +1,12 @@
-"""The timing rules the hardware fixes (docs/sm-hardware.md, rules 1-5, and the stack-less LSU
+"""The timing rules the hardware fixes (docs/sm-hardware.md, rules 1-6, and the stack-less LSU
 of seed 000 Sec 4.3), one small program each, with the issue cycles derived by hand; the
 update clocks the divergence units report; and the scheduler's selection rule over plain data
-against a brute-force ranking."""
+against a brute-force ranking.
+
+The pipeline's offsets (an outcome the lanes compute reaches the unit ``resolve`` cycles after
+the last pass; the LSU starts ``execute`` cycles later) have tests of their own; the tests of
+the unit clocks, barriers, dispatch and the stack-less tree run on the idealised pipeline
+(``IDEAL``: both 0), which keeps their derivations about the rule they test."""
 
 from __future__ import annotations
 
@@ -27,6 +32,9 @@ from reconverge.golden.tests.test_blocks_split_tables import _three_waiting
 EXIT = "li   a7, 93\n    ecall\n"
 W4 = Geometry(warp_size=4, simd_width=4, warps=2)  # one pass per instruction
 W8 = Geometry(warp_size=8, simd_width=4, warps=2)  # two passes per instruction
+#: The pipeline of the seeds' worked examples: a branch resolves as it issues, the LSU starts
+#: right after the passes.
+IDEAL = {"execute": 0, "resolve": 0}
 
 
 def run_timed(
@@ -100,7 +108,7 @@ def test_indirect_jump_to_four_targets_takes_three_stack_clocks() -> None:
     """SPS, branch = 2: the jalr issues at 6 (u = 6) and is three StackUpdates (c = 3), so
     V = 9 and the top split (thread 0 at T) is ready at V - 1 + branch = 10. Each ``j D`` then
     pops its entry (c = 1): the next path is ready 2 cycles later; D's entry at 18."""
-    result = run_timed(JUMP4, branch=2)
+    result = run_timed(JUMP4, branch=2, **IDEAL)
     assert issues(result) == [
         (0, 0), (1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6),
         (10, 7), (12, 9), (14, 11), (16, 13), (18, 15), (19, 16),
@@ -112,7 +120,7 @@ def test_indirect_jump_to_four_targets_takes_two_table_cycles() -> None:
     with the other two (c = 2): V = 8, the four splits are ready at 9 and issue in round robin;
     each arrives at D (c = 1); the last arrival moves D back to the ST in its own cycle
     (u = 12, V = 13): D ready at 14."""
-    result = run_timed(JUMP4, Policy.MP, branch=2)
+    result = run_timed(JUMP4, Policy.MP, branch=2, **IDEAL)
     assert issues(result) == [
         (0, 0), (1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6),
         (9, 7), (10, 9), (11, 11), (12, 13), (14, 15), (15, 16),
@@ -151,7 +159,7 @@ def test_no_split_of_a_warp_issues_while_its_unit_is_busy() -> None:
     14: Z's j D (Z arrives at D, the RPC of the beqz: the hinted ``jr`` leads there), 15: T3,
     the last arrival, moves D back (V = 16, ready 17); 16 is idle; 17: D with all four threads,
     18: its ecall."""
-    result = run_timed(BLOCKED, Policy.MP, branch=2)
+    result = run_timed(BLOCKED, Policy.MP, branch=2, **IDEAL)
     assert issues(result) == [
         (0, 0), (1, 1), (2, 2), (3, 3), (4, 4), (5, 5),
         (7, 6), (8, 8), (9, 7), (11, 9), (12, 15), (13, 13), (14, 10), (15, 17),
@@ -173,14 +181,21 @@ L:  {EXIT}                # 3, 4
 
 
 def test_ready_times_count_from_the_settled_update() -> None:
-    """W = 8 on L = 4 (p = 2), branch = 3: csrr at 0, u = 1, V = 2: the nop continues at 2; the
-    jump at 4 has u = 5, V = 6; L is ready at V - 1 + branch = 8, + arbiter (1) under
-    stackless, + squeeze (1) with hws."""
+    """W = 8 on L = 4 (p = 2), branch = 3, the hardware's pipeline (resolve = 3): csrr at 0,
+    u = 1, V = 2: the nop continues at 2 (u = 3, V = 4); the jump at 4 is resolved by the lanes:
+    u = 5 + 3 = 8, V = 9; L is ready at V - 1 + branch = 11, + arbiter (1) under stackless,
+    + squeeze (1) with hws. Its ecall (issued 2 later, last pass 1 after) settles at
+    + 1 + 3 + 1: the run's cycles. On the idealised pipeline the jump's u is 5: L at 8."""
     for policy in (Policy.SPS, Policy.STACKLESS):
         for hws in (False, True):
-            result = run_timed(REDIRECT, policy, geometry=W8, block=8, hws=hws, branch=3)
-            redirect = 8 + (policy is Policy.STACKLESS) + hws
-            assert issues(result) == [(0, 0), (2, 1), (4, 2), (redirect, 3), (redirect + 2, 4)]
+            extra = (policy is Policy.STACKLESS) + hws
+            for pipeline, redirect in (({}, 11), (IDEAL, 8)):
+                result = run_timed(
+                    REDIRECT, policy, geometry=W8, block=8, hws=hws, branch=3, **pipeline
+                )
+                at = redirect + extra
+                assert issues(result) == [(0, 0), (2, 1), (4, 2), (at, 3), (at + 2, 4)]
+            assert result.metrics is not None and result.metrics.cycles == at + 2 + 2
 
 
 # ----------------------------------------------------------------------------------------------
@@ -204,15 +219,21 @@ data: .space 256
 
 
 def test_lsu_cycles_follow_the_passes() -> None:
-    """W = 8, p = 2, global = 5. The lw issues at 10 (u = 11); its two transactions take LSU
-    cycles 12 and 13 (L = 13): a0 is released at 13 + 5 = 18, the LSU is idle from 14, when the
-    sw issues (LSU cycles 16, 17). The add waits for a0 until 18; the store completes at
-    17 + 5 = 22, before the ecall's last pass (24, 25): 26 cycles."""
-    result = run_timed(LSU, geometry=W8, block=8, global_=5)
-    cycles = [0, 2, 4, 6, 8, 10, 14, 18, 20, 22, 24]
-    assert issues(result) == list(zip(cycles, range(11), strict=True))
-    assert result.metrics is not None
-    assert (result.metrics.cycles, result.metrics.counters.memory_transactions) == (26, 4)
+    """W = 8, p = 2, global = 5, execute = 2. The lw issues at 10 (last pass 11, executed at
+    13); its two transactions take LSU cycles 14 and 15 (L = 15): a0 is released at
+    15 + 5 = 20, the LSU is idle from 16, when the sw issues (LSU cycles 20, 21). The add waits
+    for a0 until 20; the store completes at 21 + 5 = 26; the ecall (26, 27) reaches the unit
+    at 27 + 3 = 30 and the warp is done at V = 31: 31 cycles. On the idealised pipeline the
+    LSU follows the passes at once (L = 13, the sw at 14, the add at 18) and the run ends
+    with the ecall's port cycles."""
+    for pipeline, cycles, total in (
+        ({}, [0, 2, 4, 6, 8, 10, 16, 20, 22, 24, 26], 31),
+        (IDEAL, [0, 2, 4, 6, 8, 10, 14, 18, 20, 22, 24], 26),
+    ):
+        result = run_timed(LSU, geometry=W8, block=8, global_=5, **pipeline)
+        assert issues(result) == list(zip(cycles, range(11), strict=True))
+        assert result.metrics is not None
+        assert (result.metrics.cycles, result.metrics.counters.memory_transactions) == (total, 4)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -244,14 +265,17 @@ def test_a_division_waits_for_the_divider() -> None:
 
 def test_the_divider_meets_its_latency_and_interval() -> None:
     """The restoring steps per cycle: the fewest that finish 32 steps within the interval and
-    before the write-back (div - 1 cycles)."""
+    before a dependent instruction reads the result: div - execute cycles after the last pass
+    behind the pipeline (operands taken in the execute stage, the dependent's registers read
+    the cycle after its issue), div - 1 on the idealised pipeline."""
     cases = {
-        (145, 8): (4, 8), (17, 16): (2, 16), (4, 8): (11, 3), (2, 8): (32, 1), (40, 40): (1, 32),
+        (145, 8, 2): (4, 8), (18, 16, 2): (2, 16), (17, 16, 2): (3, 11), (17, 16, 0): (2, 16),
+        (5, 8, 2): (11, 3), (3, 8, 2): (32, 1), (2, 8, 0): (32, 1), (40, 40, 2): (1, 32),
     }  # fmt: skip
-    for (div, interval), want in cases.items():
-        lat = Latencies(div=div, div_interval=interval)
+    for (div, interval, execute), want in cases.items():
+        lat = Latencies(div=div, div_interval=interval, execute=execute)
         assert (lat.div_steps, lat.div_cycles) == want
-        assert lat.div_cycles <= min(interval, div - 1)
+        assert lat.div_cycles <= min(interval, div - max(execute, 1))
 
 
 def test_lsu_last_cycle_passes_over_skipped_cycles() -> None:
@@ -307,7 +331,7 @@ def test_stackless_arbitration_holds_the_lsu() -> None:
     later than under SPS, and so is every issue after."""
     for source, first in ((SP_AND_JUMP, 8), (BARRIER, 7)):
         for policy, ready in ((Policy.SPS, 13), (Policy.STACKLESS, 15)):
-            result = run_timed(source, policy, global_=4, branch=2)
+            result = run_timed(source, policy, global_=4, branch=2, **IDEAL)
             # back to back up to the instruction that reads a0, then the last four
             expected = [(i, i) for i in range(first)] + [(ready + i, first + i) for i in range(4)]
             assert issues(result) == expected, policy
@@ -333,7 +357,7 @@ def test_barrier_release_from_the_settled_arrival() -> None:
     completes the barrier: the release reaches both warps in cycle 7, takes one clock, and the
     released splits are ready at 7 + 1 - 1 + 2 = 9: warp 1 (greedy) 9-11, warp 0 12-14."""
     for policy in (Policy.SPS, Policy.STACKLESS, Policy.MP, Policy.PPC):
-        result = run_timed(TWO_WARP_BARRIER, policy, block=8, branch=2)
+        result = run_timed(TWO_WARP_BARRIER, policy, block=8, branch=2, **IDEAL)
         assert [(r.cycle, r.warp) for r in result.trace] == [
             (0, 0), (1, 0), (2, 1), (3, 1), (4, 0), (5, 0), (6, 1),
             (9, 1), (10, 1), (11, 1), (12, 0), (13, 0), (14, 0),
@@ -362,7 +386,7 @@ def test_slots_free_when_the_last_write_back_is_done() -> None:
     With three slots it enters at 13, into slots 0 and 2 (the lowest free), and issues from 14;
     its last load completes at 23 + 10 = 33."""
     image = assemble(PENDING_LOAD, "pending.S")
-    config = SMConfig(latencies=Latencies(global_=10))
+    config = SMConfig(latencies=Latencies(global_=10, **IDEAL))
     for slots, start, cycles, placement in ((2, 20, 39, [0, 1, 0, 1]), (3, 14, 33, [0, 1, 0, 2])):
         geometry = Geometry(warp_size=4, simd_width=4, warps=slots)
         sm = SM(image, LaunchConfig(grid=2, block=8, geometry=geometry), config, trace=True)

@@ -44,7 +44,7 @@ from reconverge.golden.blocks import (
 )
 from reconverge.golden.blocks.divergence import NEVER
 from reconverge.golden.blocks.units import sm_unit
-from reconverge.golden.config import ScoreboardKind
+from reconverge.golden.config import PIPELINE_EXECUTE, PIPELINE_RESOLVE, ScoreboardKind
 from reconverge.golden.faults import FaultCode
 from reconverge.golden.geometry import bits_for
 from reconverge.golden.isa import REG_SP, SYSCALL_EXIT, Csr
@@ -92,11 +92,33 @@ def _lowest(bits: Value) -> Value:
     return encode(first_set([bits[i] for i in range(len(bits))]))
 
 
+def check_pipeline(params: SMParams) -> None:
+    """The latencies this SM's pipeline can keep (docs/sm-hardware.md, "The pipeline"): its
+    execute and resolve offsets, and results written in the execute stage before a dependent
+    instruction reads its registers, the cycle after its issue (so ``alu`` and ``mul`` >= the
+    execute offset)."""
+    lat = params.config.latencies
+    built = {"execute": PIPELINE_EXECUTE, "resolve": PIPELINE_RESOLVE}
+    for name, cycles in built.items():
+        if getattr(lat, name) != cycles:
+            raise ValueError(
+                f"latency {name} is {getattr(lat, name)}; the SM's pipeline has {cycles}"
+            )
+    for name in ("alu", "mul"):
+        if getattr(lat, name) < PIPELINE_EXECUTE:
+            raise ValueError(
+                f"latency {name} is {getattr(lat, name)}; the SM's pipeline writes a result "
+                f"{PIPELINE_EXECUTE} cycles after its pass issues, so it must be at least "
+                f"{PIPELINE_EXECUTE}"
+            )
+
+
 class SM(wiring.Component):
     """The SM of ``params`` (ports: docs/sm-hardware.md, ``hdl.sm.ports``); ``program``: the
     instruction store's entries from reset (a board top), else it is filled through ``load``."""
 
     def __init__(self, params: SMParams, program: Sequence[tuple[int, int]] = ()) -> None:
+        check_pipeline(params)
         self.params = params
         self.program = tuple(program)
         super().__init__(
@@ -146,6 +168,7 @@ class _Core:
         self._unit_status()
         self._candidates()
         self._issue()
+        self._pipeline()
         self._passes()
         self._outcome()
         self._settle()
@@ -202,6 +225,13 @@ class _Core:
                     for w in range(N)]  # fmt: skip
         self.bar_pc = [Signal(PC_WIDTH, name=f"w{w}_bar_pc") for w in range(N)]
         self.bar_mixed = Signal(N, name="bar_mixed")
+        # a warp's instruction whose outcome the lanes compute is on its way to the unit (from
+        # its issue until the update); a memory instruction is on its way to the LSU (from its
+        # issue until the LSU starts); an instruction that faults at issue is on its way to the
+        # execute stage, which reports it (nothing issues after it)
+        self.pending_update = Signal(N, name="pending_update")
+        self.mem_pending = Signal(name="mem_pending")
+        self.halting = Signal(name="halting")
         # dispatch
         self.next_block = Signal(32, name="next_block")
         self.next_age = Signal(AGE_BITS, name="next_age")
@@ -258,7 +288,10 @@ class _Core:
         for w in range(self.N):
             unit = self.units[w]
             settled = _named(m, f"w{w}_settled", self.updating[w] & ~unit.busy)
-            quiet = _named(m, f"w{w}_quiet", ~unit.busy & (~self.updating[w] | settled))
+            quiet = _named(
+                m, f"w{w}_quiet",
+                ~unit.busy & ~self.pending_update[w] & (~self.updating[w] | settled),
+            )  # fmt: skip
             retired = _named(m, f"w{w}_retired", self.active[w] & quiet & (unit.live == 0))
             self.settled.append(settled)
             self.quiet.append(quiet)
@@ -306,9 +339,8 @@ class _Core:
                     sb.lookup.mask[i].eq(unit.splits.mask[s]),
                 ]
                 hazard = (sb.lookup.dep_mask[i] != 0) | sb.lookup.full[i]
-                clear = (
-                    ~hazard & (~pre.memory | ~self.lsu.busy) & (~pre.division | self.divider_idle)
-                )
+                lsu_idle = ~self.lsu.busy & ~self.mem_pending
+                clear = ~hazard & (~pre.memory | lsu_idle) & (~pre.division | self.divider_idle)
                 timed = self._timer_now(w, s) == 0
                 ready = _named(m, f"w{w}_s{s}_ready", exposed & timed & hit & (faulty | clear))
                 ready_bits.append(ready)
@@ -316,7 +348,9 @@ class _Core:
         sched = self.scheduler
         self.port_free = Signal(name="port_free")
         m.d.comb += [
-            sched.ready.eq(Mux(self.port_free & self.running & ~self.faulted, Cat(*ready_bits), 0)),
+            sched.ready.eq(Mux(
+                self.port_free & self.running & ~self.faulted & ~self.halting, Cat(*ready_bits), 0
+            )),  # fmt: skip
             sched.last_warp.eq(self.last_warp),
             sched.issued.eq(self.issued_any),
             sched.greedy.eq(self.last_warp_now),
@@ -393,9 +427,16 @@ class _Core:
                         faulty.eq(self.faulty[w][s]),
                     ]
         m.d.comb += self.issue_decode.word.eq(buf.word)
+        decoded = self.issue_decode.instr
+        # the lanes compute its outcome (next PCs, exit codes; stack-less: sp, which orders
+        # the threads), so it reaches the unit behind the execute stage (rule 1)
+        resolved = decoded.is_control | decoded.is_ecall
+        if p.policy is Policy.STACKLESS:
+            resolved = resolved | (decoded.writes_rd & (decoded.rd == REG_SP))
         self.sel = {"warp": sched.warp, "slot": sched.slot, "sid": sid, "pc": buf.pc,
-                    "mask": mask, "rpc": buf.rpc, "instr": self.issue_decode.instr,
-                    "in_range": buf.in_range, "faulty": faulty}  # fmt: skip
+                    "mask": mask, "rpc": buf.rpc, "instr": decoded,
+                    "in_range": buf.in_range, "faulty": faulty,
+                    "resolved": _named(m, "sel_resolved", resolved)}  # fmt: skip
 
         # passes of the selected split (hws: the squeezer's non-empty quarters in sorted order)
         Q, L = self.Q, self.L
@@ -438,6 +479,9 @@ class _Core:
             "instr": Signal(DECODED, name="cur_instr"),
             "passes": Signal(range(Q + 1), name="cur_passes"),
             "cycle": Signal(COUNTER, name="cur_cycle"),
+            "in_range": Signal(name="cur_in_range"),
+            "faulty": Signal(name="cur_faulty"),
+            "resolved": Signal(name="cur_resolved"),
         }
         self.sel["cycle"] = self.cycle
         cur_quarter = Signal.like(self.pass_quarter, name="cur_pass_quarter")
@@ -491,6 +535,12 @@ class _Core:
             sb.issue.mask.eq(mask),
         ]
         self.issue_dest = dest
+        with m.If(fault_at_issue):
+            m.d.sync += self.halting.eq(1)
+        with m.If(good_issue & self.sel["resolved"]):
+            m.d.sync += self.pending_update.bit_select(sel_w, 1).eq(1)
+        with m.If(good_issue & (instr.is_load | instr.is_store | instr.is_amo)):
+            m.d.sync += self.mem_pending.eq(1)
         with m.If(good_issue):
             m.d.sync += [
                 self.last_warp.eq(sel_w),
@@ -509,18 +559,62 @@ class _Core:
                         self.last_sid[w].eq(sid),
                     ]
 
-    # -- passes: lanes, register file, divider, LSU capture -------------------------------------
-    def _passes(self) -> None:
-        m, W, L, Q = self.m, self.W, self.L, self.Q
-        instr, now = self.now["instr"], self.now
+    # -- the read and execute stages ---------------------------------------------------------
+    def _pipeline(self) -> None:
+        """Behind the issue stage (docs/sm-hardware.md, "The pipeline"): each cycle the issue
+        stage's pass (the selection in its issue cycle, else the registered copy) moves to the
+        read stage, where the register file is read for the thread positions its lanes run,
+        and a cycle later to the execute stage (:meth:`_passes`), with the operands
+        registered."""
+        m, L = self.m, self.L
+        now = self.now
+        quarter = _named(m, "issue_pass_quarter", Array(self.now_quarters)[self.now_pass])
+        fields = ("warp", "sid", "pc", "mask", "rpc", "instr", "passes", "cycle", "in_range",
+                  "faulty", "resolved")  # fmt: skip
+        issued = {k: now[k] for k in fields}
+        issued.update(
+            valid=self.executing, first=self.now_pass == 0, last=self.last_pass,
+            quarter=quarter, lanes=self.now_lanes, src=self.now_src,
+        )  # fmt: skip
+        rd = self.rd = self._stage_register("rd", issued)
         rf = self.regfile
         m.d.comb += [
-            rf.read.warp.eq(now["warp"]),
-            rf.read.rs1.eq(instr.sb_rs1),
-            rf.read.rs2.eq(instr.sb_rs2),
+            rf.read.warp.eq(rd["warp"]),
+            rf.read.rs1.eq(rd["instr"].sb_rs1),
+            rf.read.rs2.eq(rd["instr"].sb_rs2),
         ]
-        quarter = _named(m, "pass_quarter", Array(self.now_quarters)[self.now_pass])
-        good = _named(m, "pass_good", self.executing & ~self.fault_at_issue)
+        read = {k: rd[k] for k in ("valid", "first", "last", *fields)}
+        for j in range(L):
+            # the thread position lane j runs in this pass (hws: the squeezed slot's source)
+            slot = _named(m, f"rd_lane{j}_slot", rd["quarter"] * L + j, bits_for(self.W))
+            src = Array(rd["src"])[slot]
+            pos = _named(m, f"rd_lane{j}_position", src * L + j, bits_for(self.W))
+            read[f"position{j}"] = pos
+            read[f"active{j}"] = rd["lanes"].bit_select(slot, 1)
+            read[f"a{j}"] = _named(m, f"rd_lane{j}_a", Array(rf.read.rs1_data)[pos], 32)
+            read[f"b{j}"] = _named(m, f"rd_lane{j}_b", Array(rf.read.rs2_data)[pos], 32)
+        self.x = self._stage_register("x", read)
+
+    def _stage_register(self, stage: str, values: dict[str, Value]) -> dict[str, Value]:
+        """``values`` registered, as signals named ``{stage}_{key}``."""
+        out: dict[str, Value] = {}
+        for key, value in values.items():
+            if isinstance(value, Signal | data.View):
+                reg = Signal.like(value, name=f"{stage}_{key}")
+            else:
+                reg = Signal(Value.cast(value).shape(), name=f"{stage}_{key}")
+            self.m.d.sync += reg.eq(value)
+            out[key] = reg
+        return out
+
+    def _passes(self) -> None:
+        """The execute stage: the lanes of the pass compute; results go to the register file,
+        divisions to the dividers, addresses to the LSU."""
+        m, W, L = self.m, self.W, self.L
+        x = self.x
+        instr = x["instr"]
+        rf = self.regfile
+        good = _named(m, "pass_good", x["valid"] & ~x["faulty"] & ~self.faulted)
         csr = self._csr_values()
         # per lane j: the thread position it runs in this pass and whether it is active
         self.position = []
@@ -537,21 +631,16 @@ class _Core:
         div_unit = instr.unit == Unit.DIV
         writes_now = instr.writes_rd & ~instr.is_load & ~instr.is_amo & ~div_unit
         for j in range(L):
-            slot = Signal(range(W), name=f"lane{j}_slot")
-            m.d.comb += slot.eq(quarter * L + j)
-            src = Signal(bits_for(Q), name=f"lane{j}_src")
-            m.d.comb += src.eq(Array(self.now_src)[slot])
-            pos = _named(m, f"lane{j}_position", src * L + j, bits_for(W))
-            active = _named(m, f"lane{j}_active", good & self.now_lanes.bit_select(slot, 1))
+            pos = x[f"position{j}"]
+            active = _named(m, f"lane{j}_active", good & x[f"active{j}"])
             self.position.append(pos)
             self.lane_active.append(active)
             lane = self.lanes[j]
-            a = _named(m, f"lane{j}_a", Array(rf.read.rs1_data)[pos], 32)
-            b = _named(m, f"lane{j}_b", Array(rf.read.rs2_data)[pos], 32)
+            a, b = x[f"a{j}"], x[f"b{j}"]
             self.lane_a.append(a)
             m.d.comb += [
                 lane.instr.eq(instr),
-                lane.pc.eq(now["pc"]),
+                lane.pc.eq(x["pc"]),
                 lane.a.eq(a),
                 lane.b.eq(b),
                 lane.csr_value.eq(Array(csr)[pos]),
@@ -580,7 +669,7 @@ class _Core:
         m.d.comb += [
             lane_write.eq(Mux(writes_now, self.pass_positions, 0)),
             rf.write_lane.en.eq(lane_write),
-            rf.write_lane.warp.eq(now["warp"]),
+            rf.write_lane.warp.eq(x["warp"]),
             rf.write_lane.rd.eq(instr.rd),
         ]
         # the dividers, one per thread position: the results that come out in a cycle are
@@ -588,7 +677,7 @@ class _Core:
         for t, div in enumerate(self.dividers):
             m.d.comb += [
                 div.req.op.eq(instr.op),
-                div.req.tag.eq(Cat(instr.rd, now["warp"])),
+                div.req.tag.eq(Cat(instr.rd, x["warp"])),
                 rf.write_div.en[t].eq(div.resp.valid),
                 rf.write_div.data[t].eq(div.resp.result),
             ]
@@ -597,7 +686,7 @@ class _Core:
                     rf.write_div.rd.eq(div.resp.tag[:5]),
                     rf.write_div.warp.eq(div.resp.tag[5:]),
                 ]
-        self._divider_interlock(div_unit)
+        self._divider_interlock(self.now["instr"].unit == Unit.DIV)
         # LSU capture and start
         lsu = self.lsu
         memory = instr.is_load | instr.is_store | instr.is_amo
@@ -628,12 +717,12 @@ class _Core:
 
     def _csr_values(self) -> list[Value]:
         """Every thread position's value of the CSR the current instruction reads."""
-        m, now, W = self.m, self.now, self.W
-        warp = now["warp"]
+        m, x, W = self.m, self.x, self.W
+        warp = x["warp"]
         block = Array(self.block_of)[warp]
         in_block = Array(self.warp_of)[warp]
         launch = self.sm.launch
-        csr = self.now["instr"].csr
+        csr = x["instr"].csr
         values = []
         for t in range(W):
             table = {
@@ -653,18 +742,14 @@ class _Core:
             values.append(value)
         return values
 
-    # -- the outcome at the last pass ------------------------------------------------------------
+    # -- the outcome: at the issue stage's last pass, or behind the execute stage ------------
     def _outcome(self) -> None:
-        m, p, W, N = self.m, self.p, self.W, self.N
-        now, instr = self.now, self.now["instr"]
-        last = _named(m, "outcome", self.last_pass & ~self.fault_at_issue)
+        m, p, W = self.m, self.p, self.W
+        x, instr = self.x, self.x["instr"]
+        last = _named(m, "outcome", x["valid"] & x["last"] & ~x["faulty"] & ~self.faulted)
         self.outcome_valid = last
         # the per-thread values of this pass are combinational, the others registered
-        next_pc = [Mux(self.pass_positions[t], self._lane_value(t, "next_pc"), self.next_pc_buf[t])
-                   for t in range(W)]  # fmt: skip
         a = [Mux(self.pass_positions[t], self._lane_value(t, "a"), self.a_buf[t]) for t in range(W)]
-        result = [Mux(self.pass_positions[t], self._lane_value(t, "result"), self.result_buf[t])
-                  for t in range(W)]  # fmt: skip
         # faults found in the passes (lowest thread): bad target, bad syscall
         self.bad_target_all = Signal(W, name="bad_target_all")
         self.bad_syscall_all = Signal(W, name="bad_syscall_all")
@@ -674,7 +759,7 @@ class _Core:
             self.bad_target_all.eq(seen_target | self.bad_target),
             self.bad_syscall_all.eq(seen_syscall | self.bad_syscall),
         ]
-        with m.If(self.executing & ~self.last_pass):
+        with m.If(x["valid"] & ~x["last"]):
             m.d.sync += [seen_target.eq(self.bad_target_all), seen_syscall.eq(self.bad_syscall_all)]
         with m.Else():
             m.d.sync += [seen_target.eq(0), seen_syscall.eq(0)]
@@ -684,67 +769,17 @@ class _Core:
         self.pass_fault = pass_fault
         lsu_fault = _named(m, "lsu_fault", last & self.memory_instr & self.lsu.fault.valid)
         self.lsu_fault_now = lsu_fault
-        # the unit takes the outcome unless the passes faulted; an LSU fault (found in this
-        # cycle, from the addresses) stops the SM too, so the unit's update does not matter
-        # then, and not waiting for it keeps the stack-less control's tree grant (which the
-        # LSU's fault logic reads) out of a combinational loop
-        update = _named(m, "outcome_update", last & ~pass_fault)
-        go = _named(m, "outcome_go", update & ~lsu_fault)
-        self.outcome_go = go
-        mask = now["mask"]
-        exited = Mux(instr.is_ecall, mask, 0)
-        barrier = Mux(instr.is_bar, mask, 0)
-        rpc = Mux(instr.is_control, now["rpc"], Const(NEVER, PC_WIDTH)) if self.p.config.explicit \
-            else Const(NEVER, PC_WIDTH)  # fmt: skip
-        sp_we = Mux(instr.writes_rd & (instr.rd == REG_SP), mask, 0)
-        self.upd_pc = [Signal(PC_WIDTH, name=f"w{w}_update_pc") for w in range(N)]
-        self.upd_lane = [Signal(range(W), name=f"w{w}_update_lane") for w in range(N)]
-        for w in range(N):
-            o = self.units[w].outcome
-            here = update & (now["warp"] == w)
-            m.d.comb += [
-                o.valid.eq(here),
-                o.sid.eq(now["sid"]),
-                o.pc.eq(now["pc"]),
-                o.mask.eq(mask),
-                o.control.eq(instr.is_control),
-                o.call.eq(instr.is_call),
-                o.ret.eq(instr.is_ret),
-                o.rpc.eq(rpc),
-                o.exited.eq(exited),
-                o.barrier.eq(barrier),
-                o.sp_we.eq(sp_we),
-            ]
-            for t in range(W):
-                m.d.comb += [o.next_pc[t].eq(next_pc[t]), o.sp_wdata[t].eq(result[t])]
-            with m.If(here):
-                # who the update is for, should the unit overflow on it (golden's fault names
-                # the instruction and the split's lowest thread)
-                m.d.sync += [self.upd_pc[w].eq(now["pc"]), self.upd_lane[w].eq(_lowest(mask))]
-                # the splits before the update, for the ready times (rule 2)
-                for s in range(self.S):
-                    unit = self.units[w]
-                    m.d.sync += [
-                        self.snap[w][s].valid.eq(unit.splits.valid[s]),
-                        self.snap[w][s].sid.eq(unit.splits.sid[s]),
-                        self.snap[w][s].pc.eq(unit.splits.pc[s]),
-                    ]
-                # barrier bookkeeping: the PC the warp's threads wait at
-                with m.If(instr.is_bar):
-                    with m.If(self.units[w].waiting == 0):
-                        m.d.sync += [self.bar_pc[w].eq(now["pc"]), self.bar_mixed[w].eq(0)]
-                    with m.Elif(self.bar_pc[w] != now["pc"]):
-                        m.d.sync += self.bar_mixed[w].eq(1)
-        with m.If(update):
-            m.d.sync += [
-                self.updating.bit_select(now["warp"], 1).eq(1),
-                self.upd_issue.bit_select(now["warp"], 1).eq(1),
-            ]
+        # an LSU fault (found in this cycle, from the addresses) stops the SM; not waiting for
+        # it keeps the stack-less control's tree grant (which the LSU's fault logic reads) out
+        # of a combinational loop
+        go = _named(m, "outcome_go", last & ~pass_fault & ~lsu_fault)
+        self._resolved_outcome(last & ~pass_fault & x["resolved"])
+        self._unit_updates()
         # the LSU starts in the last pass (and remembers whose instruction it serves)
         lsu = self.lsu
         self.lsu_warp = Signal(p.warp_bits, name="lsu_warp")
         with m.If(lsu.start.valid):
-            m.d.sync += self.lsu_warp.eq(now["warp"])
+            m.d.sync += [self.lsu_warp.eq(x["warp"]), self.mem_pending.eq(0)]
         m.d.comb += [
             lsu.start.valid.eq(last & ~pass_fault & self.memory_instr),
             lsu.start.op.eq(
@@ -753,41 +788,135 @@ class _Core:
             lsu.start.size.eq(instr.mem_size),
             lsu.start.signed.eq(instr.mem_signed),
             lsu.start.amo.eq(instr.amo),
-            lsu.start.warp.eq(now["warp"]),
-            lsu.start.block.eq(Array(self.window)[now["warp"]]),
+            lsu.start.warp.eq(x["warp"]),
+            lsu.start.block.eq(Array(self.window)[x["warp"]]),
             lsu.start.rd.eq(Mux(instr.writes_rd, instr.rd, 0)),
-            lsu.start.mask.eq(mask),
+            lsu.start.mask.eq(x["mask"]),
         ]
-        # the destination of a non-memory instruction enters its write-back line
-        cls = Mux(instr.unit == Unit.MUL, LatencyClass.MUL,
-                  Mux(instr.unit == Unit.DIV, LatencyClass.DIV, LatencyClass.ALU))  # fmt: skip
-        self.line_from_issue = (go & ~self.memory_instr & instr.writes_rd, cls)
-        # the trace: an instruction that did not fault, reported in its last pass
+        # the destination of a non-memory instruction enters its write-back line at the issue
+        # stage's last pass (an instruction that faults later stops the SM)
+        now, issued = self.now, self.now["instr"]
+        cls = Mux(issued.unit == Unit.MUL, LatencyClass.MUL,
+                  Mux(issued.unit == Unit.DIV, LatencyClass.DIV, LatencyClass.ALU))  # fmt: skip
+        memory = issued.is_load | issued.is_store | issued.is_amo
+        enters = self.last_pass & ~now["faulty"] & ~self.faulted & ~memory & issued.writes_rd
+        self.line_from_issue = (enters, cls)
+        # the trace: an instruction that did not fault, reported in its last execute pass
         tr = self.sm.trace
         m.d.comb += [
             tr.valid.eq(go),
-            tr.cycle.eq(now["cycle"]),
-            tr.slot.eq(now["warp"]),
-            tr.block.eq(Array(self.block_of)[now["warp"]]),
-            tr.warp.eq(Array(self.warp_of)[now["warp"]]),
-            tr.sid.eq(now["sid"]),
-            tr.pc.eq(now["pc"]),
-            tr.mask.eq(mask),
-            tr.passes.eq(now["passes"]),
+            tr.cycle.eq(x["cycle"]),
+            tr.slot.eq(x["warp"]),
+            tr.block.eq(Array(self.block_of)[x["warp"]]),
+            tr.warp.eq(Array(self.warp_of)[x["warp"]]),
+            tr.sid.eq(x["sid"]),
+            tr.pc.eq(x["pc"]),
+            tr.mask.eq(x["mask"]),
+            tr.passes.eq(x["passes"]),
         ]
         # exits (and the window of the exiting threads' block, for its barriers)
         ex = self.sm.exit
+        exiting = go & instr.is_ecall
         self.exit_windows = _named(
-            m, "exit_windows", Mux(go & instr.is_ecall, 1 << Array(self.window)[now["warp"]], 0), N
+            m, "exit_windows", Mux(exiting, 1 << Array(self.window)[x["warp"]], 0), self.N
         )
         m.d.comb += [
-            ex.valid.eq(go & instr.is_ecall),
-            ex.block.eq(Array(self.block_of)[now["warp"]]),
-            ex.warp.eq(Array(self.warp_of)[now["warp"]]),
-            ex.mask.eq(mask),
+            ex.valid.eq(exiting),
+            ex.block.eq(Array(self.block_of)[x["warp"]]),
+            ex.warp.eq(Array(self.warp_of)[x["warp"]]),
+            ex.mask.eq(x["mask"]),
         ]
         for t in range(W):
             m.d.comb += ex.codes[t].eq(a[t])
+
+    def _resolved_outcome(self, valid: Value) -> None:
+        """The outcome of an instruction the lanes resolve (branch, jump, ``ecall``, stack-less
+        sp write), registered after its last execute pass: it reaches the unit in the next
+        cycle, ``resolve`` cycles after the issue stage's last pass (rule 1). Its next PCs and
+        sp values are the execute stage's per-position registers."""
+        m, x = self.m, self.x
+        instr = x["instr"]
+        mask = x["mask"]
+        explicit = self.p.config.explicit
+        rpc = Mux(instr.is_control, x["rpc"], Const(NEVER, PC_WIDTH)) if explicit \
+            else Const(NEVER, PC_WIDTH)  # fmt: skip
+        self.res = self._stage_register("res", {
+            "valid": valid,
+            "warp": x["warp"],
+            "sid": x["sid"],
+            "pc": x["pc"],
+            "mask": mask,
+            "rpc": rpc,
+            "control": instr.is_control,
+            "call": instr.is_call,
+            "ret": instr.is_ret,
+            "exited": Mux(instr.is_ecall, mask, 0),
+            "sp_we": Mux(instr.writes_rd & (instr.rd == REG_SP), mask, 0),
+        })  # fmt: skip
+
+    def _unit_updates(self) -> None:
+        """Each warp's unit takes an outcome: the resolved one of :meth:`_resolved_outcome`,
+        or that of an instruction the issue stage decides alone (every thread to PC + 4, a
+        ``bar``'s threads wait at its PC) in its last pass. A warp has one instruction in
+        flight to its unit at a time (rule 1), so the two never meet at one unit."""
+        m, W, N = self.m, self.W, self.N
+        now, instr, res = self.now, self.now["instr"], self.res
+        plain = _named(
+            m, "plain_update",
+            self.last_pass & ~now["faulty"] & ~now["resolved"] & ~self.faulted,
+        )  # fmt: skip
+        plain_next = Mux(instr.is_bar, now["pc"], (now["pc"] + 4)[:PC_WIDTH])
+        self.upd_pc = [Signal(PC_WIDTH, name=f"w{w}_update_pc") for w in range(N)]
+        self.upd_lane = [Signal(range(W), name=f"w{w}_update_lane") for w in range(N)]
+        for w in range(N):
+            unit = self.units[w]
+            o = unit.outcome
+            late = _named(m, f"w{w}_resolved_update", res["valid"] & (res["warp"] == w))
+            early = _named(m, f"w{w}_plain_update", plain & (now["warp"] == w))
+            here = late | early
+            mask = Mux(late, res["mask"], now["mask"])
+            pc = Mux(late, res["pc"], now["pc"])
+            m.d.comb += [
+                o.valid.eq(here),
+                o.sid.eq(Mux(late, res["sid"], now["sid"])),
+                o.pc.eq(pc),
+                o.mask.eq(mask),
+                o.control.eq(late & res["control"]),
+                o.call.eq(late & res["call"]),
+                o.ret.eq(late & res["ret"]),
+                o.rpc.eq(Mux(late, res["rpc"], NEVER)),
+                o.exited.eq(Mux(late, res["exited"], 0)),
+                o.barrier.eq(Mux(early & instr.is_bar, now["mask"], 0)),
+                o.sp_we.eq(Mux(late, res["sp_we"], 0)),
+            ]
+            for t in range(W):
+                m.d.comb += [
+                    o.next_pc[t].eq(Mux(late, self.next_pc_buf[t], plain_next)),
+                    o.sp_wdata[t].eq(self.result_buf[t]),
+                ]
+            with m.If(here):
+                # who the update is for, should the unit overflow on it (golden's fault names
+                # the instruction and the split's lowest thread)
+                m.d.sync += [self.upd_pc[w].eq(pc), self.upd_lane[w].eq(_lowest(mask))]
+                # the splits before the update, for the ready times (rule 2)
+                for s in range(self.S):
+                    m.d.sync += [
+                        self.snap[w][s].valid.eq(unit.splits.valid[s]),
+                        self.snap[w][s].sid.eq(unit.splits.sid[s]),
+                        self.snap[w][s].pc.eq(unit.splits.pc[s]),
+                    ]
+                m.d.sync += [
+                    self.updating.bit_select(w, 1).eq(1),
+                    self.upd_issue.bit_select(w, 1).eq(1),
+                ]
+            with m.If(late):
+                m.d.sync += self.pending_update.bit_select(w, 1).eq(0)
+            # barrier bookkeeping: the PC the warp's threads wait at
+            with m.If(early & instr.is_bar):
+                with m.If(unit.waiting == 0):
+                    m.d.sync += [self.bar_pc[w].eq(now["pc"]), self.bar_mixed[w].eq(0)]
+                with m.Elif(self.bar_pc[w] != now["pc"]):
+                    m.d.sync += self.bar_mixed[w].eq(1)
 
     def _lane_value(self, t: int, what: str) -> Value:
         """Thread position t's value of this pass (``next_pc``, ``a`` or ``result``)."""
@@ -858,7 +987,7 @@ class _Core:
                 still.append(members[w] & ((unit.live & ~unit.waiting) != 0))
                 waits.append(members[w] & (unit.waiting != 0))
                 exited.append(members[w] & ((self.threads[w] & ~unit.live) != 0))
-                quiet.append(~members[w] | (~unit.busy & (~self.updating[w] | self.settled[w])))
+                quiet.append(~members[w] | self.quiet[w])
                 pcs_differ.append(
                     members[w] & (unit.waiting != 0)
                     & (self.bar_mixed[w] | (self.bar_pc[w] != first_pc))
@@ -1027,11 +1156,14 @@ class _Core:
         st = sm.status
         busy_lines = self.wb.pending
         occupied = any_of([self.active[w] & ~self.free[w] for w in range(self.N)])
+        self.in_pipeline = _named(
+            m, "in_pipeline", self.rd["valid"] | self.x["valid"] | self.res["valid"]
+        )
         idle_sm = _named(
             m,
             "quiescent",
             (self.next_block == sm.launch.grid) & ~occupied & ~busy_lines
-            & ~self.lsu.busy & ~self.executing,
+            & ~self.lsu.busy & ~self.executing & ~self.in_pipeline,
         )  # fmt: skip
         started = Signal(name="started")  # the cycle after start: cycle 0
         with m.If(sm.launch.start & ~self.running & ~self.done):
@@ -1084,18 +1216,21 @@ class _Core:
     def _fault_sources(self, fault: Signal, code: Signal, pc: Signal, thread: Signal,
                        block: Signal) -> None:  # fmt: skip
         """The faults of this cycle, in the order golden finds them."""
-        m, now, W = self.m, self.now, self.W
-        instr = self.sel["instr"]
-        warp = now["warp"]
+        m, x, W = self.m, self.x, self.W
+        instr = x["instr"]
+        warp = x["warp"]
         first_thread = Array(self.warp_of)[warp] * W
         sources = []
 
+        # an instruction that faulted at issue, reported by the execute stage, where it is in
+        # issue order with the faults of the instructions before it
         issue_code = Mux(
-            ~self.sel["in_range"], FaultCode.FETCH,
+            ~x["in_range"], FaultCode.FETCH,
             Mux(~instr.legal, FaultCode.ILLEGAL,
                 Mux(instr.is_ebreak, FaultCode.BREAKPOINT, FaultCode.ILLEGAL)),
         )  # fmt: skip
-        sources.append((self.fault_at_issue, issue_code, _lowest(self.sel["mask"])))
+        issue_fault = _named(m, "issue_fault", x["valid"] & x["first"] & x["faulty"])
+        sources.append((issue_fault, issue_code, _lowest(x["mask"])))
         sources.append((self.outcome_valid & (self.bad_target_all != 0), FaultCode.MISALIGNED_JUMP,
                         _lowest(self.bad_target_all)))  # fmt: skip
         sources.append((self.outcome_valid & (self.bad_syscall_all != 0), FaultCode.SYSCALL,
@@ -1104,7 +1239,7 @@ class _Core:
         before_overflow = any_of([valid for valid, _, _ in sources])
         sources.append((self.barrier_fault, FaultCode.BARRIER, Const(0, 32)))
         sources.append((self._deadlock(), self._deadlock_code(), Const(0, 32)))
-        m.d.comb += [pc.eq(now["pc"]), block.eq(Array(self.block_of)[warp])]
+        m.d.comb += [pc.eq(x["pc"]), block.eq(Array(self.block_of)[warp])]
         for valid, c, t in reversed(sources):
             with m.If(valid):
                 m.d.comb += [fault.eq(1), code.eq(c), thread.eq(first_thread + t)]
@@ -1127,7 +1262,8 @@ class _Core:
             self.exposed[w][s] & (self._timer_now(w, s) != 0) for w in range(N) for s in range(S)
         ])  # fmt: skip
         moving = (
-            self.executing | self.lsu.busy | self.wb.pending | (self.updating != 0)
+            self.executing | self.in_pipeline | self.lsu.busy | self.wb.pending
+            | (self.updating != 0) | (self.pending_update != 0) | self.mem_pending
             | (self.divider_wait != 0)
             | any_of([u.busy for u in self.units]) | any_of(self.release) | self.dispatched_any
             | pending_timer
