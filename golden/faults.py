@@ -196,6 +196,16 @@ class FaultCode(enum.IntEnum):
         """The ``kind`` of the golden :class:`SimtFault` this code reports."""
         return _FAULT_KINDS[self]
 
+    @classmethod
+    def of(cls, fault: SimtFault) -> FaultCode | None:
+        """The code that reports ``fault`` (None for golden's own: step limit, watchdog)."""
+        return next((code for code, kind in _FAULT_KINDS.items() if kind == fault.kind), None)
+
+    @property
+    def at_issue(self) -> bool:
+        """Found when the instruction issues (the rest in its passes, at the LSU or after)."""
+        return self in (FaultCode.FETCH, FaultCode.ILLEGAL, FaultCode.BREAKPOINT)
+
 
 _FAULT_KINDS: dict[FaultCode, str] = {
     FaultCode.NONE: "",

@@ -460,7 +460,7 @@ def _core(p: SMParams) -> Inventory:
     buffer = PC_WIDTH + XLEN + PC_WIDTH + 1
     # (the RPC only where the policy consumes it: else a constant the outcome passes)
     rpc = PC_WIDTH if p.config.explicit else 0
-    cur = wb + sid + PC_WIDTH + w + rpc + DECODED_BITS + bits_for(q + 1) + COUNTER
+    cur = wb + sid + PC_WIDTH + w + rpc + DECODED_BITS + bits_for(q + 1) + COUNTER + 3
     flight = cur + 2 * bits_for(q + 1) - bits_for(q + 1) + q * qb + w + w * qb + bits_for(q)
     inv.add("issue", mux=select(cand, buffer + sid + w + 1), ff=flight)
     inv.add("issue", mux=flight + n * (issued + sid), add=3 * bits_for(q + 1), gate=decode(wb, n))
@@ -491,6 +491,25 @@ def _core(p: SMParams) -> Inventory:
         # each lane's position and its divider's tag decoded; its syscall number checked
         gate=2 * lanes * decode(pos, w) + lanes * reduce(XLEN),
     )
+    # the pipeline (``_pipeline``, ``_resolved_outcome``). The read stage's instruction fields
+    # are always those of the instruction in flight (both load the selection at an issue and
+    # the read stage copies it otherwise): synthesis merges them, leaving its valid, first and
+    # last bits and this pass's quarter. The execute stage's pass (valid, first, last; warp,
+    # sid, PC, mask, RPC, decoded instruction, passes, cycle, in range, faulty, resolved), per
+    # lane its position (the low bits are the lane number: its zero bits are constants), active
+    # bit and two operands; the resolved outcome (valid, warp, sid, PC, mask, RPC, control,
+    # call, return, exited; the stack-less unit takes only mask, control, exited and the sp
+    # writes); per warp its pending
+    # update, the LSU's reservation, halting
+    fields = 3 + wb + sid + PC_WIDTH + w + rpc + DECODED_BITS + bits_for(q + 1) + COUNTER + 3
+    low = log2(lanes)
+    positions = sum(pos - low + j.bit_count() for j in range(lanes))
+    stages = 3 + qb + fields + positions + lanes * (1 + 2 * XLEN)
+    if p.policy is Policy.STACKLESS:  # (its threads keep their own PCs: no sid, PC, calls)
+        resolved = 1 + wb + w + 1 + 2 * w
+    else:
+        resolved = 1 + wb + sid + PC_WIDTH + w + rpc + 3 + w
+    inv.add("pipeline", ff=stages + resolved + n + 2)
     # the outcome to the warp's unit, faults' lowest threads (registered: bad target, bad
     # syscall), the LSU start, each warp's update PC and lane
     # (the update's PC and lane name an overflow, which the stack-less unit cannot have;

@@ -40,6 +40,7 @@ from reconverge.golden.blocks.units import make_unit
 from reconverge.golden.config import ScoreboardKind, SMConfig
 from reconverge.golden.faults import (
     DeadlockFault,
+    FaultCode,
     SimtFault,
     StepLimitFault,
     TableOverflowFault,
@@ -367,6 +368,7 @@ class SM:
         self.last_slot = -1
         self.writebacks: list[tuple[int, int, ResidentWarp, int, int]] = []
         self.seq = 0
+        self.stop: int | None = None  # the cycle the hardware finds the fault in (_stopped)
 
     # -- construction -----------------------------------------------------------------------
 
@@ -383,9 +385,10 @@ class SM:
             self._loop()
         except SimtFault as exc:
             fault = exc
-        # a run that stops (a fault, the step limit) still took the cycles of what it issued
+        # a run that stops (a fault, the step limit) still took the cycles of what it issued;
+        # one stopped by an instruction's fault ends with the cycle the hardware finds it in
         last_issue_done = max(self.t, self.port_free)
-        self.end = max(self.end, self.port_free)
+        self.end = max(self.end, self.port_free) if self.stop is None else self.stop + 1
         if fault is None:  # the port is idle until the last exit settles, the last write lands
             self.idle += self.end - last_issue_done
         for warp in self.resident:
@@ -497,7 +500,10 @@ class SM:
         fetched: list[Decoded] = []
 
         def probe(warp: ResidentWarp, split: Split) -> tuple[bool, bool]:
-            op = self._fetch(warp, split)
+            try:
+                op = self._fetch(warp, split)
+            except SimtFault as fault:
+                raise self._stopped(fault, self.t, 1) from None
             fetched.append(op)
             # a pending write for its threads, or no free entry for its destination (Fig 8)
             hazard = bool(warp.scoreboard.dependency_mask(op.operands, split.mask)) or (
@@ -569,12 +575,16 @@ class SM:
         stackless = self.config.policy is Policy.STACKLESS
         resolved = op.resolved or (stackless and op.destination == REG_SP)
         update = t + passes - 1 + self.config.latencies.outcome_delay(resolved)
-        out = execute(ins, pc, warp.regs, lanes, warp.mem, warp.ctx)
+        try:
+            out = execute(ins, pc, warp.regs, lanes, warp.mem, warp.ctx)
+        except SimtFault as fault:
+            raise self._stopped(fault, t, passes) from None
         ex = self._executed(warp, split, op, out)
         before = {(s.sid, s.pc) for s in warp.splits}
         try:
             clocks = warp.unit.execute(ex)
         except TableOverflow as exc:
+            self.stop = update + 1  # the unit's flag rises the clock after the update
             raise TableOverflowFault(
                 str(exc),
                 block=warp.block.index,
@@ -604,6 +614,15 @@ class SM:
             self._check_barrier(warp.block)
         if warp.done:
             self._retire(warp)
+
+    def _stopped(self, fault: SimtFault, t: int, passes: int) -> SimtFault:
+        """``fault`` of the instruction issued at ``t`` in ``passes`` passes, with the cycle
+        the hardware reports it in: the execute stage of its first pass for a fault at issue
+        (docs/sm-hardware.md, "Faults in issue order"), else of its last pass."""
+        code = FaultCode.of(fault)
+        last = t if code is not None and code.at_issue else t + passes - 1
+        self.stop = last + self.config.latencies.execute
+        return fault
 
     def _executed(self, warp: ResidentWarp, split: Split, op: Decoded, out: Outcome) -> Executed:
         exited = 0

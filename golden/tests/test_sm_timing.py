@@ -198,6 +198,28 @@ def test_ready_times_count_from_the_settled_update() -> None:
             assert result.metrics is not None and result.metrics.cycles == at + 2 + 2
 
 
+SP_WRITE = f"""
+_start:
+    addi sp, sp, -16      # 0: writes x2
+    li   a0, 0            # 1
+    {EXIT}                # 2, 3
+"""
+
+
+def test_only_outcomes_the_lanes_compute_wait_for_resolve() -> None:
+    """W = 4 (p = 1), resolve = 3. Under SPS the sp write is decided at issue (u = 0, V = 1):
+    back to back, and the ecall at 3 settles at 3 + 3 + 1 = 7, the run's cycles. Under
+    stackless sp orders the threads, so the lanes resolve it: u = 3, V = 4, the li at 4, the
+    ecall at 6, done at 10."""
+    for policy, cycles, total in (
+        (Policy.SPS, [0, 1, 2, 3], 7),
+        (Policy.STACKLESS, [0, 4, 5, 6], 10),
+    ):
+        result = run_timed(SP_WRITE, policy)
+        assert issues(result) == list(zip(cycles, range(4), strict=True)), policy
+        assert result.metrics is not None and result.metrics.cycles == total
+
+
 # ----------------------------------------------------------------------------------------------
 # Rule 3: the LSU.
 

@@ -10,10 +10,12 @@ Per cycle, in the order the signals flow:
    that faults at issue (illegal, outside the instruction store, CSR write, ``ebreak``) is a
    candidate whatever the scoreboard says, so it faults where golden's scheduler reaches it.
 2. **Issue.** When the port is free the scheduler picks one candidate (GTO or LRR, round robin
-   within the warp) and its first pass runs in the same cycle; passes 1 .. p-1 follow from a
-   registered copy. Each pass, L lanes read the register file, compute, and write results (the
-   divider and the LSU write later). In the last pass the warp's outcome goes to its
-   divergence unit, the destination enters its write-back delay line, the LSU starts.
+   within the warp); passes 1 .. p-1 follow from a registered copy. Each pass goes on to the
+   read stage (the register file) and the execute stage (L lanes compute and write results;
+   the divider and the LSU write later). In the last issue pass the destination enters its
+   write-back delay line and an outcome the issue stage decides alone goes to the warp's
+   divergence unit; a branch, jump or exit goes there behind the execute stage, whose last
+   pass also starts the LSU, traces the instruction and reports its faults.
 3. **Settling.** When a warp's unit has settled after an update (cycle V), every split it shows
    gets its ready time: the continuing split at once, a split not exposed before the update
    ``delay - 1`` cycles later (docs/sm-hardware.md, timing rules 1-2), the others keep theirs.
@@ -347,10 +349,9 @@ class _Core:
                 m.d.comb += self.scheduler.sid[i].eq(unit.splits.sid[s])
         sched = self.scheduler
         self.port_free = Signal(name="port_free")
+        may_issue = self.port_free & self.running & ~self.faulted & ~self.halting
         m.d.comb += [
-            sched.ready.eq(Mux(
-                self.port_free & self.running & ~self.faulted & ~self.halting, Cat(*ready_bits), 0
-            )),  # fmt: skip
+            sched.ready.eq(Mux(may_issue, Cat(*ready_bits), 0)),
             sched.last_warp.eq(self.last_warp),
             sched.issued.eq(self.issued_any),
             sched.greedy.eq(self.last_warp_now),
@@ -804,7 +805,7 @@ class _Core:
         # the trace: an instruction that did not fault, reported in its last execute pass
         tr = self.sm.trace
         m.d.comb += [
-            tr.valid.eq(go),
+            tr.valid.eq(go & ~self.stall),  # once, not in every cycle a stall holds it
             tr.cycle.eq(x["cycle"]),
             tr.slot.eq(x["warp"]),
             tr.block.eq(Array(self.block_of)[x["warp"]]),
@@ -821,7 +822,7 @@ class _Core:
             m, "exit_windows", Mux(exiting, 1 << Array(self.window)[x["warp"]], 0), self.N
         )
         m.d.comb += [
-            ex.valid.eq(exiting),
+            ex.valid.eq(exiting & ~self.stall),
             ex.block.eq(Array(self.block_of)[x["warp"]]),
             ex.warp.eq(Array(self.warp_of)[x["warp"]]),
             ex.mask.eq(x["mask"]),
@@ -834,25 +835,24 @@ class _Core:
         sp write), registered after its last execute pass: it reaches the unit in the next
         cycle, ``resolve`` cycles after the issue stage's last pass (rule 1). Its next PCs and
         sp values are the execute stage's per-position registers."""
-        m, x = self.m, self.x
+        x = self.x
         instr = x["instr"]
         mask = x["mask"]
-        explicit = self.p.config.explicit
-        rpc = Mux(instr.is_control, x["rpc"], Const(NEVER, PC_WIDTH)) if explicit \
-            else Const(NEVER, PC_WIDTH)  # fmt: skip
-        self.res = self._stage_register("res", {
+        fields = {
             "valid": valid,
             "warp": x["warp"],
             "sid": x["sid"],
             "pc": x["pc"],
             "mask": mask,
-            "rpc": rpc,
             "control": instr.is_control,
             "call": instr.is_call,
             "ret": instr.is_ret,
             "exited": Mux(instr.is_ecall, mask, 0),
             "sp_we": Mux(instr.writes_rd & (instr.rd == REG_SP), mask, 0),
-        })  # fmt: skip
+        }
+        if self.p.config.explicit:  # (else the unit takes no RPC: NEVER)
+            fields["rpc"] = Mux(instr.is_control, x["rpc"], Const(NEVER, PC_WIDTH))
+        self.res = self._stage_register("res", fields)
 
     def _unit_updates(self) -> None:
         """Each warp's unit takes an outcome: the resolved one of :meth:`_resolved_outcome`,
@@ -884,7 +884,7 @@ class _Core:
                 o.control.eq(late & res["control"]),
                 o.call.eq(late & res["call"]),
                 o.ret.eq(late & res["ret"]),
-                o.rpc.eq(Mux(late, res["rpc"], NEVER)),
+                o.rpc.eq(Mux(late, res["rpc"], NEVER) if "rpc" in res else NEVER),
                 o.exited.eq(Mux(late, res["exited"], 0)),
                 o.barrier.eq(Mux(early & instr.is_bar, now["mask"], 0)),
                 o.sp_we.eq(Mux(late, res["sp_we"], 0)),
