@@ -488,7 +488,7 @@ class _Core:
         cur_quarter = Signal.like(self.pass_quarter, name="cur_pass_quarter")
         cur_lanes = Signal(W, name="cur_lane_mask")
         cur_src = Signal.like(self.sel_src, name="cur_src")
-        pass_index = Signal(range(Q), name="pass_index")
+        pass_index = self.pass_index = Signal(range(Q), name="pass_index")
         with m.If(self.issue):
             m.d.sync += [cur[k].eq(self.sel[k]) for k in cur]
             m.d.sync += [cur_quarter.eq(self.pass_quarter), cur_lanes.eq(self.sel_lanes),
@@ -860,11 +860,17 @@ class _Core:
         ``bar``'s threads wait at its PC) in its last pass. A warp has one instruction in
         flight to its unit at a time (rule 1), so the two never meet at one unit."""
         m, W, N = self.m, self.W, self.N
-        now, instr, res = self.now, self.now["instr"], self.res
-        plain = _named(
-            m, "plain_update",
-            self.last_pass & ~now["faulty"] & ~now["resolved"] & ~self.faulted,
-        )  # fmt: skip
+        res = self.res
+        if self.p.config.hws or self.Q == 1:
+            now, last = self.now, self.last_pass
+        else:
+            # every instruction takes two passes or more, so its last pass is never its issue
+            # cycle: the outcome comes from the registered copy alone, which keeps the
+            # scheduler's selection out of the units' update paths
+            now = self.cur
+            last = (self.busy_passes != 0) & (self.pass_index == now["passes"] - 1)
+        instr = now["instr"]
+        plain = _named(m, "plain_update", last & ~now["faulty"] & ~now["resolved"] & ~self.faulted)
         plain_next = Mux(instr.is_bar, now["pc"], (now["pc"] + 4)[:PC_WIDTH])
         self.upd_pc = [Signal(PC_WIDTH, name=f"w{w}_update_pc") for w in range(N)]
         self.upd_lane = [Signal(range(W), name=f"w{w}_update_lane") for w in range(N)]
