@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from reconverge.golden.config import Latencies, SMConfig
+from reconverge.golden.config import PIPELINE_EXECUTE, PIPELINE_RESOLVE, Latencies, SMConfig
 from reconverge.golden.geometry import Geometry, bits_for
 from reconverge.golden.memmap import GLOBAL_BASE, MemoryMap
 from reconverge.golden.policies import Policy, Variant, WarpFormation
@@ -65,6 +65,19 @@ class SMParams:
                     f"the hardware needs {name.rstrip('_')} latency >= 2 (the response arrives "
                     "the cycle after the request and is written the cycle after)"
                 )
+        built = {"execute": PIPELINE_EXECUTE, "resolve": PIPELINE_RESOLVE}
+        for name, cycles in built.items():
+            if getattr(lat, name) != cycles:
+                raise ValueError(
+                    f"the hardware's pipeline has {name} {cycles}, not {getattr(lat, name)}"
+                )
+        for name in ("alu", "mul"):
+            if getattr(lat, name) < PIPELINE_EXECUTE:
+                raise ValueError(
+                    f"the hardware needs {name} latency >= {PIPELINE_EXECUTE} (a result is "
+                    "written in the execute stage; a dependent instruction reads its registers "
+                    f"the cycle after its issue), not {getattr(lat, name)}"
+                )
         if not _power_of_two(self.imem_words) or not 16 <= self.imem_words <= 1 << 20:
             raise ValueError(f"imem_words={self.imem_words} must be a power of two in 16..2^20")
         if self.config.line_bytes > 128:
@@ -80,10 +93,16 @@ class SMParams:
         """The hardware SM that runs a golden run's configuration: static warps (the SM of a
         dynamic-warp-formation run without its warp pool), a split table of at most W entries
         (a split holds at least one thread, so a larger table is never used and the run is the
-        same), an instruction store that just holds code ending at byte address ``code_end``.
-        A ``ValueError`` names what the hardware cannot do."""
+        same), an instruction store that just holds code ending at byte address ``code_end``,
+        ``alu`` and ``mul`` of at least the pipeline's execute offset (the SM that would run
+        the program: a golden machine may forward results the hardware's pipeline writes a
+        cycle later). A ``ValueError`` names what the hardware cannot do."""
         words = max(16, -(-(code_end - GLOBAL_BASE) // 4))
-        static = replace(config, warp_formation=WarpFormation.STATIC)
+        lat = config.latencies
+        least = {k: max(getattr(lat, k), PIPELINE_EXECUTE) for k in ("alu", "mul")}
+        static = replace(
+            config, warp_formation=WarpFormation.STATIC, latencies=replace(lat, **least)
+        )
         tables = replace(geometry, split_table=min(geometry.split_table, geometry.warp_size))
         return cls(tables, static, memmap, imem_words=1 << (words - 1).bit_length())
 

@@ -6,10 +6,12 @@ without hints), ``split_tables`` (mp, mp-orec), ``stackless`` — behind the por
 uses whatever the policy:
 
 - ``launch``: a warp starts (threads ``mask`` at ``pc``, stack pointer ``sp``);
-- ``outcome``: the instruction split ``sid`` issued at ``pc`` with ``mask``: every thread's next
-  PC (``next_pc``), the threads that ``exited`` or reached a ``barrier``, whether it was a
-  ``control`` instruction, a ``call`` or a ``ret``, its ``rpc``, and SP writes (``sp_we``,
-  ``sp_wdata``, which only the stack-less control reads);
+- ``outcome``: the instruction split ``sid`` issued at ``pc`` with ``mask``: every thread's
+  next PC (``next_pc``; ``uniform``: every thread's is ``next_pc[0]``, as the issue stage
+  says of an instruction it decides alone, which then needs no grouping), the threads that
+  ``exited`` or reached a ``barrier``, whether it was a ``control`` instruction, a ``call`` or
+  a ``ret``, its ``rpc``, and SP writes (``sp_we``, ``sp_wdata``, which only the stack-less
+  control reads);
 - ``release``: the block's barrier completed for these waiting ``lanes``;
 - out ``splits`` (``valid``, ``sid``, ``pc``, ``mask`` per split slot), ``busy`` (the unit is still
   applying an update and exposes nothing), ``overflow``, ``live``, ``waiting``.
@@ -62,6 +64,7 @@ def divergence_signature(params: SMParams) -> wiring.Signature:
                     "exited": Out(w),
                     "barrier": Out(w),
                     "next_pc": Out(data.ArrayLayout(PC_WIDTH, w)),
+                    "uniform": Out(1),
                     "sp_we": Out(w),
                     "sp_wdata": Out(data.ArrayLayout(SP_WIDTH, w)),
                 }
@@ -100,9 +103,12 @@ def divergence_signature(params: SMParams) -> wiring.Signature:
 
 class _Groups:
     """The target groups of a set of threads (``pending``) with their next PCs (``pcs``): the
-    lowest PC, the second lowest and the highest, each with its threads (arbiter trees)."""
+    lowest PC, the second lowest and the highest, each with its threads (arbiter trees); when
+    ``uniform``, every thread's PC is ``pcs[0]``: one group, the trees bypassed."""
 
-    def __init__(self, m: Module, name: str, pending: Value, pcs: list[Value]) -> None:
+    def __init__(
+        self, m: Module, name: str, pending: Value, pcs: list[Value], uniform: Value
+    ) -> None:
         w = len(pcs)
         self.trees = {}
         for which in ("low", "second", "high"):
@@ -121,16 +127,17 @@ class _Groups:
             second.valid.eq(pending & ~low.mask),
             high.valid.eq(pending),
         ]
-        self.low = (low.min_key, low.mask)
-        self.second = (second.min_key, second.mask)
-        self.high = (~high.min_key, high.mask)
+        one = Mux(uniform, pending, 0)
+        self.low = (Mux(uniform, pcs[0], low.min_key), Mux(uniform, pending, low.mask))
+        self.second = (second.min_key, Mux(uniform, 0, second.mask))
+        self.high = (Mux(uniform, pcs[0], ~high.min_key), Mux(uniform, pending, high.mask))
         self.threads = pending
         #: at most two groups: the lowest and the highest take every thread
         self.at_most_two = Signal(name=f"{name}_at_most_two")
-        m.d.comb += self.at_most_two.eq((low.mask | high.mask) == pending)
+        m.d.comb += self.at_most_two.eq(uniform | ((low.mask | high.mask) == pending))
         #: the threads of the groups after the lowest two
         self.rest = Signal(w, name=f"{name}_rest")
-        m.d.comb += self.rest.eq(pending & ~low.mask & ~second.mask)
+        m.d.comb += self.rest.eq(pending & ~low.mask & ~second.mask & ~one)
 
 
 class DivergenceUnit(wiring.Component):
@@ -173,7 +180,8 @@ class DivergenceUnit(wiring.Component):
             m.d.comb += current[t].eq(Mux(first, next_pcs[t], pcs[t]))
         with m.If(first):
             m.d.sync += [pc.eq(v) for pc, v in zip(pcs, next_pcs, strict=True)]
-        return pend, active, _Groups(m, "groups", threads, current)
+        uniform = first & self.outcome.uniform  # (a sequence is never uniform)
+        return pend, active, _Groups(m, "groups", threads, current, uniform)
 
     # -- the stack-less control --------------------------------------------------------------
     def _stackless(self, m: Module, block: wiring.Component) -> None:

@@ -46,7 +46,7 @@ from reconverge.golden.blocks import (
 )
 from reconverge.golden.blocks.divergence import NEVER
 from reconverge.golden.blocks.units import sm_unit
-from reconverge.golden.config import PIPELINE_EXECUTE, PIPELINE_RESOLVE, ScoreboardKind
+from reconverge.golden.config import ScoreboardKind
 from reconverge.golden.faults import FaultCode
 from reconverge.golden.geometry import bits_for
 from reconverge.golden.isa import REG_SP, SYSCALL_EXIT, Csr
@@ -94,33 +94,11 @@ def _lowest(bits: Value) -> Value:
     return encode(first_set([bits[i] for i in range(len(bits))]))
 
 
-def check_pipeline(params: SMParams) -> None:
-    """The latencies this SM's pipeline can keep (docs/sm-hardware.md, "The pipeline"): its
-    execute and resolve offsets, and results written in the execute stage before a dependent
-    instruction reads its registers, the cycle after its issue (so ``alu`` and ``mul`` >= the
-    execute offset)."""
-    lat = params.config.latencies
-    built = {"execute": PIPELINE_EXECUTE, "resolve": PIPELINE_RESOLVE}
-    for name, cycles in built.items():
-        if getattr(lat, name) != cycles:
-            raise ValueError(
-                f"latency {name} is {getattr(lat, name)}; the SM's pipeline has {cycles}"
-            )
-    for name in ("alu", "mul"):
-        if getattr(lat, name) < PIPELINE_EXECUTE:
-            raise ValueError(
-                f"latency {name} is {getattr(lat, name)}; the SM's pipeline writes a result "
-                f"{PIPELINE_EXECUTE} cycles after its pass issues, so it must be at least "
-                f"{PIPELINE_EXECUTE}"
-            )
-
-
 class SM(wiring.Component):
     """The SM of ``params`` (ports: docs/sm-hardware.md, ``hdl.sm.ports``); ``program``: the
     instruction store's entries from reset (a board top), else it is filled through ``load``."""
 
     def __init__(self, params: SMParams, program: Sequence[tuple[int, int]] = ()) -> None:
-        check_pipeline(params)
         self.params = params
         self.program = tuple(program)
         super().__init__(
@@ -894,6 +872,7 @@ class _Core:
                 o.exited.eq(Mux(late, res["exited"], 0)),
                 o.barrier.eq(Mux(early & instr.is_bar, now["mask"], 0)),
                 o.sp_we.eq(Mux(late, res["sp_we"], 0)),
+                o.uniform.eq(~late),
             ]
             for t in range(W):
                 m.d.comb += [

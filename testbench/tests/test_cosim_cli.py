@@ -56,7 +56,7 @@ def test_options_default_to_the_cosim_configuration() -> None:
 )  # fmt: skip
 def test_an_option_overrides_its_field(options: list[str], changed: dict[str, object]) -> None:
     """Only the field an option names changes; the latencies keep the configuration's short
-    ones (alu 1, global 3 in cosim), not the golden defaults."""
+    ones (alu 2, global 3 in cosim), not the golden defaults."""
     assert params_of(parse(*options)) == replace(COSIM, **changed)
     assert Geometry().warps != COSIM.geometry.warps  # the base is the named one, not defaults
 
@@ -68,6 +68,8 @@ def test_an_option_overrides_its_field(options: list[str], changed: dict[str, ob
         (["--line-bytes", "256"], "line size 256 above 128 bytes"),
         (["--imem-words", "1000"], "imem_words=1000 must be a power of two"),
         (["--latency", "branch=1"], "branch latency >= 2"),
+        (["--latency", "alu=1"], "alu latency >= 2"),
+        (["--latency", "resolve=0"], "pipeline has resolve 3, not 0"),
         (["--latency", "nope=3"], "--latency takes NAME=CYCLES"),
         (["--warp-size", "4", "--simd-width", "8"], "SIMD width L=8"),
         (["--sim", "icarus", "--grid", "2"], "a kernel runs with its suite case's grid"),
