@@ -37,6 +37,15 @@ def _power_of_two(value: int) -> bool:
     return value > 0 and value & (value - 1) == 0
 
 
+def hardware_config(config: SMConfig) -> SMConfig:
+    """``config`` with ``alu`` and ``mul`` raised to the pipeline's execute offset, the least
+    the hardware's pipeline keeps (a golden machine may forward a result the hardware writes
+    a cycle later; the other latencies stay)."""
+    lat = config.latencies
+    least = {k: max(getattr(lat, k), PIPELINE_EXECUTE) for k in ("alu", "mul")}
+    return replace(config, latencies=replace(lat, **least))
+
+
 @dataclass(frozen=True)
 class SMParams:
     """One hardware SM. Validates what the HDL needs beyond what golden accepts: static warps
@@ -44,7 +53,7 @@ class SMParams:
     (docs/architecture.md, "The SM in hardware"), power-of-two memories."""
 
     geometry: Geometry = field(default_factory=Geometry)
-    config: SMConfig = field(default_factory=SMConfig)
+    config: SMConfig = field(default_factory=lambda: hardware_config(SMConfig()))
     memmap: MemoryMap = field(default_factory=MemoryMap)
     #: 32-bit words of the instruction store (code is fetched from global memory at
     #: GLOBAL_BASE .. GLOBAL_BASE + 4 * imem_words)
@@ -98,11 +107,7 @@ class SMParams:
         the program: a golden machine may forward results the hardware's pipeline writes a
         cycle later). A ``ValueError`` names what the hardware cannot do."""
         words = max(16, -(-(code_end - GLOBAL_BASE) // 4))
-        lat = config.latencies
-        least = {k: max(getattr(lat, k), PIPELINE_EXECUTE) for k in ("alu", "mul")}
-        static = replace(
-            config, warp_formation=WarpFormation.STATIC, latencies=replace(lat, **least)
-        )
+        static = hardware_config(replace(config, warp_formation=WarpFormation.STATIC))
         tables = replace(geometry, split_table=min(geometry.split_table, geometry.warp_size))
         return cls(tables, static, memmap, imem_words=1 << (words - 1).bit_length())
 
