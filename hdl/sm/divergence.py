@@ -7,8 +7,9 @@ uses whatever the policy:
 
 - ``launch``: a warp starts (threads ``mask`` at ``pc``, stack pointer ``sp``);
 - ``outcome``: the instruction split ``sid`` issued at ``pc`` with ``mask``: every thread's
-  next PC (``next_pc``; ``uniform``: every thread's is ``next_pc[0]``, as the issue stage
-  says of an instruction it decides alone, which then needs no grouping), the threads that
+  next PC (``next_pc``; ``uniform``: every thread goes to ``pc`` + 4 and ``next_pc`` is
+  not read, as the issue stage says of an instruction it decides alone, which then needs no
+  grouping: the grouping trees see only resolved next PCs), the threads that
   ``exited`` or reached a ``barrier``, whether it was a ``control`` instruction, a ``call`` or
   a ``ret``, its ``rpc``, and SP writes (``sp_we``, ``sp_wdata``, which only the stack-less
   control reads);
@@ -104,11 +105,12 @@ def divergence_signature(params: SMParams) -> wiring.Signature:
 class _Groups:
     """The target groups of a set of threads (``pending``) with their next PCs (``pcs``): the
     lowest PC, the second lowest and the highest, each with its threads (arbiter trees); when
-    ``uniform``, every thread's PC is ``pcs[0]``: one group, the trees bypassed."""
+    ``uniform``, every thread goes to ``target``: one group, the trees bypassed."""
 
     def __init__(
-        self, m: Module, name: str, pending: Value, pcs: list[Value], uniform: Value
-    ) -> None:
+        self, m: Module, name: str, pending: Value, pcs: list[Value], uniform: Value,
+        target: Value,
+    ) -> None:  # fmt: skip
         w = len(pcs)
         self.trees = {}
         for which in ("low", "second", "high"):
@@ -128,9 +130,9 @@ class _Groups:
             high.valid.eq(pending),
         ]
         one = Mux(uniform, pending, 0)
-        self.low = (Mux(uniform, pcs[0], low.min_key), Mux(uniform, pending, low.mask))
+        self.low = (Mux(uniform, target, low.min_key), Mux(uniform, pending, low.mask))
         self.second = (second.min_key, Mux(uniform, 0, second.mask))
-        self.high = (Mux(uniform, pcs[0], ~high.min_key), Mux(uniform, pending, high.mask))
+        self.high = (Mux(uniform, target, ~high.min_key), Mux(uniform, pending, high.mask))
         self.threads = pending
         #: at most two groups: the lowest and the highest take every thread
         self.at_most_two = Signal(name=f"{name}_at_most_two")
@@ -181,7 +183,8 @@ class DivergenceUnit(wiring.Component):
         with m.If(first):
             m.d.sync += [pc.eq(v) for pc, v in zip(pcs, next_pcs, strict=True)]
         uniform = first & self.outcome.uniform  # (a sequence is never uniform)
-        return pend, active, _Groups(m, "groups", threads, current, uniform)
+        target = (self.outcome.pc + 4)[:PC_WIDTH]
+        return pend, active, _Groups(m, "groups", threads, current, uniform, target)
 
     # -- the stack-less control --------------------------------------------------------------
     def _stackless(self, m: Module, block: wiring.Component) -> None:

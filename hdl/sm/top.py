@@ -849,6 +849,10 @@ class _Core:
             last = (self.busy_passes != 0) & (self.pass_index == now["passes"] - 1)
         instr = now["instr"]
         plain = _named(m, "plain_update", last & ~now["faulty"] & ~now["resolved"] & ~self.faulted)
+        # the stacks and tables take a decided outcome as ``uniform`` (PC + 4, the grouping trees
+        # bypassed) and the next PCs only from the resolved registers; the stack-less control
+        # takes every outcome's next PCs
+        grouped = self.unit.name != "stackless"
         plain_next = Mux(instr.is_bar, now["pc"], (now["pc"] + 4)[:PC_WIDTH])
         self.upd_pc = [Signal(PC_WIDTH, name=f"w{w}_update_pc") for w in range(N)]
         self.upd_lane = [Signal(range(W), name=f"w{w}_update_lane") for w in range(N)]
@@ -874,9 +878,11 @@ class _Core:
                 o.sp_we.eq(Mux(late, res["sp_we"], 0)),
                 o.uniform.eq(~late),
             ]
+            late_next = [Mux(late, buffered, plain_next) for buffered in self.next_pc_buf]
+            next_pcs = self.next_pc_buf if grouped else late_next
             for t in range(W):
                 m.d.comb += [
-                    o.next_pc[t].eq(Mux(late, self.next_pc_buf[t], plain_next)),
+                    o.next_pc[t].eq(next_pcs[t]),
                     o.sp_wdata[t].eq(self.result_buf[t]),
                 ]
             with m.If(here):
