@@ -245,24 +245,29 @@ def unit(p: SMParams) -> Inventory:
 
 def _regfile(p: SMParams) -> Inventory:
     """docs/sm-hardware.md, "Register file": per thread position a live-value-table memory, one
-    copy per (write port, read port) of slots x 32 words; per (slot, register) the written bit
-    and the live-value entry in flip-flops; the write-row decoders, the port priority, the
-    live copy's selection, the initial values of unwritten registers."""
+    copy per (write port, read port) of slots x 32 words; per (slot, register) the live-value
+    entry in flip-flops (0: unwritten, else the live port's copy); the write-row decoders, the
+    port priority and the launch's clear, the live entry's lookup and the copy or initial
+    value it selects."""
     g = p.geometry
     w, rows = g.warp_size, g.warps * NUM_REGS
     row_bits = REG_BITS + p.warp_bits
     live = bits_for(WRITE_PORTS)
     inv = Inventory()
     inv.add("banks", ram=w * WRITE_PORTS * READ_PORTS * rows * XLEN)
-    inv.add("written", ff=w * rows, gate=w * (2 * WRITE_PORTS + 1) * rows)
-    # the row a port writes, one-hot: a shift of 1 by the row (rows + 2^bits - 1 wide)
+    # the row a port writes, one-hot: a shift of 1 by the row (rows + 2^bits - 1 wide); the
+    # positions' rows it sets
     inv.add("decode", mux=WRITE_PORTS * (rows + (1 << row_bits) - 1) * row_bits)
-    inv.add("live", ff=w * rows * live, mux=w * rows * WRITE_PORTS * live)
-    inv.add("live", gate=w * rows * (reduce(WRITE_PORTS) + 1))
-    inv.add("read", mux=READ_PORTS * w * (rows * live + WRITE_PORTS * XLEN + XLEN + row_bits))
-    # the live entry of the row read: a case over the rows (the row decoded, shared by the
-    # positions)
-    inv.add("read", gate=READ_PORTS * decode(row_bits, rows), eq=READ_PORTS * w * live)
+    inv.add("decode", gate=WRITE_PORTS * w * rows)
+    # each entry's next value: the ports in priority order, then a launch's clear
+    # (and its flip-flops' enable: any of them)
+    inv.add("live", ff=w * rows * live, mux=w * rows * (WRITE_PORTS + 1) * live)
+    inv.add("live", gate=w * rows * live)
+    # the lookup of a read row: its one-hot row (shared by the positions), an AND-OR over the
+    # rows per position; the copy or initial value it selects
+    inv.add("read", mux=READ_PORTS * (rows + (1 << row_bits) - 1) * row_bits)
+    inv.add("read", gate=READ_PORTS * w * live * (2 * rows - 1))
+    inv.add("read", mux=READ_PORTS * w * select(WRITE_PORTS + 1, XLEN))
     # the initial values (``golden.functional.initial_registers``): a Switch over the
     # registers not initially 0 (sp, gp, a0..a7)
     sources = 2 + ARG_REGS

@@ -10,19 +10,18 @@ Storage: a bank is a *live-value table* multi-ported memory (LaForest and Steffa
 (and most FPGAs' LUT RAM) provides, so synthesis maps the register file to LUT RAM instead of
 flip-flops and multiplexers (docs/hdl.md: the flip-flop file was half of the SM). The copies
 are explicit: one memory per write port with two read ports, left to Yosys to replicate, made
-the register file of the ``--config synth`` SM 10.7k LUT4 instead of 5.3k. A port
-writes its own copies; the live-value table, two bits per (slot, register) of a position in
-flip-flops, records which port wrote a row last, and a read takes that port's copy. Of several
-ports writing the same (slot, register) of a position in one cycle the last of
-``write_lane``, ``write_div``, ``write_lsu`` wins (the earlier ones' enables are dropped).
-Writes to x0 are dropped.
-
-A per-(slot, position, register) *written* bit, in flip-flops, lets a launch mark a whole slot
-unwritten in one cycle; an unwritten register reads its initial value
+the register file of the ``--config synth`` SM twice as large (10.7k LUT4 instead of 5.3k,
+measured with the wide-LUT mapper that the flow no longer uses, docs/hdl.md). A port
+writes its own copies; the live-value table (:class:`LiveValueTable`), two bits per (slot,
+register) of a position in flip-flops, records which port wrote a row last, or that nobody has
+since the slot's launch, and a read takes that port's copy or the register's initial value
 (``golden.functional.initial_registers``: sp = top of local memory, gp and a0..a7 from the
-``init`` inputs, everything else 0), so dispatching a warp costs no cycles. A write to a slot
-in the cycle it is launched belongs to the slot's previous warp and is lost. Reset marks
-every register unwritten.
+``init`` inputs, everything else 0): a launch marks a whole slot unwritten in one cycle, so
+dispatching a warp costs no cycles. Of several ports writing the same (slot, register) of a
+position in one cycle the last of ``write_lane``, ``write_div``, ``write_lsu`` wins (the
+earlier ones' enables are dropped). Writes to x0 are dropped. A write to a slot in the cycle
+it is launched belongs to the slot's previous warp and is lost. Reset marks every register
+unwritten.
 """
 
 from __future__ import annotations
@@ -30,12 +29,13 @@ from __future__ import annotations
 from functools import reduce
 from operator import or_
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value, unsigned
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from reconverge.golden.functional import GLOBAL_POINTER_SYMBOL, LaunchConfig, initial_registers
+from reconverge.golden.geometry import bits_for
 from reconverge.golden.image import Image
 from reconverge.golden.isa import NUM_REGS
 from reconverge.golden.memmap import MemoryMap
@@ -109,6 +109,63 @@ def init_signature() -> wiring.Signature:
     return wiring.Signature({"gp": Out(WORD), "args": Out(data.ArrayLayout(WORD, ARG_REGS))})
 
 
+def _select(options: list[Value], index: Value) -> Value:
+    """``options[index]`` as a tree of two-input multiplexers, one level per bit of ``index``
+    (low bit first; an odd option out passes up a level)."""
+    level = list(options)
+    for bit in Value.cast(index):
+        pairs = [Mux(bit, *reversed(level[i : i + 2])) for i in range(0, len(level) - 1, 2)]
+        level = pairs + level[len(pairs) * 2 :]
+    return level[0]
+
+
+class LiveValueTable(wiring.Component):
+    """The live-value table of every thread position (LaForest and Steffan, FPGA 2010): per
+    (position, slot, register) which copy holds the register's value, in flip-flops: 0 for
+    none (the register is unwritten and reads its initial value), ``k + 1`` for write port k's.
+    ``set``: per write port and position, the rows written this cycle (a later port's write
+    wins); ``clear``: rows a launch marks unwritten (a launch wins over a write). ``live``:
+    for each read row, every position's entry. Its own module, so that synthesis builds each
+    lookup once instead of once per data bit of the copies it selects."""
+
+    def __init__(self, params: SMParams, reads: int) -> None:
+        self.width = params.geometry.warp_size
+        self.rows = params.geometry.warps * NUM_REGS
+        row = unsigned(REG.width + params.warp_bits)
+        entries = data.ArrayLayout(unsigned(bits_for(len(WRITE_PORTS))), self.width)
+        rows = data.ArrayLayout(self.rows, self.width)
+        super().__init__(
+            {
+                "set": In(data.ArrayLayout(rows, len(WRITE_PORTS))),
+                "clear": In(self.rows),
+                "row": In(data.ArrayLayout(row, reads)),
+                "live": Out(data.ArrayLayout(entries, reads)),
+            }
+        )
+
+    def elaborate(self, platform: object) -> Module:
+        m = Module()
+        hits = []
+        for k, row in enumerate(self.row):
+            hit = Signal(self.rows, name=f"read{k}_row")
+            m.d.comb += hit.eq(Const(1, self.rows) << row)
+            hits.append(hit)
+        for j in range(self.width):
+            table = [
+                Signal(range(len(WRITE_PORTS) + 1), name=f"live{j}_{r}") for r in range(self.rows)
+            ]
+            for r, entry in enumerate(table):
+                for k in range(len(WRITE_PORTS)):
+                    with m.If(self.set[k][j][r]):
+                        m.d.sync += entry.eq(k + 1)
+                with m.If(self.clear[r]):
+                    m.d.sync += entry.eq(0)
+            for k, hit in enumerate(hits):
+                terms = (entry & hit[r].replicate(len(entry)) for r, entry in enumerate(table))
+                m.d.comb += self.live[k][j].eq(reduce(or_, terms))
+        return m
+
+
 class RegisterFile(wiring.Component):
     """Registers of every thread of every warp slot of ``params``: ports ``read``,
     ``write_lane``, ``write_div``, ``write_lsu``, ``launch``, ``init`` (module docstring)."""
@@ -128,55 +185,39 @@ class RegisterFile(wiring.Component):
         rows = slots * NUM_REGS
         ports = [getattr(self, name) for name in WRITE_PORTS]
         enables = [self._write_enable(m, i, ports) for i in range(len(ports))]
-
-        cleared = Signal(rows, name="launch_clear")
-        m.d.comb += cleared.eq(Cat(self.launch.slots[s].replicate(NUM_REGS) for s in range(slots)))
         read = self.read
-        reads = (
-            (read.rs1, self._initial(m, "init_rs1", read.rs1), read.rs1_data),
-            (read.rs2, self._initial(m, "init_rs2", read.rs2), read.rs2_data),
+        reads = ((read.rs1, read.rs1_data), (read.rs2, read.rs2_data))
+        m.submodules.live = table = LiveValueTable(self.params, len(reads))
+        m.d.comb += table.clear.eq(
+            Cat(self.launch.slots[s].replicate(NUM_REGS) for s in range(slots))
         )
         write_rows = [Cat(port.rd, port.warp) for port in ports]
-        decoded = [Signal(rows, name=f"{name}_row") for name in WRITE_PORTS]
-        for row, one_hot in zip(write_rows, decoded, strict=True):
+        for k, (row, enable) in enumerate(zip(write_rows, enables, strict=True)):
+            one_hot = Signal(rows, name=f"{WRITE_PORTS[k]}_row")
             m.d.comb += one_hot.eq(Const(1, rows) << row)
+            for j in range(width):
+                m.d.comb += table.set[k][j].eq(one_hot & enable[j].replicate(rows))
+        read_rows = [Cat(reg, read.warp) for reg, _ in reads]
+        m.d.comb += [table.row[k].eq(row) for k, row in enumerate(read_rows)]
+        initial = [self._initial(m, f"init_rs{k + 1}", reg) for k, (reg, _) in enumerate(reads)]
         for j in range(width):
-            # The rows each port writes at this position this cycle.
-            sets = [Signal(rows, name=f"set{j}_{name}") for name in WRITE_PORTS]
-            for set_bits, one_hot, enable in zip(sets, decoded, enables, strict=True):
-                m.d.comb += set_bits.eq(one_hot & enable[j].replicate(rows))
-            written = Signal(rows, name=f"written{j}")
-            m.d.sync += written.eq((written | reduce(or_, sets)) & ~cleared)
-            live = Array(Signal(range(len(ports)), name=f"live{j}_{r}") for r in range(rows))
-            for r in range(rows):
-                for w, set_bits in enumerate(sets):  # a later port's write is the live one
-                    with m.If(set_bits[r]):
-                        m.d.sync += live[r].eq(w)
-            copies = []
-            for w, (port, row, enable) in enumerate(zip(ports, write_rows, enables, strict=True)):
-                per_read = []
-                for k in range(len(reads)):
-                    bank = Memory(shape=WORD, depth=rows, init=[])
-                    m.submodules[f"bank{j}_{WRITE_PORTS[w]}_{k}"] = bank
-                    writer = bank.write_port()
+            for k, ((_, out), row) in enumerate(zip(reads, read_rows, strict=True)):
+                copies = []
+                for w, (port, write_row) in enumerate(zip(ports, write_rows, strict=True)):
+                    copy = Memory(shape=WORD, depth=rows, init=[])
+                    m.submodules[f"bank{j}_{WRITE_PORTS[w]}_{k}"] = copy
+                    writer = copy.write_port()
+                    reader = copy.read_port(domain="comb")
                     m.d.comb += [
-                        writer.addr.eq(row),
+                        writer.addr.eq(write_row),
                         writer.data.eq(port.data[j]),
-                        writer.en.eq(enable[j]),
+                        writer.en.eq(enables[w][j]),
+                        reader.addr.eq(row),
                     ]
-                    per_read.append(bank.read_port(domain="comb"))
-                copies.append(per_read)
-            for k, (reg, init, out) in enumerate(reads):
-                row = Cat(reg, read.warp)
-                which = Signal(range(len(ports)), name=f"live{j}_read{k}")
-                m.d.comb += which.eq(live[row])
+                    copies.append(reader.data)
                 value = Signal(WORD, name=f"value{j}_read{k}")
-                with m.Switch(which):
-                    for w, per_read in enumerate(copies):
-                        m.d.comb += per_read[k].addr.eq(row)
-                        with m.Case(w):
-                            m.d.comb += value.eq(per_read[k].data)
-                m.d.comb += out[j].eq(Mux(written.bit_select(row, 1), value, init))
+                m.d.comb += value.eq(_select([initial[k], *copies], table.live[k][j]))
+                m.d.comb += out[j].eq(value)
         return m
 
     def _write_enable(self, m: Module, index: int, ports: list[wiring.PureInterface]) -> Signal:

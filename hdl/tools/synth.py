@@ -40,13 +40,16 @@ from reconverge.golden.blocks.base import BlockParams
 from reconverge.golden.errors import UserError
 from reconverge.hdl.registry import lookup
 
-#: synth_ecp5 with the classic ABC LUT mapper (what ``synth_ecp5 -noabc9`` used to run):
-#: the ABC9 mapper of the YoWASP build dies on some of these netlists (the pipelined
-#: squeezer), and one mapper for every design keeps the numbers comparable.
+#: synth_ecp5 with the classic ABC LUT mapper (what ``synth_ecp5 -noabc9 -nowidelut`` used to
+#: run): the ABC9 mapper of the YoWASP build dies on some of these netlists (the pipelined
+#: squeezer), and one mapper for every design keeps the numbers comparable. LUT4s only
+#: (``-lut 4``): with the wide-LUT library (``-lut 4:7``, LUT5-7 built of LUT4s and the
+#: slices' PFUMX/L6MUX21) ABC maps for depth and spends twice the LUT4s on the SM, which
+#: then also closes a slower clock (docs/hdl.md, "Synthesis").
 ECP5_SCRIPT = """read_rtlil {top}.il
 synth_ecp5 -noflatten -top {top} -run :map_luts
 techmap -map +/lattice/latches_map.v
-abc -lut 4:7 -dress
+abc -lut 4 -dress
 clean
 synth_ecp5 -noflatten -top {top} -run map_cells: -json {top}.json
 tee -q -o ecp5.json stat -json
