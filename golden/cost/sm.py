@@ -467,7 +467,10 @@ def _core(p: SMParams) -> Inventory:
     rpc = PC_WIDTH if p.config.explicit else 0
     cur = wb + sid + PC_WIDTH + w + rpc + DECODED_BITS + bits_for(q + 1) + COUNTER + 3
     flight = cur + 2 * bits_for(q + 1) - bits_for(q + 1) + q * qb + w + w * qb + bits_for(q)
-    inv.add("issue", mux=select(cand, buffer + sid + w + 1), ff=flight)
+    # (multi-pass without hws: whether the next cycle is the last pass, which a unit's decided
+    # outcome takes, registered)
+    final = 1 if q > 1 and not p.config.hws else 0
+    inv.add("issue", mux=select(cand, buffer + sid + w + 1), ff=flight + final)
     inv.add("issue", mux=flight + n * (issued + sid), add=3 * bits_for(q + 1), gate=decode(wb, n))
     # passes, per lane: its position, operands and CSR value (W-way selections), the
     # divider's tag; per thread position the CSR value; the one-hot positions of the lanes

@@ -490,13 +490,17 @@ class _Core:
         self.last_pass = _named(
             m, "last_pass", self.executing & (self.now_pass == self.now["passes"] - 1)
         )
+        # the next cycle is the last pass of the instruction in flight (registered, so that
+        # what a unit takes from the registered copy does not depend on this cycle's issue)
+        self.final_pass = Signal(name="final_pass")
         with m.If(self.executing):
             with m.If(self.last_pass):
-                m.d.sync += [self.busy_passes.eq(0), pass_index.eq(0)]
+                m.d.sync += [self.busy_passes.eq(0), pass_index.eq(0), self.final_pass.eq(0)]
             with m.Else():
                 m.d.sync += [
                     self.busy_passes.eq(self.now["passes"] - 1 - self.now_pass),
                     pass_index.eq(self.now_pass + 1),
+                    self.final_pass.eq(self.now_pass + 2 == self.now["passes"]),
                 ]
 
         # at issue: trace, scoreboard reservation, bookkeeping of the issuing warp
@@ -845,8 +849,7 @@ class _Core:
             # every instruction takes two passes or more, so its last pass is never its issue
             # cycle: the outcome comes from the registered copy alone, which keeps the
             # scheduler's selection out of the units' update paths
-            now = self.cur
-            last = (self.busy_passes != 0) & (self.pass_index == now["passes"] - 1)
+            now, last = self.cur, self.final_pass
         instr = now["instr"]
         plain = _named(m, "plain_update", last & ~now["faulty"] & ~now["resolved"] & ~self.faulted)
         # the stacks and tables take a decided outcome as ``uniform`` (PC + 4, the grouping trees
