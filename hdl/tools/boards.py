@@ -17,7 +17,7 @@ from amaranth.build import Platform
 from amaranth_boards.icebreaker import ICEBreakerPlatform
 from amaranth_boards.ulx3s import ULX3S_85F_Platform
 
-from reconverge.hdl.tools.synth import ECP5_SCRIPT
+from reconverge.hdl.tools.synth import ECP5_SCRIPT, LUT_SITES
 
 #: The resources a board's capacity is checked for, with their names in reports.
 RESOURCES = {"luts": "LUT4", "flip_flops": "flip-flops", "bram": "block RAM", "dsp": "DSP"}
@@ -62,9 +62,7 @@ ECP5 = Family(
     synth_script=ECP5_SCRIPT,
     stat="ecp5.json",
     cells={
-        # a CCU2C carry cell is two LUT4s; a DPR16X4 LUT RAM takes six LUT4 sites (four in
-        # RAM mode, two for its write port: nextpnr's TRELLIS_COMB count, measured)
-        "luts": {"LUT4": 1, "CCU2C": 2, "TRELLIS_DPR16X4": 6},
+        "luts": LUT_SITES,
         "flip_flops": {"TRELLIS_FF": 1},
         "bram": {"DP16KD": 1},
         "dsp": {"MULT18X18D": 1},

@@ -184,7 +184,7 @@ def stat_cells(stat_json: Path, module: str, submodules: bool = True) -> dict[st
 
 def _luts(cells: dict[str, int]) -> int:
     """LUT4s of an ECP5 netlist: a CCU2C carry cell is two LUT4s with their carry logic."""
-    return cells.get("LUT4", 0) + 2 * cells.get("CCU2C", 0)
+    return cells.get("LUT4", 0) + LUT_SITES["CCU2C"] * cells.get("CCU2C", 0)
 
 
 def _resources(cells: dict[str, int]) -> dict[str, int]:
@@ -302,8 +302,20 @@ def critical_path(report: dict[str, Any], top: str) -> dict[str, Any] | None:
     }
 
 
-def _fits(total: dict[str, int], dev: Device) -> bool:
-    return total["luts"] <= dev.luts and total["flip_flops"] <= dev.luts and total["ebr"] <= dev.ebr
+#: LUT4 sites each ECP5 cell takes: a CCU2C carry cell is two LUT4s; a DPR16X4 LUT RAM six
+#: (four in RAM mode, two for its write port: nextpnr's TRELLIS_COMB count, measured).
+LUT_SITES = {"LUT4": 1, "CCU2C": 2, "TRELLIS_DPR16X4": 6}
+#: The share of a part's LUT4 sites the ``auto`` choice fills at most: nextpnr's packer cannot
+#: use every site (a slice's two LUT4s and flip-flops share clock enable and set/reset): the
+#: ``--config synth`` SM at 100 % of the 25F's sites failed placement (2026-11-28).
+AUTO_FILL = 0.9
+
+
+def _fits(total: dict[str, int], dev: Device, fill: float = 1.0) -> bool:
+    """Whether ``total`` (of :func:`_resources`) fits ``fill`` of ``dev``'s LUT4 sites, its
+    flip-flops and its EBR."""
+    sites = total["luts"] + (LUT_SITES["TRELLIS_DPR16X4"] * total["lutram"])
+    return sites <= fill * dev.luts and total["flip_flops"] <= dev.luts and total["ebr"] <= dev.ebr
 
 
 def ecp5(
@@ -333,7 +345,7 @@ def ecp5(
     total = _resources(stat_cells(work / "ecp5.json", top))
     if part == "auto":
         largest = list(DEVICES.values())[-1]
-        dev = next((d for d in DEVICES.values() if _fits(total, d)), largest)
+        dev = next((d for d in DEVICES.values() if _fits(total, d, AUTO_FILL)), largest)
     else:
         dev = device(part)
     outer = stat_cells(work / "ecp5.json", top, submodules=False) if harness else {}
@@ -348,7 +360,8 @@ def ecp5(
         result["submodules"] = submodule_breakdown(work / "ecp5.json", inner)
     if place_and_route and not result["fits"] and refuse_overflow:
         raise UserError(
-            f"the design does not fit {dev.name}: {total['luts']} LUT4 and "
+            f"the design does not fit {dev.name}: {total['luts']} LUT4, "
+            f"{total['lutram']} LUT RAM cells (6 LUT4 sites each) and "
             f"{total['flip_flops']} flip-flops (of {dev.luts}), {total['ebr']} EBR (of "
             f"{dev.ebr}){' with the harness' if harness else ''}; choose a larger --device "
             "or a smaller configuration"
