@@ -36,11 +36,12 @@ WRITEBACK_LATENCIES = ("alu", "mul", "div", "shared", "global_")
 #: The SM's pipeline behind the issue stage (docs/sm-hardware.md, "The pipeline"): a pass
 #: issued in cycle t reads its registers in t + 1 and executes in t + ``PIPELINE_EXECUTE``
 #: (the lanes compute, write their results and hand addresses to the LSU at the end of that
-#: cycle); the outcome of an instruction whose next PCs or exit the lanes compute reaches the
-#: divergence unit from a register the cycle after, ``PIPELINE_RESOLVE`` cycles after its
-#: last pass. The defaults of :class:`Latencies`; the HDL builds exactly these.
+#: cycle); the outcome of an instruction whose next PCs or exit the lanes compute is
+#: registered, the divergence unit groups its threads' next PCs in the next cycle (the resolve
+#: stage) and takes the update from registers the cycle after: ``PIPELINE_RESOLVE`` cycles
+#: after its last pass. The defaults of :class:`Latencies`; the HDL builds exactly these.
 PIPELINE_EXECUTE = 2
-PIPELINE_RESOLVE = PIPELINE_EXECUTE + 1
+PIPELINE_RESOLVE = PIPELINE_EXECUTE + 2
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from reconverge.golden.params import (
     PC_WIDTH,
     PENDING_BITS,
     REGFILE_WRITE_PORTS,
+    SP_WIDTH,
     TIMER_BITS,
     SMParams,
 )
@@ -228,10 +229,12 @@ def unit(p: SMParams) -> Inventory:
             inv.parts["block/st"][Kind.FF] -= st * PC_WIDTH
     inv.add("targets", gate=2 * w)
     if block.name == "stackless":
-        return inv
+        # the resolve stage keeps the next PCs and SPs; a decided outcome's PC + 4 instead
+        return inv.add("resolve", ff=w * (PC_WIDTH + SP_WIDTH), mux=w * PC_WIDTH)
     for _ in range(3):
         inv.include(inventory(ArbiterParams(w, PC_WIDTH)), prefix="groups")
-    inv.add("groups", eq=w, gate=4 * w)
+    # the stage register: three groups (PC, threads) and whether two take every thread
+    inv.add("groups", eq=w, gate=4 * w, ff=3 * (PC_WIDTH + w) + 1)
     # the pending threads and their PCs, the selection between the outcome and them
     inv.add("sequence", ff=w * PC_WIDTH + w + 1, mux=w * PC_WIDTH + 2 * w + 1, gate=4)
     if block.name == "split_tables":
@@ -488,14 +491,15 @@ def _core(p: SMParams) -> Inventory:
     # data, the LSU's address and data (three chains of a multiplexer per lane; the divider's
     # operands a and b are the values of the buffered a's chain and the store data's), the
     # buffers of this pass's values for the outcome (two chains): the next PC and a, and the
-    # result only for the stack-less unit (its SP writes; the other units take no SP); the
-    # values of this pass (``_lane_value``: a chain over the lanes per buffered value)
+    # result only for the stack-less unit (its SP writes; the other units take no SP: its
+    # chain is the register file's lane data, merged); the values of this pass
+    # (``_lane_value``: a chain over the lanes per buffered value)
     stackless = p.policy is Policy.STACKLESS
     values = 3 if stackless else 2
     inv.add(
         "results",
         ff=w * values * XLEN,
-        mux=w * lanes * (3 + 2) * XLEN + values * w * lanes * XLEN,
+        mux=w * lanes * (3 + 2) * XLEN + 2 * w * lanes * XLEN,
         # each lane's position and its divider's tag decoded; its syscall number checked
         gate=2 * lanes * decode(pos, w) + lanes * reduce(XLEN),
     )
@@ -506,18 +510,18 @@ def _core(p: SMParams) -> Inventory:
     # sid, PC, mask, RPC, decoded instruction, passes, cycle, in range, faulty, resolved), per
     # lane its position (the low bits are the lane number: its zero bits are constants), active
     # bit and two operands; the resolved outcome (valid, warp, sid, PC, mask, RPC, control,
-    # call, return, exited; the stack-less unit takes only mask, control, exited and the sp
-    # writes); per warp its pending
+    # call, return, exited; the stack-less unit takes only PC, mask, control, exited and the
+    # sp writes), twice: in the resolve stage and the update; per warp its pending
     # update, the LSU's reservation, halting
     fields = 3 + wb + sid + PC_WIDTH + w + rpc + DECODED_BITS + bits_for(q + 1) + COUNTER + 3
     low = log2(lanes)
     positions = sum(pos - low + j.bit_count() for j in range(lanes))
     stages = 3 + qb + fields + positions + lanes * (1 + 2 * XLEN)
     if p.policy is Policy.STACKLESS:  # (its threads keep their own PCs: no sid, PC, calls)
-        resolved = 1 + wb + w + 1 + 2 * w
+        resolved = 1 + wb + PC_WIDTH + w + 1 + 2 * w
     else:
         resolved = 1 + wb + sid + PC_WIDTH + w + rpc + 3 + w
-    inv.add("pipeline", ff=stages + resolved + n + 2)
+    inv.add("pipeline", ff=stages + 2 * resolved + n + 2)
     # the outcome to the warp's unit, faults' lowest threads (registered: bad target, bad
     # syscall), the LSU start, each warp's update PC and lane
     # (the update's PC and lane name an overflow, which the stack-less unit cannot have;

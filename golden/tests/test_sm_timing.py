@@ -181,21 +181,23 @@ L:  {EXIT}                # 3, 4
 
 
 def test_ready_times_count_from_the_settled_update() -> None:
-    """W = 8 on L = 4 (p = 2), branch = 3, the hardware's pipeline (resolve = 3): csrr at 0,
+    """W = 8 on L = 4 (p = 2), branch = 3, the hardware's pipeline (resolve = 4): csrr at 0,
     u = 1, V = 2: the nop continues at 2 (u = 3, V = 4); the jump at 4 is resolved by the lanes:
-    u = 5 + 3 = 8, V = 9; L is ready at V - 1 + branch = 11, + arbiter (1) under stackless,
-    + squeeze (1) with hws. Its ecall (issued 2 later, last pass 1 after) settles at
-    + 1 + 3 + 1: the run's cycles. On the idealised pipeline the jump's u is 5: L at 8."""
+    u = 5 + 4 = 9, V = 10; L is ready at V - 1 + branch = 12, + arbiter (1) under stackless,
+    + squeeze (1) with hws. Its ecall issues 2 later, its last pass 1 after that, and it
+    settles at u + 1 = + 3 + resolve + 1: the run's cycles. On the idealised pipeline
+    (resolve = 0) the jump's u is 5: L at 8."""
     for policy in (Policy.SPS, Policy.STACKLESS):
         for hws in (False, True):
             extra = (policy is Policy.STACKLESS) + hws
-            for pipeline, redirect in (({}, 11), (IDEAL, 8)):
+            for pipeline, redirect, resolve in (({}, 12, 4), (IDEAL, 8, 0)):
                 result = run_timed(
                     REDIRECT, policy, geometry=W8, block=8, hws=hws, branch=3, **pipeline
                 )
                 at = redirect + extra
                 assert issues(result) == [(0, 0), (2, 1), (4, 2), (at, 3), (at + 2, 4)]
-            assert result.metrics is not None and result.metrics.cycles == at + 2 + 2
+                assert result.metrics is not None
+                assert result.metrics.cycles == at + 3 + resolve + 1
 
 
 SP_WRITE = f"""
@@ -207,13 +209,13 @@ _start:
 
 
 def test_only_outcomes_the_lanes_compute_wait_for_resolve() -> None:
-    """W = 4 (p = 1), resolve = 3. Under SPS the sp write is decided at issue (u = 0, V = 1):
-    back to back, and the ecall at 3 settles at 3 + 3 + 1 = 7, the run's cycles. Under
-    stackless sp orders the threads, so the lanes resolve it: u = 3, V = 4, the li at 4, the
-    ecall at 6, done at 10."""
+    """W = 4 (p = 1), resolve = 4. Under SPS the sp write is decided at issue (u = 0, V = 1):
+    back to back, and the ecall at 3 settles at 3 + 4 + 1 = 8, the run's cycles. Under
+    stackless sp orders the threads, so the lanes resolve it: u = 4, V = 5, the li at 5, the
+    ecall at 7, done at 12."""
     for policy, cycles, total in (
-        (Policy.SPS, [0, 1, 2, 3], 7),
-        (Policy.STACKLESS, [0, 4, 5, 6], 10),
+        (Policy.SPS, [0, 1, 2, 3], 8),
+        (Policy.STACKLESS, [0, 5, 6, 7], 12),
     ):
         result = run_timed(SP_WRITE, policy)
         assert issues(result) == list(zip(cycles, range(4), strict=True)), policy
@@ -245,11 +247,11 @@ def test_lsu_cycles_follow_the_passes() -> None:
     13); its two transactions take LSU cycles 14 and 15 (L = 15): a0 is released at
     15 + 5 = 20, the LSU is idle from 16, when the sw issues (LSU cycles 20, 21). The add waits
     for a0 until 20; the store completes at 21 + 5 = 26; the ecall (26, 27) reaches the unit
-    at 27 + 3 = 30 and the warp is done at V = 31: 31 cycles. On the idealised pipeline the
+    at 27 + 4 = 31 and the warp is done at V = 32: 32 cycles. On the idealised pipeline the
     LSU follows the passes at once (L = 13, the sw at 14, the add at 18) and the run ends
     with the ecall's port cycles."""
     for pipeline, cycles, total in (
-        ({}, [0, 2, 4, 6, 8, 10, 16, 20, 22, 24, 26], 31),
+        ({}, [0, 2, 4, 6, 8, 10, 16, 20, 22, 24, 26], 32),
         (IDEAL, [0, 2, 4, 6, 8, 10, 14, 18, 20, 22, 24], 26),
     ):
         result = run_timed(LSU, geometry=W8, block=8, global_=5, **pipeline)

@@ -6,24 +6,27 @@ without hints), ``split_tables`` (mp, mp-orec), ``stackless`` — behind the por
 uses whatever the policy:
 
 - ``launch``: a warp starts (threads ``mask`` at ``pc``, stack pointer ``sp``);
-- ``outcome``: the instruction split ``sid`` issued at ``pc`` with ``mask``: every thread's
-  next PC (``next_pc``; ``uniform``: every thread goes to ``pc`` + 4 and ``next_pc`` is
-  not read, as the issue stage says of an instruction it decides alone, which then needs no
-  grouping: the grouping trees see only resolved next PCs), the threads that
-  ``exited`` or reached a ``barrier``, whether it was a ``control`` instruction, a ``call`` or
-  a ``ret``, its ``rpc``, and SP writes (``sp_we``, ``sp_wdata``, which only the stack-less
-  control reads);
+- ``resolve``: in the cycle before the update of an outcome the lanes resolved (a branch,
+  jump, ``ecall``, stack-less sp write), the ``threads`` it sends somewhere with every
+  thread's ``next_pc`` (and stack-less, ``sp_wdata``): the unit groups them (the stacks and
+  tables) or keeps them (stack-less) in registers, so the update starts from registers;
+- ``outcome``: the instruction split ``sid`` issued at ``pc`` with ``mask``: ``uniform``, the
+  issue stage decided it alone (every thread to ``pc`` + 4; a ``bar``'s threads in
+  ``barrier``), else it is the resolved outcome of the previous cycle's ``resolve``; the
+  threads that ``exited``, whether it was a ``control`` instruction, a ``call`` or a ``ret``,
+  its ``rpc``, and the SP writes (``sp_we``, which only the stack-less control reads);
 - ``release``: the block's barrier completed for these waiting ``lanes``;
 - out ``splits`` (``valid``, ``sid``, ``pc``, ``mask`` per split slot), ``busy`` (the unit is still
   applying an update and exposes nothing), ``overflow``, ``live``, ``waiting``.
 
 The stack and table blocks take at most two target groups per clock, so the unit groups the
-per-thread next PCs with arbiter trees (seed 000 Fig 4b: the minimum PC and the threads at it):
-one update when the threads go to at most two PCs; an indirect jump to k > 2 PCs becomes the
-sequence golden defines — for the stacks ``golden.blocks.stack_update.stack_updates`` (the
-highest PCs first, one per clock, then the lowest two), for the split tables
-``SplitTables.execute`` (ascending pairs, ``more`` cycles after the table settled). A return
-inside a call is always one update of the two lowest groups.
+per-thread next PCs with arbiter trees (seed 000 Fig 4b: the minimum PC and the threads at it)
+in a stage of its own, the resolve cycle, one clock ahead of the block: one update when the
+threads go to at most two PCs; an indirect jump to k > 2 PCs becomes the sequence golden
+defines — for the stacks ``golden.blocks.stack_update.stack_updates`` (the highest PCs first,
+one per clock, then the lowest two), for the split tables ``SplitTables.execute`` (ascending
+pairs, ``more`` cycles after the table settled), each clock's groups registered the clock
+before. A return inside a call is always one update of the two lowest groups.
 
 With ``stackless`` the ``coalesce`` group reaches the stack-less control's arbiter tree, which
 the load/store unit shares (seed 000 Sec 4.3).
@@ -31,7 +34,7 @@ the load/store unit shares (seed 000 Sec 4.3).
 
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux, Signal, Value
+from amaranth.hdl import Const, Module, Mux, Signal, Value
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -45,6 +48,10 @@ from reconverge.hdl.registry import lookup
 def divergence_signature(params: SMParams) -> wiring.Signature:
     """The ports every policy's unit has (seen from the unit)."""
     w, s, sid = params.geometry.warp_size, sm_unit(params).slots, sm_unit(params).sid_bits
+    stackless = sm_unit(params).name == "stackless"
+    resolve = {"valid": Out(1), "threads": Out(w), "next_pc": Out(data.ArrayLayout(PC_WIDTH, w))}
+    if stackless:
+        resolve["sp_wdata"] = Out(data.ArrayLayout(SP_WIDTH, w))
     members = {
         "launch": In(
             wiring.Signature(
@@ -64,13 +71,12 @@ def divergence_signature(params: SMParams) -> wiring.Signature:
                     "rpc": Out(PC_WIDTH),
                     "exited": Out(w),
                     "barrier": Out(w),
-                    "next_pc": Out(data.ArrayLayout(PC_WIDTH, w)),
                     "uniform": Out(1),
                     "sp_we": Out(w),
-                    "sp_wdata": Out(data.ArrayLayout(SP_WIDTH, w)),
                 }
             )
         ),
+        "resolve": In(wiring.Signature(resolve)),
         "release": In(wiring.Signature({"lanes": Out(w)})),
         "splits": Out(
             wiring.Signature(
@@ -87,7 +93,7 @@ def divergence_signature(params: SMParams) -> wiring.Signature:
         "live": Out(w),
         "waiting": Out(w),
     }
-    if sm_unit(params).name == "stackless":
+    if stackless:
         members["coalesce"] = In(
             wiring.Signature(
                 {
@@ -104,20 +110,14 @@ def divergence_signature(params: SMParams) -> wiring.Signature:
 
 class _Groups:
     """The target groups of a set of threads (``pending``) with their next PCs (``pcs``): the
-    lowest PC, the second lowest and the highest, each with its threads (arbiter trees); when
-    ``uniform``, every thread goes to ``target``: one group, the trees bypassed."""
+    lowest PC, the second lowest and the highest, each with its threads (arbiter trees)."""
 
-    def __init__(
-        self, m: Module, name: str, pending: Value, pcs: list[Value], uniform: Value,
-        target: Value,
-    ) -> None:  # fmt: skip
+    def __init__(self, m: Module, name: str, pending: Value, pcs: list[Value]) -> None:
         w = len(pcs)
-        self.trees = {}
+        trees = {}
         for which in ("low", "second", "high"):
-            tree = Arbiter(ArbiterParams(w, PC_WIDTH))
-            m.submodules[f"{name}_{which}"] = tree
-            self.trees[which] = tree
-        low, second, high = self.trees["low"], self.trees["second"], self.trees["high"]
+            trees[which] = m.submodules[f"{name}_{which}"] = Arbiter(ArbiterParams(w, PC_WIDTH))
+        low, second, high = trees["low"], trees["second"], trees["high"]
         for t in range(w):
             m.d.comb += [
                 low.key[t].eq(pcs[t]),
@@ -129,17 +129,33 @@ class _Groups:
             second.valid.eq(pending & ~low.mask),
             high.valid.eq(pending),
         ]
-        one = Mux(uniform, pending, 0)
-        self.low = (Mux(uniform, target, low.min_key), Mux(uniform, pending, low.mask))
-        self.second = (second.min_key, Mux(uniform, 0, second.mask))
-        self.high = (Mux(uniform, target, ~high.min_key), Mux(uniform, pending, high.mask))
-        self.threads = pending
-        #: at most two groups: the lowest and the highest take every thread
-        self.at_most_two = Signal(name=f"{name}_at_most_two")
-        m.d.comb += self.at_most_two.eq(uniform | ((low.mask | high.mask) == pending))
-        #: the threads of the groups after the lowest two
+        self.fields = {
+            "low_pc": low.min_key,
+            "low_mask": low.mask,
+            "second_pc": second.min_key,
+            "second_mask": second.mask,
+            "high_pc": ~high.min_key,
+            "high_mask": high.mask,
+            # at most two groups: the lowest and the highest take every thread
+            "at_most_two": (low.mask | high.mask) == pending,
+        }
+        #: the threads after the highest group (the stacks' next update), after the lowest two
+        #: (the tables')
+        self.below_high = Signal(w, name=f"{name}_below_high")
         self.rest = Signal(w, name=f"{name}_rest")
-        m.d.comb += self.rest.eq(pending & ~low.mask & ~second.mask & ~one)
+        m.d.comb += [
+            self.below_high.eq(pending & ~high.mask),
+            self.rest.eq(pending & ~low.mask & ~second.mask),
+        ]
+
+
+def _stage_layout(warp_size: int) -> data.StructLayout:
+    """The grouping stage's register: the groups of one update (:class:`_Groups`)."""
+    group = {"pc": PC_WIDTH, "mask": warp_size}
+    return data.StructLayout(
+        {f"{which}_{k}": v for which in ("low", "second", "high") for k, v in group.items()}
+        | {"at_most_two": 1}
+    )
 
 
 class DivergenceUnit(wiring.Component):
@@ -158,39 +174,60 @@ class DivergenceUnit(wiring.Component):
         glue.get(unit.name, self._stack)(m, block)
         return m
 
-    # -- the threads an outcome sends somewhere, and the sequence state ------------------------
-    def _targets(self, m: Module) -> tuple[Value, list[Value]]:
-        o = self.outcome
-        going = Signal(self.params.geometry.warp_size, name="going")
-        m.d.comb += going.eq(o.mask & ~o.exited & ~o.barrier)
-        return going, [o.next_pc[t] for t in range(self.params.geometry.warp_size)]
+    # -- the resolve stage: next PCs kept, threads grouped -------------------------------------
+    def _resolved_pcs(self, m: Module) -> list[Signal]:
+        """The resolved outcome's next PCs, kept from the resolve cycle on."""
+        r = self.resolve
+        pcs = [Signal(PC_WIDTH, name=f"seq_pc{t}") for t in range(self.params.geometry.warp_size)]
+        with m.If(r.valid):
+            m.d.sync += [pc.eq(r.next_pc[t]) for t, pc in enumerate(pcs)]
+        return pcs
 
-    def _sequence(self, m: Module) -> tuple[Signal, Signal, _Groups]:
-        """The registers of an update spread over several clocks — the threads still to send
-        (``pend``, with their PCs) and whether such an update is under way (``active``) — and
-        the groups of this clock's threads: the outcome's in its cycle, the pending ones after."""
+    def _decided(self, m: Module) -> tuple[Value, Value]:
+        """A decided outcome's single group: its threads that go on (not a ``bar``'s), to PC + 4."""
+        o = self.outcome
+        going = Signal(self.params.geometry.warp_size, name="decided_threads")
+        m.d.comb += going.eq(o.mask & ~o.barrier)
+        return (o.pc + 4)[:PC_WIDTH], going
+
+    def _grouping(
+        self, m: Module, advance: Signal, done: Signal, below: str
+    ) -> tuple[data.View, Signal, Signal]:
+        """The grouping stage: in the resolve cycle the trees group ``resolve.threads``, and
+        the groups are registered (``stage``, valid: ``staged``) for the update of the next
+        cycle; an update spread over several clocks keeps its remaining threads (``pend``, the
+        groups' ``below`` threads) and groups them in the cycle the unit consumes a stage and
+        ``advance`` says there is a next one, so the stage always runs one clock ahead of the
+        block. ``done``: the stage is consumed or dropped."""
         w = self.params.geometry.warp_size
-        going, next_pcs = self._targets(m)
+        r = self.resolve
+        kept = self._resolved_pcs(m)
         pend = Signal(w, name="seq_pending")
-        pcs = [Signal(PC_WIDTH, name=f"seq_pc{t}") for t in range(w)]
-        active = Signal(name="seq_active")
-        first = self.outcome.valid
-        threads = Signal(w, name="seq_threads")
-        m.d.comb += threads.eq(Mux(first, going, pend))
-        current = [Signal(PC_WIDTH, name=f"seq_now_pc{t}") for t in range(w)]
-        for t in range(w):
-            m.d.comb += current[t].eq(Mux(first, next_pcs[t], pcs[t]))
-        with m.If(first):
-            m.d.sync += [pc.eq(v) for pc, v in zip(pcs, next_pcs, strict=True)]
-        uniform = first & self.outcome.uniform  # (a sequence is never uniform)
-        target = (self.outcome.pc + 4)[:PC_WIDTH]
-        return pend, active, _Groups(m, "groups", threads, current, uniform, target)
+        threads = Signal(w, name="group_threads")
+        m.d.comb += threads.eq(Mux(r.valid, r.threads, pend))
+        pcs = [Signal(PC_WIDTH, name=f"group_pc{t}") for t in range(w)]
+        m.d.comb += [pc.eq(Mux(r.valid, r.next_pc[t], kept[t])) for t, pc in enumerate(pcs)]
+        groups = _Groups(m, "groups", threads, pcs)
+        stage = Signal(_stage_layout(w), name="stage")
+        staged = Signal(name="staged")
+        with m.If(r.valid | advance):
+            m.d.sync += [getattr(stage, k).eq(v) for k, v in groups.fields.items()]
+            m.d.sync += [staged.eq(1), pend.eq(getattr(groups, below))]
+        with m.Elif(done | self.launch.valid):
+            m.d.sync += staged.eq(0)
+        return stage, staged, pend
 
     # -- the stack-less control --------------------------------------------------------------
     def _stackless(self, m: Module, block: wiring.Component) -> None:
         w = self.params.geometry.warp_size
-        o = self.outcome
-        going, next_pcs = self._targets(m)
+        o, r = self.outcome, self.resolve
+        target, _ = self._decided(m)
+        kept = self._resolved_pcs(m)
+        sp_kept = [Signal(SP_WIDTH, name=f"seq_sp{t}") for t in range(w)]
+        with m.If(r.valid):
+            m.d.sync += [sp.eq(r.sp_wdata[t]) for t, sp in enumerate(sp_kept)]
+        going = Signal(w, name="going")
+        m.d.comb += going.eq(o.mask & ~o.exited & ~o.barrier)
         m.d.comb += [
             block.launch.valid.eq(self.launch.valid),
             block.launch.mask.eq(self.launch.mask),
@@ -206,8 +243,8 @@ class DivergenceUnit(wiring.Component):
         ]
         for t in range(w):
             m.d.comb += [
-                block.outcome.next_pc[t].eq(next_pcs[t]),
-                block.outcome.sp_wdata[t].eq(o.sp_wdata[t]),
+                block.outcome.next_pc[t].eq(Mux(o.uniform, target, kept[t])),
+                block.outcome.sp_wdata[t].eq(sp_kept[t]),
             ]
         wiring.connect(m, wiring.flipped(self.coalesce), block.coalesce)
         self._splits(m, block, block.splits.valid)
@@ -224,16 +261,53 @@ class DivergenceUnit(wiring.Component):
                 self.splits.mask[s].eq(block.splits.mask[s]),
             ]
 
+    def _targets(self, m: Module, block: wiring.Component, stage: data.View, high: Value) -> None:
+        """The block's two target groups: a decided outcome's one, else the stage's lowest two,
+        or its highest alone where ``high``."""
+        o, bo = self.outcome, block.outcome
+        target, going = self._decided(m)
+        with m.If(o.uniform):
+            m.d.comb += [bo.target_pc[0].eq(target), bo.target_mask[0].eq(going)]
+        with m.Elif(high):
+            m.d.comb += [bo.target_pc[0].eq(stage.high_pc), bo.target_mask[0].eq(stage.high_mask)]
+        with m.Else():
+            m.d.comb += [
+                bo.target_pc[0].eq(stage.low_pc),
+                bo.target_mask[0].eq(stage.low_mask),
+                bo.target_pc[1].eq(stage.second_pc),
+                bo.target_mask[1].eq(stage.second_mask),
+            ]
+
+    def _common(self, m: Module, block: wiring.Component, first: Value) -> None:
+        """The block's launch and release, and what an update takes from the outcome alone in
+        its first clock."""
+        o, bo = self.outcome, block.outcome
+        m.d.comb += [
+            block.launch.valid.eq(self.launch.valid),
+            block.launch.mask.eq(self.launch.mask),
+            block.launch.pc.eq(self.launch.pc),
+            block.release.lanes.eq(self.release.lanes),
+            bo.exited.eq(Mux(first, o.exited, 0)),
+            bo.barrier.eq(Mux(first, o.barrier, 0)),
+            bo.ret.eq(first & o.ret),
+        ]
+
     # -- the SPS and dual-path stacks ----------------------------------------------------------
     def _stack(self, m: Module, block: wiring.Component) -> None:
         o, bo = self.outcome, block.outcome
-        pend, active, groups = self._sequence(m)
         first = o.valid
-        # a return inside a call, or at most two groups: one update; else the highest group
-        single = Signal(name="single_update")
-        m.d.comb += single.eq(groups.at_most_two | (first & o.ret & block.status.in_call))
+        active = Signal(name="seq_active")  # this clock continues the previous clock's update
         update = Signal(name="update")
         m.d.comb += update.eq(first | active)
+        # a decided outcome, a return inside a call, or at most two groups: one update; else
+        # the highest group, and the others follow, one update per clock
+        single = Signal(name="single_update")
+        advance = Signal(name="seq_advance")
+        stage, _, _ = self._grouping(m, advance, update, "below_high")
+        m.d.comb += [
+            single.eq(o.uniform | stage.at_most_two | (first & o.ret & block.status.in_call)),
+            advance.eq(update & ~single),
+        ]
         later = {  # the outcome's fields for the later updates of the same instruction
             "rpc": Signal(PC_WIDTH, name="seq_rpc"),
             "call": Signal(name="seq_call"),
@@ -243,36 +317,19 @@ class DivergenceUnit(wiring.Component):
         slot = o.sid[: len(bo.slot)]  # dual-path: the path (sid = 2 x level + path)
         with m.If(first):
             m.d.sync += [later["rpc"].eq(rpc), later["call"].eq(o.call), later["slot"].eq(slot)]
-        low_pc, low_mask = groups.low
-        second_pc, second_mask = groups.second
-        high_pc, high_mask = groups.high
+        self._common(m, block, first)
         m.d.comb += [
-            block.launch.valid.eq(self.launch.valid),
-            block.launch.mask.eq(self.launch.mask),
-            block.launch.pc.eq(self.launch.pc),
             bo.valid.eq(update),
             bo.slot.eq(Mux(first, slot, later["slot"])),
-            bo.exited.eq(Mux(first, o.exited, 0)),
-            bo.barrier.eq(Mux(first, o.barrier, 0)),
             bo.rpc.eq(Mux(first, rpc, later["rpc"])),
             bo.call.eq(Mux(first, o.call, later["call"])),
-            bo.ret.eq(first & o.ret),
             bo.control.eq(first & o.control),
-            bo.more.eq(update & ~single),
+            bo.more.eq(advance),
             bo.cont.eq(active),
-            block.release.lanes.eq(self.release.lanes),
         ]
-        with m.If(single):
-            m.d.comb += [
-                bo.target_pc[0].eq(low_pc),
-                bo.target_mask[0].eq(low_mask),
-                bo.target_pc[1].eq(second_pc),
-                bo.target_mask[1].eq(second_mask),
-            ]
-        with m.Else():
-            m.d.comb += [bo.target_pc[0].eq(high_pc), bo.target_mask[0].eq(high_mask)]
-        with m.If(update & ~single):
-            m.d.sync += [pend.eq(groups.threads & ~high_mask), active.eq(1)]
+        self._targets(m, block, stage, ~single)
+        with m.If(advance):
+            m.d.sync += active.eq(1)
         with m.Elif(update | self.launch.valid):
             m.d.sync += active.eq(0)
         self._splits(m, block, Mux(active, 0, block.splits.valid))
@@ -289,40 +346,34 @@ class DivergenceUnit(wiring.Component):
     # -- the split and reconvergence tables ----------------------------------------------------
     def _tables(self, m: Module, block: wiring.Component) -> None:
         o, bo, busy = self.outcome, block.outcome, block.status.busy
-        pend, more, groups = self._sequence(m)
         first = o.valid
-        low_pc, low_mask = groups.low
-        second_pc, second_mask = groups.second
         # further targets follow in MORE cycles (outcome with cont) once the tables settled,
         # when the update was a divergence (the tables say so: a return from a tracked call is
         # none, a return without one is an indirect jump)
+        more = Signal(name="seq_more")
         more_now = Signal(name="more_now")
         m.d.comb += more_now.eq(more & block.status.continues)
         step = Signal(name="more_step")
         m.d.comb += step.eq(~first & more_now & ~busy)
+        consumed = Signal(name="stage_consumed")
+        m.d.comb += consumed.eq(first | step)
+        advance = Signal(name="seq_advance")
+        stage, _, pend = self._grouping(m, advance, consumed | ~more_now, "rest")
+        m.d.comb += advance.eq(consumed & ~o.uniform & (pend != 0))
+        self._common(m, block, first)
         m.d.comb += [
-            block.launch.valid.eq(self.launch.valid),
-            block.launch.mask.eq(self.launch.mask),
-            block.launch.pc.eq(self.launch.pc),
-            bo.valid.eq(first | step),
+            bo.valid.eq(consumed),
             bo.cont.eq(step),
             bo.slot.eq(o.sid),
-            bo.target_pc[0].eq(low_pc),
-            bo.target_mask[0].eq(low_mask),
-            bo.target_pc[1].eq(second_pc),
-            bo.target_mask[1].eq(second_mask),
-            bo.exited.eq(Mux(first, o.exited, 0)),
-            bo.barrier.eq(Mux(first, o.barrier, 0)),
             bo.control.eq(o.control),
             bo.call.eq(first & o.call),
-            bo.ret.eq(first & o.ret),
             bo.rpc.eq(Mux(o.call, (o.pc + 4)[:PC_WIDTH], o.rpc)),
-            block.release.lanes.eq(self.release.lanes),
         ]
+        self._targets(m, block, stage, Const(0))
         with m.If(self.launch.valid):
             m.d.sync += more.eq(0)
-        with m.Elif(first | step):
-            m.d.sync += [pend.eq(groups.rest), more.eq(groups.rest != 0)]
+        with m.Elif(consumed):
+            m.d.sync += more.eq(advance)
         with m.Elif(~more_now):
             m.d.sync += more.eq(0)
         self._splits(m, block, Mux(busy | more_now, 0, block.splits.valid))

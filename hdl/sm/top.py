@@ -15,7 +15,8 @@ Per cycle, in the order the signals flow:
    the divider and the LSU write later). In the last issue pass the destination enters its
    write-back delay line and an outcome the issue stage decides alone goes to the warp's
    divergence unit; a branch, jump or exit goes there behind the execute stage, whose last
-   pass also starts the LSU, traces the instruction and reports its faults.
+   pass also starts the LSU, traces the instruction and reports its faults, and the unit's
+   resolve stage, which groups the threads' next PCs.
 3. **Settling.** When a warp's unit has settled after an update (cycle V), every split it shows
    gets its ready time: the continuing split at once, a split not exposed before the update
    ``delay - 1`` cycles later (docs/sm-hardware.md, timing rules 1-2), the others keep theirs.
@@ -814,9 +815,10 @@ class _Core:
 
     def _resolved_outcome(self, valid: Value) -> None:
         """The outcome of an instruction the lanes resolve (branch, jump, ``ecall``, stack-less
-        sp write), registered after its last execute pass: it reaches the unit in the next
-        cycle, ``resolve`` cycles after the issue stage's last pass (rule 1). Its next PCs and
-        sp values are the execute stage's per-position registers."""
+        sp write), registered after its last execute pass (``res``): in the next cycle its
+        warp's unit groups its threads' next PCs (the execute stage's per-position registers)
+        in its resolve stage, and the cycle after it takes the outcome (``late``, ``res``
+        registered again), ``resolve`` cycles after the issue stage's last pass (rule 1)."""
         x = self.x
         instr = x["instr"]
         mask = x["mask"]
@@ -835,14 +837,16 @@ class _Core:
         if self.p.config.explicit:  # (else the unit takes no RPC: NEVER)
             fields["rpc"] = Mux(instr.is_control, x["rpc"], Const(NEVER, PC_WIDTH))
         self.res = self._stage_register("res", fields)
+        self.late = self._stage_register("late", self.res)
 
     def _unit_updates(self) -> None:
-        """Each warp's unit takes an outcome: the resolved one of :meth:`_resolved_outcome`,
-        or that of an instruction the issue stage decides alone (every thread to PC + 4, a
-        ``bar``'s threads wait at its PC) in its last pass. A warp has one instruction in
-        flight to its unit at a time (rule 1), so the two never meet at one unit."""
+        """Each warp's unit takes an outcome: the resolved one of :meth:`_resolved_outcome`
+        (its threads and next PCs in the resolve stage, the rest the cycle after), or that of
+        an instruction the issue stage decides alone (every thread to PC + 4, a ``bar``'s
+        threads wait at its PC) in its last pass. A warp has one instruction in flight to its
+        unit at a time (rule 1), so the two never meet at one unit."""
         m, W, N = self.m, self.W, self.N
-        res = self.res
+        res, resolved = self.res, self.late
         if self.p.config.hws or self.Q == 1:
             now, last = self.now, self.last_pass
         else:
@@ -852,42 +856,37 @@ class _Core:
             now, last = self.cur, self.final_pass
         instr = now["instr"]
         plain = _named(m, "plain_update", last & ~now["faulty"] & ~now["resolved"] & ~self.faulted)
-        # the stacks and tables take a decided outcome as ``uniform`` (PC + 4, the grouping trees
-        # bypassed) and the next PCs only from the resolved registers; the stack-less control
-        # takes every outcome's next PCs
-        grouped = self.unit.name != "stackless"
-        plain_next = Mux(instr.is_bar, now["pc"], (now["pc"] + 4)[:PC_WIDTH])
+        going = _named(m, "resolved_threads", res["mask"] & ~res["exited"])
         self.upd_pc = [Signal(PC_WIDTH, name=f"w{w}_update_pc") for w in range(N)]
         self.upd_lane = [Signal(range(W), name=f"w{w}_update_lane") for w in range(N)]
         for w in range(N):
             unit = self.units[w]
-            o = unit.outcome
-            late = _named(m, f"w{w}_resolved_update", res["valid"] & (res["warp"] == w))
+            r, o = unit.resolve, unit.outcome
+            m.d.comb += [r.valid.eq(res["valid"] & (res["warp"] == w)), r.threads.eq(going)]
+            for t in range(W):
+                m.d.comb += r.next_pc[t].eq(self.next_pc_buf[t])
+                if self.unit.name == "stackless":
+                    m.d.comb += r.sp_wdata[t].eq(self.result_buf[t])
+            late = _named(m, f"w{w}_resolved_update", resolved["valid"] & (resolved["warp"] == w))
             early = _named(m, f"w{w}_plain_update", plain & (now["warp"] == w))
             here = late | early
-            mask = Mux(late, res["mask"], now["mask"])
-            pc = Mux(late, res["pc"], now["pc"])
+            mask = Mux(late, resolved["mask"], now["mask"])
+            pc = Mux(late, resolved["pc"], now["pc"])
+            rpc = Mux(late, resolved["rpc"], NEVER) if "rpc" in resolved else NEVER
             m.d.comb += [
                 o.valid.eq(here),
-                o.sid.eq(Mux(late, res["sid"], now["sid"])),
+                o.sid.eq(Mux(late, resolved["sid"], now["sid"])),
                 o.pc.eq(pc),
                 o.mask.eq(mask),
-                o.control.eq(late & res["control"]),
-                o.call.eq(late & res["call"]),
-                o.ret.eq(late & res["ret"]),
-                o.rpc.eq(Mux(late, res["rpc"], NEVER) if "rpc" in res else NEVER),
-                o.exited.eq(Mux(late, res["exited"], 0)),
+                o.control.eq(late & resolved["control"]),
+                o.call.eq(late & resolved["call"]),
+                o.ret.eq(late & resolved["ret"]),
+                o.rpc.eq(rpc),
+                o.exited.eq(Mux(late, resolved["exited"], 0)),
                 o.barrier.eq(Mux(early & instr.is_bar, now["mask"], 0)),
-                o.sp_we.eq(Mux(late, res["sp_we"], 0)),
-                o.uniform.eq(~late),
+                o.sp_we.eq(Mux(late, resolved["sp_we"], 0)),
+                o.uniform.eq(early),
             ]
-            late_next = [Mux(late, buffered, plain_next) for buffered in self.next_pc_buf]
-            next_pcs = self.next_pc_buf if grouped else late_next
-            for t in range(W):
-                m.d.comb += [
-                    o.next_pc[t].eq(next_pcs[t]),
-                    o.sp_wdata[t].eq(self.result_buf[t]),
-                ]
             with m.If(here):
                 # who the update is for, should the unit overflow on it (golden's fault names
                 # the instruction and the split's lowest thread)
@@ -1150,9 +1149,8 @@ class _Core:
         st = sm.status
         busy_lines = self.wb.pending
         occupied = any_of([self.active[w] & ~self.free[w] for w in range(self.N)])
-        self.in_pipeline = _named(
-            m, "in_pipeline", self.rd["valid"] | self.x["valid"] | self.res["valid"]
-        )
+        stages = (self.rd, self.x, self.res, self.late)
+        self.in_pipeline = _named(m, "in_pipeline", any_of([stage["valid"] for stage in stages]))
         idle_sm = _named(
             m,
             "quiescent",
