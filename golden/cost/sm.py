@@ -44,9 +44,8 @@ from reconverge.golden.sm.lsu import WORD_BYTES
 
 def stage(submodule: str) -> str:
     """The part of this model that an SM submodule (as Amaranth names it, below the SM) is:
-    ``core.lane1`` -> ``lane``, ``core.issue_decode`` -> ``decode``, ``lsu`` -> ``lsu``."""
-    last = submodule.rsplit(".", 1)[-1].rstrip("0123456789")
-    return "decode" if last == "issue_decode" else last
+    ``core.lane1`` -> ``lane``, ``core.decode`` -> ``decode``, ``lsu`` -> ``lsu``."""
+    return submodule.rsplit(".", 1)[-1].rstrip("0123456789")
 
 
 #: Register-number bits.
@@ -463,12 +462,12 @@ def _core(p: SMParams) -> Inventory:
         gate=cand * (3 * s + 15),
     )
     # issue: the selected buffer, split and fault; the instruction in flight (warp, sid, PC,
-    # mask, RPC, decoded instruction, passes, cycle; the slot is unused and removed), the
+    # mask, RPC, word and predecode bits, passes, cycle; the slot is unused and removed), the
     # passes left and the pass index, this pass's quarters, lanes and sources
     buffer = PC_WIDTH + XLEN + PC_WIDTH + 1
     # (the RPC only where the policy consumes it: else a constant the outcome passes)
     rpc = PC_WIDTH if p.config.explicit else 0
-    cur = wb + sid + PC_WIDTH + w + rpc + DECODED_BITS + bits_for(q + 1) + COUNTER + 3
+    cur = wb + sid + PC_WIDTH + w + rpc + XLEN + PREDECODED_BITS + bits_for(q + 1) + COUNTER + 3
     flight = cur + 2 * bits_for(q + 1) - bits_for(q + 1) + q * qb + w + w * qb + bits_for(q)
     # (multi-pass without hws: whether the next cycle is the last pass, which a unit's decided
     # outcome takes, registered)

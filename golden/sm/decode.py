@@ -149,10 +149,14 @@ def decode_fields(word: int) -> dict[str, int]:
 
 def issue_fields(fields: dict[str, int]) -> dict[str, int]:
     """What the issue logic checks of every candidate's instruction, from its decoded
-    ``fields``: the registers the scoreboard looks up, whether it needs the LSU or the divider
-    (rules 3 and 6 of docs/architecture.md), and whether issuing it faults (an illegal word, a
-    CSR write or an unknown CSR, ``ebreak``). The hardware keeps these bits beside each word of
-    its instruction store (*predecode*, docs/sm-hardware.md, "Instruction store and buffers")."""
+    ``fields``: the registers the scoreboard looks up (``sb_rd``, the destination, 0 for
+    none), whether it needs the LSU or the divider (rules 3 and 6 of docs/architecture.md) and
+    which write-back line it enters (``multiply``), whether issuing it faults (an illegal word,
+    a CSR write or an unknown CSR, ``ebreak``), whether it is a control instruction, whether
+    the lanes resolve its outcome (a control instruction or ``ecall``: rule 1) and whether it
+    is a ``bar``. The hardware keeps these bits beside each word of its instruction store
+    (*predecode*, docs/sm-hardware.md, "Instruction store and buffers"), so its issue stage
+    needs no decoder."""
     csr_bad = fields["is_csr"] and (fields["csr_write"] or fields["csr"] not in CSRS)
     return {
         "sb_rs1": fields["sb_rs1"],
@@ -160,7 +164,11 @@ def issue_fields(fields: dict[str, int]) -> dict[str, int]:
         "sb_rd": fields["sb_rd"],
         "memory": int(fields["unit"] == Unit.MEM),
         "division": int(fields["unit"] == Unit.DIV),
+        "multiply": int(fields["unit"] == Unit.MUL),
         "faulty": int(not fields["legal"] or bool(csr_bad) or bool(fields["is_ebreak"])),
+        "control": fields["is_control"],
+        "resolved": int(bool(fields["is_control"] or fields["is_ecall"])),
+        "bar": fields["is_bar"],
     }
 
 

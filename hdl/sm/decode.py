@@ -216,7 +216,11 @@ class Predecoder(wiring.Component):
             f.sb_rd.eq(d.sb_rd),
             f.memory.eq(d.unit == Unit.MEM),
             f.division.eq(d.unit == Unit.DIV),
+            f.multiply.eq(d.unit == Unit.MUL),
             f.faulty.eq(~d.legal | csr_bad | d.is_ebreak),
+            f.control.eq(d.is_control),
+            f.resolved.eq(d.is_control | d.is_ecall),
+            f.bar.eq(d.is_bar),
         ]
         return m
 

@@ -65,7 +65,7 @@ from reconverge.hdl.blocks.arbiter import Arbiter
 from reconverge.hdl.blocks.common import any_of, encode, first_set
 from reconverge.hdl.blocks.scoreboard import MaskedScoreboard, Scoreboard
 from reconverge.hdl.blocks.squeezer import Squeezer
-from reconverge.hdl.sm.decode import DECODED, Decoder, Unit
+from reconverge.hdl.sm.decode import PREDECODED, Decoder, Unit
 from reconverge.hdl.sm.divergence import DivergenceUnit
 from reconverge.hdl.sm.fetch import Fetch, load_signature
 from reconverge.hdl.sm.lanes import Divider, Lane
@@ -227,7 +227,7 @@ class _Core:
             m.submodules[f"unit{w}"] = unit
             self.units.append(unit)
         m.submodules.scheduler = self.scheduler = Scheduler(p)
-        m.submodules.issue_decode = self.issue_decode = Decoder()
+        m.submodules.decode = self.decode = Decoder()
         m.submodules.regfile = self.regfile = RegisterFile(p)
         m.d.comb += [
             self.regfile.init.gp.eq(self.sm.launch.gp),
@@ -406,15 +406,15 @@ class _Core:
                         mask.eq(unit.splits.mask[s]),
                         faulty.eq(self.faulty[w][s]),
                     ]
-        m.d.comb += self.issue_decode.word.eq(buf.word)
-        decoded = self.issue_decode.instr
-        # the lanes compute its outcome (next PCs, exit codes; stack-less: sp, which orders
-        # the threads), so it reaches the unit behind the execute stage (rule 1)
-        resolved = decoded.is_control | decoded.is_ecall
+        # the issue stage sees the instruction through its predecode bits only (the word is
+        # decoded in the read stage): the lanes compute its outcome (next PCs, exit codes;
+        # stack-less: sp, which orders the threads), so it reaches the unit behind the execute
+        # stage (rule 1)
+        resolved = buf.pre.resolved
         if p.policy is Policy.STACKLESS:
-            resolved = resolved | (decoded.writes_rd & (decoded.rd == REG_SP))
+            resolved = resolved | (buf.pre.sb_rd == REG_SP)
         self.sel = {"warp": sched.warp, "slot": sched.slot, "sid": sid, "pc": buf.pc,
-                    "mask": mask, "rpc": buf.rpc, "instr": decoded,
+                    "mask": mask, "rpc": buf.rpc, "word": buf.word, "pre": buf.pre,
                     "in_range": buf.in_range, "faulty": faulty,
                     "resolved": _named(m, "sel_resolved", resolved)}  # fmt: skip
 
@@ -456,7 +456,8 @@ class _Core:
             "pc": Signal(PC_WIDTH, name="cur_pc"),
             "mask": Signal(W, name="cur_mask"),
             "rpc": Signal(PC_WIDTH, name="cur_rpc"),
-            "instr": Signal(DECODED, name="cur_instr"),
+            "word": Signal(32, name="cur_word"),
+            "pre": Signal(PREDECODED, name="cur_pre"),
             "passes": Signal(range(Q + 1), name="cur_passes"),
             "cycle": Signal(COUNTER, name="cur_cycle"),
             "in_range": Signal(name="cur_in_range"),
@@ -476,9 +477,10 @@ class _Core:
         self.now = {
             k: _named(m, f"now_{k}", Mux(self.issue, self.sel[k], cur[k]), len(Value.cast(cur[k])))
             for k in cur
+            if k != "pre"
         }
-        self.now["instr"] = Signal(DECODED, name="now_instr")
-        m.d.comb += self.now["instr"].eq(Mux(self.issue, self.sel["instr"], cur["instr"]))
+        self.now["pre"] = Signal(PREDECODED, name="now_pre")
+        m.d.comb += self.now["pre"].eq(Mux(self.issue, self.sel["pre"], cur["pre"]))
         # (a Signal with the array layout: a Mux of two views would be a plain Value, whose
         # Array would index bits rather than quarters)
         self.now_quarters = Signal.like(self.pass_quarter, name="now_pass_quarter")
@@ -506,8 +508,8 @@ class _Core:
 
         # at issue: trace, scoreboard reservation, bookkeeping of the issuing warp
         sel_w = self.sel["warp"]
-        instr = self.sel["instr"]
-        dest = Mux(instr.writes_rd, instr.rd, 0)
+        pre = self.sel["pre"]
+        dest = pre.sb_rd
         fault_at_issue = _named(m, "fault_at_issue", self.issue & self.sel["faulty"])
         self.fault_at_issue = fault_at_issue
         good_issue = _named(m, "good_issue", self.issue & ~self.sel["faulty"])
@@ -523,7 +525,7 @@ class _Core:
             m.d.sync += self.halting.eq(1)
         with m.If(good_issue & self.sel["resolved"]):
             m.d.sync += self.pending_update.bit_select(sel_w, 1).eq(1)
-        with m.If(good_issue & (instr.is_load | instr.is_store | instr.is_amo)):
+        with m.If(good_issue & pre.memory):
             m.d.sync += self.mem_pending.eq(1)
         with m.If(good_issue):
             m.d.sync += [
@@ -539,7 +541,7 @@ class _Core:
                         iss.slot.eq(self.sel["slot"]),
                         iss.sid.eq(sid),
                         iss.pc.eq(buf.pc),
-                        iss.control.eq(instr.is_control),
+                        iss.control.eq(pre.control),
                         self.last_sid[w].eq(sid),
                     ]
 
@@ -553,8 +555,8 @@ class _Core:
         m, L = self.m, self.L
         now = self.now
         quarter = _named(m, "issue_pass_quarter", Array(self.now_quarters)[self.now_pass])
-        fields = ("warp", "sid", "pc", "mask", "rpc", "instr", "passes", "cycle", "in_range",
-                  "faulty", "resolved")  # fmt: skip
+        fields = ("warp", "sid", "pc", "mask", "rpc", "word", "pre", "passes", "cycle",
+                  "in_range", "faulty", "resolved")  # fmt: skip
         issued = {k: now[k] for k in fields}
         issued.update(
             valid=self.executing, first=self.now_pass == 0, last=self.last_pass,
@@ -564,10 +566,14 @@ class _Core:
         rf = self.regfile
         m.d.comb += [
             rf.read.warp.eq(rd["warp"]),
-            rf.read.rs1.eq(rd["instr"].sb_rs1),
-            rf.read.rs2.eq(rd["instr"].sb_rs2),
+            rf.read.rs1.eq(rd["pre"].sb_rs1),
+            rf.read.rs2.eq(rd["pre"].sb_rs2),
+            self.decode.word.eq(rd["word"]),
         ]
-        read = {k: rd[k] for k in ("valid", "first", "last", *fields)}
+        # the word is decoded here, beside the register read
+        execute = [k for k in fields if k not in ("word", "pre")]
+        read = {k: rd[k] for k in ("valid", "first", "last", *execute)}
+        read["instr"] = self.decode.instr
         for j in range(L):
             # the thread position lane j runs in this pass (hws: the squeezed slot's source)
             slot = _named(m, f"rd_lane{j}_slot", rd["quarter"] * L + j, bits_for(self.W))
@@ -670,7 +676,7 @@ class _Core:
                     rf.write_div.rd.eq(div.resp.tag[:5]),
                     rf.write_div.warp.eq(div.resp.tag[5:]),
                 ]
-        self._divider_interlock(self.now["instr"].unit == Unit.DIV)
+        self._divider_interlock(self.now["pre"].division)
         # LSU capture and start
         lsu = self.lsu
         memory = instr.is_load | instr.is_store | instr.is_amo
@@ -779,11 +785,11 @@ class _Core:
         ]
         # the destination of a non-memory instruction enters its write-back line at the issue
         # stage's last pass (an instruction that faults later stops the SM)
-        now, issued = self.now, self.now["instr"]
-        cls = Mux(issued.unit == Unit.MUL, LatencyClass.MUL,
-                  Mux(issued.unit == Unit.DIV, LatencyClass.DIV, LatencyClass.ALU))  # fmt: skip
-        memory = issued.is_load | issued.is_store | issued.is_amo
-        enters = self.last_pass & ~now["faulty"] & ~self.faulted & ~memory & issued.writes_rd
+        now, issued = self.now, self.now["pre"]
+        cls = Mux(issued.multiply, LatencyClass.MUL,
+                  Mux(issued.division, LatencyClass.DIV, LatencyClass.ALU))  # fmt: skip
+        writes = issued.sb_rd != 0
+        enters = self.last_pass & ~now["faulty"] & ~self.faulted & ~issued.memory & writes
         self.line_from_issue = (enters, cls)
         # the trace: an instruction that did not fault, reported in its last execute pass
         tr = self.sm.trace
@@ -854,7 +860,7 @@ class _Core:
             # cycle: the outcome comes from the registered copy alone, which keeps the
             # scheduler's selection out of the units' update paths
             now, last = self.cur, self.final_pass
-        instr = now["instr"]
+        pre = now["pre"]
         plain = _named(m, "plain_update", last & ~now["faulty"] & ~now["resolved"] & ~self.faulted)
         going = _named(m, "resolved_threads", res["mask"] & ~res["exited"])
         self.upd_pc = [Signal(PC_WIDTH, name=f"w{w}_update_pc") for w in range(N)]
@@ -883,7 +889,7 @@ class _Core:
                 o.ret.eq(late & resolved["ret"]),
                 o.rpc.eq(rpc),
                 o.exited.eq(Mux(late, resolved["exited"], 0)),
-                o.barrier.eq(Mux(early & instr.is_bar, now["mask"], 0)),
+                o.barrier.eq(Mux(early & pre.bar, now["mask"], 0)),
                 o.sp_we.eq(Mux(late, resolved["sp_we"], 0)),
                 o.uniform.eq(early),
             ]
@@ -905,7 +911,7 @@ class _Core:
             with m.If(late):
                 m.d.sync += self.pending_update.bit_select(w, 1).eq(0)
             # barrier bookkeeping: the PC the warp's threads wait at
-            with m.If(early & instr.is_bar):
+            with m.If(early & pre.bar):
                 with m.If(unit.waiting == 0):
                     m.d.sync += [self.bar_pc[w].eq(now["pc"]), self.bar_mixed[w].eq(0)]
                 with m.Elif(self.bar_pc[w] != now["pc"]):
@@ -941,7 +947,7 @@ class _Core:
             for s in range(S):
                 i = w * S + s
                 issuing_here = self.issue & (self.sel["warp"] == w) & (self.sel["slot"] == s) \
-                    & ~self.sel["instr"].is_control  # fmt: skip
+                    & ~self.sel["pre"].control  # fmt: skip
                 in_flight = iss.valid & (iss.slot == s) & ~iss.control & ~self.settled[w]
                 unsettled = self.updating[w] & ~self.settled[w]
                 pc = Mux(
@@ -1117,7 +1123,6 @@ class _Core:
         wb, sb, lsu = self.wb, self.scoreboard, self.lsu
         valid, cls = self.line_from_issue
         now = self.now
-        instr = now["instr"]
         m.d.comb += [
             wb.memory.valid.eq(lsu.release.valid),
             wb.memory.warp.eq(lsu.release.warp),
@@ -1126,7 +1131,7 @@ class _Core:
             wb.memory_line.eq(Mux(lsu.release.global_, LatencyClass.GLOBAL, LatencyClass.SHARED)),
             wb.issue.valid.eq(valid),
             wb.issue.warp.eq(now["warp"]),
-            wb.issue.rd.eq(instr.rd),
+            wb.issue.rd.eq(now["pre"].sb_rd),
             wb.issue.mask.eq(now["mask"]),
             wb.issue_line.eq(cls),
         ]

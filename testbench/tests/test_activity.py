@@ -112,7 +112,7 @@ def test_stages_are_the_area_models() -> None:
     assert stage_of("") == "core"
     assert stage_of("core") == "core"
     assert stage_of("core.unit0.block") == "unit"
-    assert stage_of("core.issue_decode") == "decode"
+    assert stage_of("core.decode") == "decode"
     assert stage_of("lsu") == "lsu"
 
 
