@@ -282,7 +282,7 @@ WHY: dict[str, str] = {
         "still priced above synthesis (the specs' matches share their field tests, which "
         "the model, held to the HDL as written, counts once per spec); since the candidates "
         "read predecode bits from the instruction store, the SM has two decoders (the "
-        "predecoder's and the one at issue) instead of one per split slot and one at issue. "
+        "predecoder's and the read stage's) instead of one per split slot and one at issue. "
         "The co-simulation SMs are not in the fit since that change and the scoreboard's "
         "single bypass (``python -m reconverge.golden.cost.calibrate --resume`` measures "
         "them again, about 12 minutes each). The core's own logic is not investigated yet."
