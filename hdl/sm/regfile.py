@@ -119,6 +119,13 @@ def _select(options: list[Value], index: Value) -> Value:
     return level[0]
 
 
+def _decoded(m: Module, name: str, row: Value, rows: int) -> Signal:
+    """``row`` one-hot over ``rows`` bits."""
+    one_hot = Signal(rows, name=name)
+    m.d.comb += one_hot.eq(Const(1, rows) << row)
+    return one_hot
+
+
 class LiveValueTable(wiring.Component):
     """The live-value table of every thread position (LaForest and Steffan, FPGA 2010): per
     (position, slot, register) which copy holds the register's value, in flip-flops: 0 for
@@ -147,9 +154,7 @@ class LiveValueTable(wiring.Component):
         m = Module()
         hits = []
         for k, row in enumerate(self.row):
-            hit = Signal(self.rows, name=f"read{k}_row")
-            m.d.comb += hit.eq(Const(1, self.rows) << row)
-            hits.append(hit)
+            hits.append(_decoded(m, f"read{k}_row", row, self.rows))
         for j in range(self.width):
             table = [
                 Signal(range(len(WRITE_PORTS) + 1), name=f"live{j}_{r}") for r in range(self.rows)
@@ -193,8 +198,7 @@ class RegisterFile(wiring.Component):
         )
         write_rows = [Cat(port.rd, port.warp) for port in ports]
         for k, (row, enable) in enumerate(zip(write_rows, enables, strict=True)):
-            one_hot = Signal(rows, name=f"{WRITE_PORTS[k]}_row")
-            m.d.comb += one_hot.eq(Const(1, rows) << row)
+            one_hot = _decoded(m, f"{WRITE_PORTS[k]}_row", row, rows)
             for j in range(width):
                 m.d.comb += table.set[k][j].eq(one_hot & enable[j].replicate(rows))
         read_rows = [Cat(reg, read.warp) for reg, _ in reads]
