@@ -190,15 +190,13 @@ class DivergenceUnit(wiring.Component):
         m.d.comb += going.eq(o.mask & ~o.barrier)
         return (o.pc + 4)[:PC_WIDTH], going
 
-    def _grouping(
-        self, m: Module, advance: Signal, done: Signal, below: str
-    ) -> tuple[data.View, Signal, Signal]:
+    def _grouping(self, m: Module, advance: Signal, below: str) -> tuple[data.View, Signal]:
         """The grouping stage: in the resolve cycle the trees group ``resolve.threads``, and
-        the groups are registered (``stage``, valid: ``staged``) for the update of the next
-        cycle; an update spread over several clocks keeps its remaining threads (``pend``, the
-        groups' ``below`` threads) and groups them in the cycle the unit consumes a stage and
-        ``advance`` says there is a next one, so the stage always runs one clock ahead of the
-        block. ``done``: the stage is consumed or dropped."""
+        the groups are registered (``stage``) for the update of the next cycle; an update
+        spread over several clocks keeps its remaining threads (``pend``, the groups' ``below``
+        threads) and groups them in the cycle the unit consumes a stage and ``advance`` says
+        there is a next one, so the stage always runs one clock ahead of the block (whose
+        glue knows when a stage is there to take: the outcome, a continuation)."""
         w = self.params.geometry.warp_size
         r = self.resolve
         kept = self._resolved_pcs(m)
@@ -209,13 +207,10 @@ class DivergenceUnit(wiring.Component):
         m.d.comb += [pc.eq(Mux(r.valid, r.next_pc[t], kept[t])) for t, pc in enumerate(pcs)]
         groups = _Groups(m, "groups", threads, pcs)
         stage = Signal(_stage_layout(w), name="stage")
-        staged = Signal(name="staged")
         with m.If(r.valid | advance):
             m.d.sync += [getattr(stage, k).eq(v) for k, v in groups.fields.items()]
-            m.d.sync += [staged.eq(1), pend.eq(getattr(groups, below))]
-        with m.Elif(done | self.launch.valid):
-            m.d.sync += staged.eq(0)
-        return stage, staged, pend
+            m.d.sync += pend.eq(getattr(groups, below))
+        return stage, pend
 
     # -- the stack-less control --------------------------------------------------------------
     def _stackless(self, m: Module, block: wiring.Component) -> None:
@@ -303,7 +298,7 @@ class DivergenceUnit(wiring.Component):
         # the highest group, and the others follow, one update per clock
         single = Signal(name="single_update")
         advance = Signal(name="seq_advance")
-        stage, _, _ = self._grouping(m, advance, update, "below_high")
+        stage, _ = self._grouping(m, advance, "below_high")
         m.d.comb += [
             single.eq(o.uniform | stage.at_most_two | (first & o.ret & block.status.in_call)),
             advance.eq(update & ~single),
@@ -358,7 +353,7 @@ class DivergenceUnit(wiring.Component):
         consumed = Signal(name="stage_consumed")
         m.d.comb += consumed.eq(first | step)
         advance = Signal(name="seq_advance")
-        stage, _, pend = self._grouping(m, advance, consumed | ~more_now, "rest")
+        stage, pend = self._grouping(m, advance, "rest")
         m.d.comb += advance.eq(consumed & ~o.uniform & (pend != 0))
         self._common(m, block, first)
         m.d.comb += [
