@@ -183,12 +183,9 @@ class DivergenceUnit(wiring.Component):
             m.d.sync += [pc.eq(r.next_pc[t]) for t, pc in enumerate(pcs)]
         return pcs
 
-    def _decided(self, m: Module) -> tuple[Value, Value]:
-        """A decided outcome's single group: its threads that go on (not a ``bar``'s), to PC + 4."""
-        o = self.outcome
-        going = Signal(self.params.geometry.warp_size, name="decided_threads")
-        m.d.comb += going.eq(o.mask & ~o.barrier)
-        return (o.pc + 4)[:PC_WIDTH], going
+    def _after(self) -> Value:
+        """The PC after the outcome's instruction: a decided outcome's target, a call's RPC."""
+        return (self.outcome.pc + 4)[:PC_WIDTH]
 
     def _grouping(self, m: Module, advance: Signal, below: str) -> tuple[data.View, Signal]:
         """The grouping stage: in the resolve cycle the trees group ``resolve.threads``, and
@@ -216,7 +213,7 @@ class DivergenceUnit(wiring.Component):
     def _stackless(self, m: Module, block: wiring.Component) -> None:
         w = self.params.geometry.warp_size
         o, r = self.outcome, self.resolve
-        target, _ = self._decided(m)
+        target = self._after()
         kept = self._resolved_pcs(m)
         sp_kept = [Signal(SP_WIDTH, name=f"seq_sp{t}") for t in range(w)]
         with m.If(r.valid):
@@ -260,7 +257,10 @@ class DivergenceUnit(wiring.Component):
         """The block's two target groups: a decided outcome's one, else the stage's lowest two,
         or its highest alone where ``high``."""
         o, bo = self.outcome, block.outcome
-        target, going = self._decided(m)
+        # a decided outcome's single group: its threads that go on (not a bar's), to PC + 4
+        target = self._after()
+        going = Signal(self.params.geometry.warp_size, name="decided_threads")
+        m.d.comb += going.eq(o.mask & ~o.barrier)
         with m.If(o.uniform):
             m.d.comb += [bo.target_pc[0].eq(target), bo.target_mask[0].eq(going)]
         with m.Elif(high):
@@ -308,7 +308,7 @@ class DivergenceUnit(wiring.Component):
             "call": Signal(name="seq_call"),
             "slot": Signal.like(bo.slot, name="seq_slot"),
         }
-        rpc = Mux(o.call, (o.pc + 4)[:PC_WIDTH], o.rpc)
+        rpc = Mux(o.call, self._after(), o.rpc)
         slot = o.sid[: len(bo.slot)]  # dual-path: the path (sid = 2 x level + path)
         with m.If(first):
             m.d.sync += [later["rpc"].eq(rpc), later["call"].eq(o.call), later["slot"].eq(slot)]
@@ -362,7 +362,7 @@ class DivergenceUnit(wiring.Component):
             bo.slot.eq(o.sid),
             bo.control.eq(o.control),
             bo.call.eq(first & o.call),
-            bo.rpc.eq(Mux(o.call, (o.pc + 4)[:PC_WIDTH], o.rpc)),
+            bo.rpc.eq(Mux(o.call, self._after(), o.rpc)),
         ]
         self._targets(m, block, stage, Const(0))
         with m.If(self.launch.valid):
