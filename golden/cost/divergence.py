@@ -42,15 +42,17 @@ def stackless(p: StacklessParams) -> Inventory:
 
 def sps_stack(p: SpsStackParams) -> Inventory:
     """Seed 002 Sec 2.2, Fig 3: ``stack_depth`` entries of (PC, mask, RPC, call flag) and the
-    stack pointer; the top entry read by a one-hot select; per entry its next state (the
-    exits, the top's new PC, up to two pushes at ``base``, ``base + 1``, a release's PC + 4),
-    then the pop of every done entry above the highest one that stays (a priority encoder)."""
+    stack pointer; a copy of the top entry in registers; per entry its next state (the exits,
+    the top's new PC, up to two pushes at ``base``, ``base + 1``, a release's PC + 4), then
+    the pop of every done entry above the highest one that stays (a priority encoder), whose
+    one-hot selects the next top entry."""
     inv, w, d, pcw = Inventory(), p.warp_size, p.stack_depth, p.pc_width
     spb = d.bit_length()  # the stack pointer, 0..d
     fields = 2 * pcw + w + 1  # an entry: PC, mask, RPC, call flag
     inv.add("entries", ff=d * fields)
     inv.add("state", ff=spb + 2 * w + 1)  # sp, waiting and live masks, overflow flag
     inv.include(_top(d, spb, fields))
+    inv.add("top", gate=2 * d)  # the highest kept entry, one-hot
     inv.include(_decode(w, pcw))
     inv.include(_stack_outputs(w, pcw, spb))
     # the pushes (the groups other than the RPC, the higher first), the loop-exit replacement
@@ -85,12 +87,15 @@ def sps_stack(p: SpsStackParams) -> Inventory:
 
 
 def _top(d: int, spb: int, fields: int) -> Inventory:
-    """A stack's top entry: each entry's ``sp == i + 1`` (sp decoded) and ``sp > i``, a
-    one-hot select of the top's ``fields`` bits, whether any entry in use is a call entry."""
+    """A stack's copy of its top entry in registers: loaded with the entry on top after the
+    update (a one-hot select of its ``fields`` bits over the new entries) or the launch's;
+    each entry's ``sp == i + 1`` (sp decoded) and ``sp > i``, whether any entry in use is a
+    call entry."""
     return Inventory().add(
         "top",
+        ff=fields,
         add=(d - 1) * spb,
-        mux=d * fields,
+        mux=d * fields + fields,
         gate=decode(spb, d) + reduce(d) * fields + d + reduce(d),
     )
 
@@ -176,10 +181,8 @@ def dual_path_stack(p: DualPathStackParams) -> Inventory:
         inv.add("settle", gate=(d - 1) * 2 * (w + reduce(w) + 3))
     # the new sp: one-hot of where the ripple stops
     inv.add("settle", mux=d * spb, gate=reduce(d) * spb, add=spb)
-    if p.paired:  # choose: on the new top entry (a one-hot select of its paths and current
-        # path), the runnable path with the smaller PC; each entry's current path
-        chosen = entry - pcw - 1  # not its RPC and call flag
-        inv.add("choose", mux=d * chosen, gate=reduce(d) * chosen)
+    if p.paired:  # choose: on the new top entry (the top's copy as it is loaded), the
+        # runnable path with the smaller PC; each entry's current path
         inv.add("choose", add=pcw, mux=2 + d, gate=2 * (w + reduce(w) + 5))
     # a launch loads entry 0 and the masks
     inv.add("state", mux=entry + 2 * w, gate=2 * w)

@@ -204,7 +204,9 @@ class DualPathStack(BlockComponent):
 
         is_top = [Signal(name=f"e{i}_top") for i in range(d)]
         m.d.comb += [is_top[i].eq(sp == i + 1) for i in range(d)]
-        top = self._named(m, "top", self._select(is_top, regs))
+        # a copy of the top entry in registers of its own, loaded with the entry on top after
+        # each clock: the splits and the next update start at a register, not behind a select
+        top = self._entry("top")
         in_call = Signal(name="any_call")
         m.d.comb += in_call.eq(Cat(*(e.call & (sp > i) for i, e in enumerate(regs))).any())
 
@@ -296,8 +298,10 @@ class DualPathStack(BlockComponent):
                 first.paths[0].mask.eq(self.launch.mask),
             ]
             self._assign(m, regs[0], first, "sync")
+            self._assign(m, top, first, "sync")
         with m.Elif(apply | releasing):
             m.d.sync += [sp.eq(new_sp), waiting.eq(new_waiting)]
+            self._assign(m, top, replace(final_top, cur=chosen), "sync")
             with m.If(apply):
                 m.d.sync += live_threads.eq(live_threads & ~u_in.exited)
             for i in range(d):

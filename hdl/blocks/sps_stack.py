@@ -26,7 +26,7 @@ from __future__ import annotations
 from amaranth.hdl import Cat, Module, Mux, Signal
 
 from reconverge.golden.blocks.stack_twins import SpsStackParams
-from reconverge.hdl.blocks.common import highest_kept, one_hot
+from reconverge.hdl.blocks.common import first_set, highest_kept, one_hot
 from reconverge.hdl.blocks.ports import BlockComponent
 from reconverge.hdl.blocks.stack_common import (
     decode_update,
@@ -56,19 +56,15 @@ class SpsStack(BlockComponent):
         live_threads = Signal(w, name="live_threads")
         overflow = Signal(name="overflow_flag")
 
-        # the top entry
+        # the top entry: a copy of entry sp - 1 in registers of its own, loaded with the entry
+        # that is on top after each clock, so that the split the SM issues from starts at a
+        # register rather than behind a select over the entries
         is_top = [Signal(name=f"e{i}_top") for i in range(d)]
         used = [Signal(name=f"e{i}_used") for i in range(d)]
         m.d.comb += [is_top[i].eq(sp == i + 1) for i in range(d)]
         m.d.comb += [used[i].eq(sp > i) for i in range(d)]
         top_pc, top_mask = Signal(pcw, name="top_pc"), Signal(w, name="top_mask")
         top_rpc, top_call = Signal(pcw, name="top_rpc"), Signal(name="top_call")
-        m.d.comb += [
-            top_pc.eq(one_hot(is_top, pc)),
-            top_mask.eq(one_hot(is_top, mask)),
-            top_rpc.eq(one_hot(is_top, rpc)),
-            top_call.eq(one_hot(is_top, call)),
-        ]
         in_call = Signal(name="any_call")
         m.d.comb += in_call.eq(Cat(*(c & u for c, u in zip(call, used, strict=True))).any())
 
@@ -159,6 +155,9 @@ class SpsStack(BlockComponent):
             keep.append(k)
         popped_sp = highest_kept(m, keep, len(sp))
 
+        # the entry on top after the pops (one-hot: the highest kept entry)
+        new_top = first_set(keep[::-1])[::-1]
+
         launch = self.launch.valid
         with m.If(launch):
             m.d.sync += [
@@ -167,12 +166,22 @@ class SpsStack(BlockComponent):
                 mask[0].eq(self.launch.mask),
                 rpc[0].eq(never),
                 call[0].eq(0),
+                top_pc.eq(self.launch.pc),
+                top_mask.eq(self.launch.mask),
+                top_rpc.eq(never),
+                top_call.eq(0),
                 waiting.eq(0),
                 live_threads.eq(self.launch.mask),
                 overflow.eq(0),
             ]
         with m.Elif(apply | (releasing & top_released)):
-            m.d.sync += sp.eq(popped_sp)
+            m.d.sync += [
+                sp.eq(popped_sp),
+                top_pc.eq(one_hot(new_top, new_pc)),
+                top_mask.eq(one_hot(new_top, new_mask)),
+                top_rpc.eq(one_hot(new_top, new_rpc)),
+                top_call.eq(one_hot(new_top, new_call)),
+            ]
             for i in range(d):
                 m.d.sync += [
                     pc[i].eq(new_pc[i]),

@@ -950,9 +950,10 @@ class _Core:
                     & ~self.sel["pre"].control  # fmt: skip
                 in_flight = iss.valid & (iss.slot == s) & ~iss.control & ~self.settled[w]
                 unsettled = self.updating[w] & ~self.settled[w]
+                # (the issuing slot's PC is its buffer's: no adder behind the selection)
                 pc = Mux(
                     issuing_here,
-                    self.sel["pc"] + 4,
+                    self.fetch.buffer[i].pc + 4,
                     Mux(in_flight, iss.pc + 4, Mux(unsettled, self.snap[w][s].pc,
                                                      unit.splits.pc[s])),
                 )  # fmt: skip
