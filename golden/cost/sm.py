@@ -25,6 +25,7 @@ from reconverge.golden.cost.scoreboard import seen_bits
 from reconverge.golden.faults import FaultCode
 from reconverge.golden.geometry import bits_for
 from reconverge.golden.isa import IMM_FORMATS, NUM_REGS, SPECS, XLEN, Csr, Fmt
+from reconverge.golden.memmap import GLOBAL_BASE, SHARED_BASE
 from reconverge.golden.params import (
     AGE_BITS,
     ARG_REGS,
@@ -351,12 +352,18 @@ def _lsu(p: SMParams) -> Inventory:
     inv.add("state", mux=line_bits, gate=2 * w + 16, eq=2 * funct5 + 2, add=COUNTER + 1)
     # the bytes a thread's access enables: 1 and 3 shifted by its byte, selected by the size
     enables = 2 * WORD_BYTES * log2(WORD_BYTES) + 2 * WORD_BYTES
-    # per thread: the windows of the captured address (three offsets and bounds), the window
+    # per thread: the windows of the captured address (a power-of-two window at a multiple
+    # of its size: its high bits against a constant; else an offset and a bound), the window
     # tests, the physical (local) address, its reserved word, bytes enabled, store data spread,
     # the buffer's or the capture's address and window
+    for base, size in ((GLOBAL_BASE, mm.global_size), (SHARED_BASE, mm.shared_size),
+                       (mm.local_base, mm.local_size)):  # fmt: skip
+        if size & (size - 1) == 0 and base % size == 0:
+            inv.add("threads", gate=w * reduce(x - log2(size)))
+        else:
+            inv.add("threads", add=w * (2 * x + 1))
     inv.add(
         "threads",
-        add=w * 3 * (2 * x + 1),
         mux=w * (3 * 2 + x + (at - 1) + enables + 2 * x + x + 2),
         eq=w * 5 * 2,
         gate=w,

@@ -339,7 +339,9 @@ class LSU(wiring.Component):
 
     def _window(self, m: Module, name: str, addr: Value) -> Signal:
         """The window of ``addr``: its offset from the base below the size, as
-        ``golden.memory.WarpMemory._route`` (an aligned access then fits entirely)."""
+        ``golden.memory.WarpMemory._route`` (an aligned access then fits entirely). A window
+        of a power-of-two size at a multiple of it (every shipped configuration) is its high
+        address bits against a constant, with no subtractor."""
         memmap = self.memmap
         window = Signal(Window, name=name)
         choice: Value = Const(Window.NONE.value, Window.as_shape())
@@ -348,7 +350,12 @@ class LSU(wiring.Component):
             (Window.SHARED, SHARED_BASE, memmap.shared_size),
             (Window.GLOBAL, GLOBAL_BASE, memmap.global_size),
         ):
-            choice = Mux((addr - base)[:ADDR_BITS] < size, value.value, choice)
+            low = ceil_log2(size)
+            if size == 1 << low and base % size == 0:
+                inside = addr[low:] == base >> low
+            else:
+                inside = (addr - base)[:ADDR_BITS] < size
+            choice = Mux(inside, value.value, choice)
         m.d.comb += window.eq(choice)
         return window
 
