@@ -40,7 +40,7 @@ from reconverge.golden.params import (
 from reconverge.golden.policies import Policy
 from reconverge.golden.sm import decode as golden_decode
 from reconverge.golden.sm.core import RETURN_REGS
-from reconverge.golden.sm.lsu import WORD_BYTES
+from reconverge.golden.sm.lsu import AMO_RESULTS, WORD_BYTES
 
 
 def stage(submodule: str) -> str:
@@ -402,20 +402,25 @@ def _lsu(p: SMParams) -> Inventory:
         ff=banks * (1 + row + wb + x),
         mux=banks * (row + wb + x + WORD_BYTES),
     )
+    # per bank the AMO's new word (``lsu.amo_word``): the sum, one comparison for the four
+    # min/max (both sign bits inverted for the signed two: two XORs and an OR) and its
+    # smaller and larger operand, xor/and/or, a chain over the distinct results; the funct5
+    # compares
+    results = len(set(AMO_RESULTS.values()))
     inv.add(
         "amo",
-        add=banks * (x + 1) + 4 * banks * x,
-        mux=4 * banks * x + amos * banks * x,
-        gate=3 * banks * x + amos * reduce(funct5),
+        add=banks * (x + 1) + banks * x,
+        mux=2 * banks * x + results * banks * x,
+        gate=3 * banks * x + 3 * banks + amos * reduce(funct5),
     )
-    # results per thread: the bank's word (compares of the bank), the line's word (a shift by
-    # the word in the line), the byte extraction, size and sign extension, sc.w's result
+    # results per thread: the bank's word and the line's word (multiplexer trees), the byte
+    # and half extraction, size and sign extension, sc.w's result
     inv.add(
         "results",
-        mux=w * (select(banks, x) + x * (log2(line_bits) + 1) + x)
-        + w * (x * (log2(WORD_BYTES) + 3) + 2 * x + (x - 8) + (x - 16) + x),
+        mux=w * (select(banks, x) + select(words, x) + x)
+        + w * (select(WORD_BYTES, 8) + 16 + 2 * x + (x - 8) + (x - 16) + x),
         eq=2,
-        gate=2 * w + 6 + w * decode(bank_bits, banks),
+        gate=2 * w + 6,
     )
     # the fault check of a start, the next state and release
     faults = 3 * bits_for(len(FaultCode))  # a code per memory operation

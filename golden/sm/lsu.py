@@ -58,6 +58,22 @@ def _funct5(mnemonic: str) -> int:
 
 #: The AMO of each funct5 (its standard encoding in ``golden.isa``): a key of ``AMO_OPS``.
 AMO_BY_FUNCT5: dict[int, str] = {_funct5(f"amo{name}.w"): name for name in AMO_OPS}
+#: What the hardware's read-modify-write (``hdl.sm.lsu.amo_word``) computes each AMO of
+#: ``AMO_OPS`` from (old, operand): min and minu take the smaller, max and maxu the larger
+#: operand of one comparison, signed for the ``SIGNED_AMOS``. The area model counts the
+#: distinct results.
+AMO_RESULTS: dict[str, str] = {
+    "add": "sum",
+    "swap": "operand",
+    "xor": "xor",
+    "and": "and",
+    "or": "or",
+    "min": "smaller",
+    "minu": "smaller",
+    "max": "larger",
+    "maxu": "larger",
+}
+SIGNED_AMOS = ("min", "max")
 #: The funct5 of ``lr.w`` and ``sc.w``, which the LSU runs as a reserving load and a
 #: conditional store (they reach the data port as a load and a store).
 LR_FUNCT5 = _funct5("lr.w")

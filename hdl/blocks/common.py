@@ -1,5 +1,6 @@
 """Combinational helpers every block uses, defined once: a value as a named signal, one-hot
-selection, the first-set priority encoder, one-hot to binary, the "highest kept" encoder."""
+selection, a multiplexer tree, the first-set priority encoder, one-hot to binary, the
+"highest kept" encoder."""
 
 from __future__ import annotations
 
@@ -35,6 +36,16 @@ def one_hot(selects: Sequence[Value], values: Sequence[Value | int]) -> Value:
     for sel, value in zip(selects, values, strict=True):
         result = result | Mux(sel, value, 0)
     return result
+
+
+def mux_tree(options: Sequence[Value | int], index: Value) -> Value:
+    """``options[index]`` as a tree of two-input multiplexers, one level per bit of ``index``
+    (low bit first; an odd option out passes up a level)."""
+    level = [Value.cast(o) for o in options]
+    for bit in Value.cast(index):
+        pairs = [Mux(bit, *reversed(level[i : i + 2])) for i in range(0, len(level) - 1, 2)]
+        level = pairs + level[len(pairs) * 2 :]
+    return level[0]
 
 
 def first_set(bits: Sequence[Value]) -> list[Value]:

@@ -78,7 +78,6 @@ counters   out  transactions, shared_cycles, bank_conflicts, stalls (32 bits eac
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
@@ -91,7 +90,16 @@ from reconverge.golden.isa import NUM_REGS
 from reconverge.golden.memmap import GLOBAL_BASE, SHARED_BASE
 from reconverge.golden.params import COUNTER as COUNTER_BITS
 from reconverge.golden.params import SMParams
-from reconverge.golden.sm.lsu import AMO_BY_FUNCT5, LR_FUNCT5, SC_FUNCT5, WORD_BYTES, MemOp
+from reconverge.golden.sm.lsu import (
+    AMO_BY_FUNCT5,
+    AMO_RESULTS,
+    LR_FUNCT5,
+    SC_FUNCT5,
+    SIGNED_AMOS,
+    WORD_BYTES,
+    MemOp,
+)
+from reconverge.hdl.blocks.common import mux_tree
 
 ADDR_BITS = 32
 WORD_BITS = 8 * WORD_BYTES
@@ -110,18 +118,31 @@ class Window(enum.Enum, shape=2):
     LOCAL = 3
 
 
-#: The shared banks' read-modify-write of each AMO (``golden.memory.AMO_OPS``).
-AMO_HDL: dict[str, Callable[[Value, Value], Value]] = {
-    "add": lambda old, v: (old + v)[:WORD_BITS],
-    "swap": lambda old, v: v,
-    "min": lambda old, v: Mux(old.as_signed() <= v.as_signed(), old, v),
-    "max": lambda old, v: Mux(old.as_signed() >= v.as_signed(), old, v),
-    "xor": lambda old, v: old ^ v,
-    "and": lambda old, v: old & v,
-    "or": lambda old, v: old | v,
-    "minu": lambda old, v: Mux(old <= v, old, v),
-    "maxu": lambda old, v: Mux(old >= v, old, v),
-}
+def amo_word(funct5: Value, old: Value, operand: Value) -> Value:
+    """The word an AMO of ``funct5`` writes (``old`` for none): ``AMO_RESULTS`` as logic,
+    with one comparator for the four min/max AMOs (a signed comparison is the unsigned one
+    with both sign bits inverted)."""
+    signed = Cat(funct5 == f5 for f5, name in AMO_BY_FUNCT5.items() if name in SIGNED_AMOS).any()
+
+    def unsigned_order(word: Value) -> Value:
+        return Cat(word[:-1], word[-1] ^ signed)
+
+    below = unsigned_order(old) < unsigned_order(operand)
+    values = {
+        "sum": (old + operand)[:WORD_BITS],
+        "operand": operand,
+        "xor": old ^ operand,
+        "and": old & operand,
+        "or": old | operand,
+        "smaller": Mux(below, old, operand),
+        "larger": Mux(below, operand, old),
+    }
+    new: Value = old
+    for what, value in values.items():
+        codes = [f5 for f5, name in AMO_BY_FUNCT5.items() if AMO_RESULTS[name] == what]
+        new = Mux(Cat(funct5 == f5 for f5 in codes).any(), value, new)
+    return new
+
 
 #: Fault codes by memory operation: (misaligned, unmapped).
 _FAULTS: dict[MemOp, tuple[FaultCode, FaultCode]] = {
@@ -218,9 +239,10 @@ def lowest(m: Module, name: str, bits: Value) -> Signal:
 
 def extend(word: Value, byte: Value, size: Value, signed: Value) -> Value:
     """The element of ``size`` (log2 bytes) at byte ``byte`` of ``word``, sign- or
-    zero-extended to 32 bits (``golden.memory.Bank.read``)."""
-    shifted = (word >> (byte << 3))[:WORD_BITS]
-    b, h = shifted[:8], shifted[:16]
+    zero-extended to 32 bits (``golden.memory.Bank.read``; the access is aligned: a half at
+    byte 0 or 2, a word at 0)."""
+    b = mux_tree([word.word_select(k, 8) for k in range(WORD_BYTES)], byte)
+    h = Mux(byte[1], word[16:], word[:16])
     return Mux(
         size == 0,
         Mux(signed, b.as_signed(), b),
@@ -293,7 +315,7 @@ class LSU(wiring.Component):
                 f"local memory of {geometry.warps} warp slots x {w} threads x "
                 f"{memmap.local_size} bytes must be whole {lb}-byte lines below the global window"
             )
-        missing = set(AMO_BY_FUNCT5.values()) - set(AMO_HDL)
+        missing = set(AMO_BY_FUNCT5.values()) - set(AMO_RESULTS)
         if missing:
             raise ValueError(f"the LSU has no shared-memory AMO for {sorted(missing)}")
         shared_words = memmap.shared_size // WORD_BYTES
@@ -478,7 +500,6 @@ class LSU(wiring.Component):
         w, instr = self.warp_size, s.instr
         store = instr.op == MemOp.STORE
         row_bits = self.row_bits + self.params.warp_bits
-        amo_ops = {f5: AMO_HDL[name] for f5, name in AMO_BY_FUNCT5.items()}
         self.bank_memories = []
         served_all: Value = Const(0, w)
         read_words, written = [], []
@@ -525,13 +546,10 @@ class LSU(wiring.Component):
             self.bank_memories.append(bank)
             wp = bank.write_port(granularity=8)
             rp = bank.read_port(transparent_for=(wp,))
-            new: Value = rp.data
-            for f5, op in amo_ops.items():
-                new = Mux(instr.amo == f5, op(rp.data, rmw_operand), new)
             amo_new = Signal(WORD_BITS, name=f"bank{k}_amo_new")
             write = Signal(name=f"bank{k}_write")
             m.d.comb += [
-                amo_new.eq(new),
+                amo_new.eq(amo_word(instr.amo, rp.data, rmw_operand)),
                 write.eq(s.adv & (rmw | (s.shared_cycle & ~s.rmw & writer.any()))),
                 rp.addr.eq(row),
                 rp.en.eq(s.adv),
@@ -561,14 +579,13 @@ class LSU(wiring.Component):
             wb.warp.eq(instr.warp),
             wb.rd.eq(instr.rd),
         ]
+        line_words = [s.line.word_select(k, WORD_BITS) for k in range(len(s.line) // WORD_BITS)]
         for i, t in enumerate(threads):
-            from_bank: Value = bank_words[0]
-            for k in range(1, len(bank_words)):
-                from_bank = Mux(t.bank == k, bank_words[k], from_bank)
             word = Signal(WORD_BITS, name=f"result{i}_word")
             loaded = extend(word, t.entry.addr[:WORD_SHIFT], instr.size, instr.signed)
+            from_line = mux_tree(line_words, t.word_in_line)
             m.d.comb += [
-                word.eq(Mux(s.due, s.line.word_select(t.word_in_line, WORD_BITS), from_bank)),
+                word.eq(Mux(s.due, from_line, mux_tree(bank_words, t.bank))),
                 wb.data[i].eq(Mux(s.sc, s.sc_fail[i], loaded)),
             ]
 

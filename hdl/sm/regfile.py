@@ -41,6 +41,7 @@ from reconverge.golden.isa import NUM_REGS
 from reconverge.golden.memmap import MemoryMap
 from reconverge.golden.params import ARG_REGS, SMParams
 from reconverge.golden.params import REGFILE_WRITE_PORTS as WRITE_PORTS
+from reconverge.hdl.blocks.common import mux_tree
 from reconverge.hdl.sm.decode import REG
 from reconverge.hdl.sm.lanes import WORD
 
@@ -107,16 +108,6 @@ def launch_signature(params: SMParams) -> wiring.Signature:
 def init_signature() -> wiring.Signature:
     """The launch's initial gp and a0..a7 (a0 first), held for the whole run."""
     return wiring.Signature({"gp": Out(WORD), "args": Out(data.ArrayLayout(WORD, ARG_REGS))})
-
-
-def _select(options: list[Value], index: Value) -> Value:
-    """``options[index]`` as a tree of two-input multiplexers, one level per bit of ``index``
-    (low bit first; an odd option out passes up a level)."""
-    level = list(options)
-    for bit in Value.cast(index):
-        pairs = [Mux(bit, *reversed(level[i : i + 2])) for i in range(0, len(level) - 1, 2)]
-        level = pairs + level[len(pairs) * 2 :]
-    return level[0]
 
 
 def _decoded(m: Module, name: str, row: Value, rows: int) -> Signal:
@@ -220,7 +211,7 @@ class RegisterFile(wiring.Component):
                     ]
                     copies.append(reader.data)
                 value = Signal(WORD, name=f"value{j}_read{k}")
-                m.d.comb += value.eq(_select([initial[k], *copies], table.live[k][j]))
+                m.d.comb += value.eq(mux_tree([initial[k], *copies], table.live[k][j]))
                 m.d.comb += out[j].eq(value)
         return m
 

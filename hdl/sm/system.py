@@ -22,9 +22,8 @@ from reconverge.golden.faults import FaultCode
 from reconverge.golden.image import Image
 from reconverge.golden.memmap import GLOBAL_BASE
 from reconverge.golden.params import ARG_REGS, SMParams
-from reconverge.golden.sm.lsu import AMO_BY_FUNCT5
 from reconverge.golden.sm.program import Program
-from reconverge.hdl.sm.lsu import AMO_HDL
+from reconverge.hdl.sm.lsu import amo_word
 from reconverge.hdl.sm.ports import OP_AMO, OP_STORE
 from reconverge.hdl.sm.top import SM
 
@@ -144,10 +143,7 @@ class SMSystem(wiring.Component):
         new = Signal(8 * line)
         for wd in range(line // 4):
             old_word, operand = old.word_select(wd, 32), last_wdata.word_select(wd, 32)
-            result = old_word
-            for funct5, name in AMO_BY_FUNCT5.items():
-                result = Mux(last_amo == funct5, AMO_HDL[name](old_word, operand), result)
-            m.d.comb += new.word_select(wd, 32).eq(result)
+            m.d.comb += new.word_select(wd, 32).eq(amo_word(last_amo, old_word, operand))
         for name, flag in (("global", is_global), ("local", ~is_global)):
             rd, wr = reads[name], writes[name]
             m.d.comb += rd.addr.eq(index)
