@@ -143,16 +143,17 @@ def lane() -> Inventory:
 
 def divider(steps: int, tag: int) -> Inventory:
     """The iterative restoring divider (``hdl/sm/lanes.py``: ``Divider``): ``steps`` steps of a
-    compare, a subtraction and a remainder selection per cycle, operand and result negations,
-    the state (remainder, dividend/quotient, divisor, tag, signs, iterations left) loaded by a
+    subtraction (its borrow says whether the divisor fits) and a remainder selection per
+    cycle, the operands' negations, the quotient or remainder and its sign, one negation; the
+    state (remainder, dividend/quotient, divisor, tag, signs, iterations left) loaded by a
     request or advanced by the steps."""
     inv, x = Inventory(), XLEN
     dividend = division_cycles(steps) * steps
     left = bits_for(x + 1)
     state = 2 * x + dividend + tag + 3 + left
     kinds = decode(_field_width("op"), 3)  # div, rem, remu: signed, remainder
-    inv.add("steps", add=steps * ((x + 2) + (x + 1)), mux=steps * (x + 2))
-    inv.add("signs", add=4 * (x + 1), mux=4 * (x + 1) + x, gate=reduce(x) + 5 + kinds)
+    inv.add("steps", add=steps * (x + 2), mux=steps * (x + 2))
+    inv.add("signs", add=3 * (x + 1), mux=3 * (x + 1) + x + 1, gate=reduce(x) + 5 + kinds)
     inv.add("state", ff=state, mux=2 * state, add=left, gate=reduce(left) + decode(left, 1) + 3)
     return inv
 

@@ -277,28 +277,32 @@ class Divider(wiring.Component):
             m.d.sync += state.eq(start)
         with m.Elif(busy):
             m.d.sync += [state.eq(iteration), state.left.eq(state.left - 1)]
-        quotient = Signal(WORD, name="quotient")
-        remainder = Signal(WORD, name="remainder")
+        # the quotient or the remainder, then its sign: one negation
+        magnitude = Signal(WORD, name="magnitude")
+        negative = Signal(name="negative")
         m.d.comb += [
-            quotient.eq(Mux(iteration.neg_quo, -iteration.quo[:XLEN], iteration.quo[:XLEN])),
-            remainder.eq(Mux(iteration.neg_rem, -iteration.rem, iteration.rem)),
+            magnitude.eq(Mux(iteration.want_rem, iteration.rem, iteration.quo[:XLEN])),
+            negative.eq(Mux(iteration.want_rem, iteration.neg_rem, iteration.neg_quo)),
             self.resp.valid.eq(last),
             self.resp.tag.eq(state.tag),
-            self.resp.result.eq(Mux(iteration.want_rem, remainder, quotient)),
+            self.resp.result.eq(Mux(negative, -magnitude, magnitude)),
         ]
         return m
 
     def _step(self, m: Module, layout: data.StructLayout, state: data.View, step: int) -> data.View:
         """One restoring step: shift the next dividend bit into the remainder, subtract the
-        divisor when it fits, shift the quotient bit in."""
+        divisor when it fits (one subtraction: it fits when the difference has no borrow),
+        shift the quotient bit in."""
         trial = Signal(XLEN + 1, name=f"trial{step}")
+        difference = Signal(XLEN + 2, name=f"difference{step}")  # the top bit: the borrow
         fits = Signal(name=f"fits{step}")
         after = Signal(layout, name=f"step{step}")
         m.d.comb += [
             trial.eq(Cat(state.quo[-1], state.rem)),
-            fits.eq(trial >= state.divisor),
+            difference.eq(trial - state.divisor),
+            fits.eq(~difference[-1]),
             after.eq(state),
-            after.rem.eq(Mux(fits, trial - state.divisor, trial)),
+            after.rem.eq(Mux(fits, difference, trial)),
             after.quo.eq(Cat(fits, state.quo[:-1])),
         ]
         return after
