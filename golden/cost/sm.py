@@ -487,12 +487,12 @@ def _core(p: SMParams) -> Inventory:
     final = 1 if q > 1 and not p.config.hws else 0
     inv.add("issue", mux=select(cand, buffer + sid + w + 1), ff=flight + final)
     inv.add("issue", mux=flight + n * (issued + sid), add=3 * bits_for(q + 1), gate=decode(wb, n))
-    # passes, per lane: its position, operands and CSR value (W-way selections), the
-    # divider's tag; per thread position the CSR value; the one-hot positions of the lanes
-    # and the dividers' results (ORs over the lanes)
+    # passes, per lane: its position, its CSR value (a W-way selection), its operands (from
+    # the W / L banks of its positions), the divider's tag; per thread position the CSR
+    # value; the one-hot positions of the lanes and the dividers' results (ORs over the lanes)
     inv.add(
         "passes",
-        mux=lanes * (3 * select(w, XLEN) + select(w, qb) + select(q, qb) + w),
+        mux=lanes * (select(w, XLEN) + 2 * select(q, XLEN) + select(w, qb) + select(q, qb) + w),
         add=lanes * 2 * pos,
         gate=2 * w * (lanes - 1) + w * lanes * 4,
     )

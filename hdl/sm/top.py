@@ -575,14 +575,16 @@ class _Core:
         read = {k: rd[k] for k in ("valid", "first", "last", *execute)}
         read["instr"] = self.decode.instr
         for j in range(L):
-            # the thread position lane j runs in this pass (hws: the squeezed slot's source)
+            # the thread position lane j runs in this pass (hws: the squeezed slot's source):
+            # position src * L + j, so lane j reads only the banks of positions j, j + L, ...
             slot = _named(m, f"rd_lane{j}_slot", rd["quarter"] * L + j, bits_for(self.W))
-            src = Array(rd["src"])[slot]
+            src = _named(m, f"rd_lane{j}_quarter", Array(rd["src"])[slot])
             pos = _named(m, f"rd_lane{j}_position", src * L + j, bits_for(self.W))
             read[f"position{j}"] = pos
             read[f"active{j}"] = rd["lanes"].bit_select(slot, 1)
-            read[f"a{j}"] = _named(m, f"rd_lane{j}_a", Array(rf.read.rs1_data)[pos], 32)
-            read[f"b{j}"] = _named(m, f"rd_lane{j}_b", Array(rf.read.rs2_data)[pos], 32)
+            for operand, words in (("a", rf.read.rs1_data), ("b", rf.read.rs2_data)):
+                banks = [words[q * L + j] for q in range(self.Q)]
+                read[f"{operand}{j}"] = _named(m, f"rd_lane{j}_{operand}", Array(banks)[src], 32)
         self.x = self._stage_register("x", read)
 
     def _stage_register(self, stage: str, values: dict[str, Value]) -> dict[str, Value]:
