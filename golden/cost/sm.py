@@ -482,9 +482,9 @@ def _core(p: SMParams) -> Inventory:
     rpc = PC_WIDTH if p.config.explicit else 0
     cur = wb + sid + PC_WIDTH + w + rpc + XLEN + PREDECODED_BITS + bits_for(q + 1) + COUNTER + 3
     flight = cur + 2 * bits_for(q + 1) - bits_for(q + 1) + q * qb + w + w * qb + bits_for(q)
-    # (multi-pass without hws: whether the next cycle is the last pass, which a unit's decided
-    # outcome takes, registered)
-    final = 1 if q > 1 and not p.config.hws else 0
+    # (multi-pass without hws: whether the next cycle is the last pass, and per warp slot
+    # whether it is that of a decided outcome, which the slot's unit takes, registered)
+    final = 1 + n if q > 1 and not p.config.hws else 0
     inv.add("issue", mux=select(cand, buffer + sid + w + 1), ff=flight + final)
     inv.add("issue", mux=flight + n * (issued + sid), add=3 * bits_for(q + 1), gate=decode(wb, n))
     # passes, per lane: its position, its CSR value (a W-way selection), its operands (from
@@ -521,18 +521,20 @@ def _core(p: SMParams) -> Inventory:
     # last bits and this pass's quarter. The execute stage's pass (valid, first, last; warp,
     # sid, PC, mask, RPC, decoded instruction, passes, cycle, in range, faulty, resolved), per
     # lane its position (the low bits are the lane number: its zero bits are constants), active
-    # bit and two operands; the resolved outcome (valid, warp, sid, PC, mask, RPC, control,
-    # call, return, exited; the stack-less unit takes only PC, mask, control, exited and the
-    # sp writes), twice: in the resolve stage and the update; per warp its pending
-    # update, the LSU's reservation, halting
+    # bit and two operands; the resolved outcome (valid, the warp slot one-hot: with one slot
+    # the valid bit again, which synthesis merges; sid, PC, mask, RPC, control, call, return,
+    # exited; the stack-less unit takes only PC, mask, control, exited and the sp writes),
+    # twice: in the resolve stage and the update; per warp its pending update, the LSU's
+    # reservation, halting
     fields = 3 + wb + sid + PC_WIDTH + w + rpc + DECODED_BITS + bits_for(q + 1) + COUNTER + 3
     low = log2(lanes)
     positions = sum(pos - low + j.bit_count() for j in range(lanes))
     stages = 3 + qb + fields + positions + lanes * (1 + 2 * XLEN)
+    slots = n if n > 1 else 0
     if p.policy is Policy.STACKLESS:  # (its threads keep their own PCs: no sid, PC, calls)
-        resolved = 1 + wb + PC_WIDTH + w + 1 + 2 * w
+        resolved = 1 + slots + PC_WIDTH + w + 1 + 2 * w
     else:
-        resolved = 1 + wb + sid + PC_WIDTH + w + rpc + 3 + w
+        resolved = 1 + slots + sid + PC_WIDTH + w + rpc + 3 + w
     inv.add("pipeline", ff=stages + 2 * resolved + n + 2)
     # the outcome to the warp's unit, faults' lowest threads (registered: bad target, bad
     # syscall), the LSU start, each warp's update PC and lane

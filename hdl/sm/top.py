@@ -494,16 +494,22 @@ class _Core:
             m, "last_pass", self.executing & (self.now_pass == self.now["passes"] - 1)
         )
         # the next cycle is the last pass of the instruction in flight (registered, so that
-        # what a unit takes from the registered copy does not depend on this cycle's issue)
+        # what a unit takes from the registered copy does not depend on this cycle's issue);
+        # per warp slot, one-hot: ... of an instruction the issue stage decides alone
         self.final_pass = Signal(name="final_pass")
+        self.final_decided = Signal(N, name="final_decided")
+        penultimate = self.now_pass + 2 == self.now["passes"]
+        decided = penultimate & ~self.now["faulty"] & ~self.now["resolved"]
         with m.If(self.executing):
             with m.If(self.last_pass):
                 m.d.sync += [self.busy_passes.eq(0), pass_index.eq(0), self.final_pass.eq(0)]
+                m.d.sync += self.final_decided.eq(0)
             with m.Else():
                 m.d.sync += [
                     self.busy_passes.eq(self.now["passes"] - 1 - self.now_pass),
                     pass_index.eq(self.now_pass + 1),
-                    self.final_pass.eq(self.now_pass + 2 == self.now["passes"]),
+                    self.final_pass.eq(penultimate),
+                    self.final_decided.eq(Mux(decided, 1 << self.now["warp"], 0)[:N]),
                 ]
 
         # at issue: trace, scoreboard reservation, bookkeeping of the issuing warp
@@ -832,7 +838,8 @@ class _Core:
         mask = x["mask"]
         fields = {
             "valid": valid,
-            "warp": x["warp"],
+            # the warp slot it is for, one-hot (each unit's update valid is then one register)
+            "for_warp": Mux(valid, 1 << x["warp"], 0)[: self.N],
             "sid": x["sid"],
             "pc": x["pc"],
             "mask": mask,
@@ -855,28 +862,35 @@ class _Core:
         unit at a time (rule 1), so the two never meet at one unit."""
         m, W, N = self.m, self.W, self.N
         res, resolved = self.res, self.late
-        if self.p.config.hws or self.Q == 1:
-            now, last = self.now, self.last_pass
+        single_pass = self.p.config.hws or self.Q == 1
+        if single_pass:
+            now = self.now
+            plain = _named(
+                m, "plain_update",
+                self.last_pass & ~now["faulty"] & ~now["resolved"] & ~self.faulted,
+            )  # fmt: skip
         else:
             # every instruction takes two passes or more, so its last pass is never its issue
             # cycle: the outcome comes from the registered copy alone, which keeps the
             # scheduler's selection out of the units' update paths
-            now, last = self.cur, self.final_pass
+            now = self.cur
         pre = now["pre"]
-        plain = _named(m, "plain_update", last & ~now["faulty"] & ~now["resolved"] & ~self.faulted)
         going = _named(m, "resolved_threads", res["mask"] & ~res["exited"])
         self.upd_pc = [Signal(PC_WIDTH, name=f"w{w}_update_pc") for w in range(N)]
         self.upd_lane = [Signal(range(W), name=f"w{w}_update_lane") for w in range(N)]
         for w in range(N):
             unit = self.units[w]
             r, o = unit.resolve, unit.outcome
-            m.d.comb += [r.valid.eq(res["valid"] & (res["warp"] == w)), r.threads.eq(going)]
+            m.d.comb += [r.valid.eq(res["for_warp"][w]), r.threads.eq(going)]
             for t in range(W):
                 m.d.comb += r.next_pc[t].eq(self.next_pc_buf[t])
                 if self.unit.name == "stackless":
                     m.d.comb += r.sp_wdata[t].eq(self.result_buf[t])
-            late = _named(m, f"w{w}_resolved_update", resolved["valid"] & (resolved["warp"] == w))
-            early = _named(m, f"w{w}_plain_update", plain & (now["warp"] == w))
+            late = _named(m, f"w{w}_resolved_update", resolved["for_warp"][w])
+            if single_pass:
+                early = _named(m, f"w{w}_plain_update", plain & (now["warp"] == w))
+            else:
+                early = _named(m, f"w{w}_plain_update", self.final_decided[w] & ~self.faulted)
             here = late | early
             mask = Mux(late, resolved["mask"], now["mask"])
             pc = Mux(late, resolved["pc"], now["pc"])
