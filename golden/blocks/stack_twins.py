@@ -17,8 +17,10 @@ port                    dir  meaning
 ``outcome``             in   ``valid``: an update (:class:`StackUpdate`), the outcome
                              of an instruction issued from the top entry's path
                              ``slot`` (SPS: 0); ``target_pc`` / ``target_mask`` up
-                             to two groups (an empty mask is absent; present groups
-                             have distinct PCs); ``exited``, ``barrier`` lanes;
+                             to two groups (an empty mask is absent; two present
+                             groups in ascending PC order, as the SM's grouping stage
+                             delivers them, so the stack needs no comparator);
+                             ``exited``, ``barrier`` lanes;
                              ``rpc`` (a branch's reconvergence PC, all ones = NEVER;
                              a call's return address); ``call``, ``ret``; ``more``
                              (another update of the instruction follows, k > 2),
@@ -202,8 +204,11 @@ class StackTwin(Block):
         if inputs["outcome__slot"] >= self.params.slots:  # type: ignore[operator]
             raise ValueError(f"{self.name}: no split slot {inputs['outcome__slot']}")
         pcs, masks = inputs["outcome__target_pc"], inputs["outcome__target_mask"]
-        if inputs["outcome__valid"] and all(masks) and pcs[0] == pcs[1]:  # type: ignore[index, arg-type]
-            raise ValueError(f"{self.name}: two target groups at the same PC {pcs[0]:#x}")  # type: ignore[index]
+        if inputs["outcome__valid"] and all(masks) and pcs[0] >= pcs[1]:  # type: ignore[index, arg-type, operator]
+            raise ValueError(
+                f"{self.name}: two target groups must be in ascending PC order, not "
+                f"{pcs[0]:#x} then {pcs[1]:#x}"  # type: ignore[index]
+            )
 
     def update_of(self, inputs: Mapping[str, PortValue]) -> StackUpdate:
         get, pc_in = inputs.__getitem__, self.params.pc_in

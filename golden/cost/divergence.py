@@ -101,9 +101,10 @@ def _top(d: int, spb: int, fields: int) -> Inventory:
 
 
 def _decode(w: int, pcw: int) -> Inventory:
-    """``stack_common.decode_update``: the two groups in PC order (a compare and four
-    selections), present when their masks are not empty, the kind of update."""
-    return Inventory().add("decode", add=pcw, mux=2 * (pcw + w), gate=2 * reduce(w) + 16)
+    """``stack_common.decode_update``: the two groups in PC order (they come in that order:
+    four selections by whether the first is present), present when their masks are not
+    empty, the kind of update."""
+    return Inventory().add("decode", mux=2 * (pcw + w), gate=2 * reduce(w) + 16)
 
 
 def _stack_outputs(w: int, pcw: int, sid: int, slots: int = 1) -> Inventory:

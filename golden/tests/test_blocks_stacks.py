@@ -173,8 +173,13 @@ def test_twin_protocol_one_thing_per_cycle() -> None:
         "outcome__target_pc": (0x104, 0x104),
         "outcome__target_mask": (1, 2),
     }
-    with pytest.raises(ValueError, match="two target groups at the same PC 0x104"):
+    with pytest.raises(ValueError, match="ascending PC order, not 0x104 then 0x104"):
         twin.check_inputs(same_pc)  # type: ignore[arg-type]
+    descending = same_pc | {"outcome__target_pc": (0x108, 0x104)}
+    with pytest.raises(ValueError, match="ascending PC order, not 0x108 then 0x104"):
+        twin.check_inputs(descending)  # type: ignore[arg-type]
+    ascending = same_pc | {"outcome__target_pc": (0x104, 0x108)}
+    twin.check_inputs(ascending)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="no split slot 1"):
         twin.check_inputs(update(twin, StackUpdate(1, ((0x104, 1),))))  # type: ignore[arg-type]
 

@@ -58,7 +58,8 @@ class Group:
 class Decoded:
     """The update port, decoded as ``update_kind`` does (``u`` = update).
 
-    ``lo``/``hi``: the target groups in ascending PC order; a single group is ``lo``.
+    ``lo``/``hi``: the target groups in ascending PC order (the order the port takes two
+    groups in); a single group is ``lo``.
     Kinds, exclusive: ``cont``; ``call`` (with targets); ``ret`` (inside a call); ``branch``
     (two groups, or ``more``); ``jump`` (one group)."""
 
@@ -77,8 +78,9 @@ def decode_update(m: Module, block: BlockComponent, in_call: Value) -> Decoded:
     pc0, pc1 = u.target_pc[0], u.target_pc[1]
     m0, m1 = u.target_mask[0], u.target_mask[1]
     p0, p1 = Signal(name="group0"), Signal(name="group1")
-    swap = Signal(name="groups_swapped")  # group 1 alone, or below group 0
-    m.d.comb += [p0.eq(m0.any()), p1.eq(m1.any()), swap.eq(~p0 | (p1 & (pc1 < pc0)))]
+    # two groups come in ascending PC order (the port's contract): no comparator
+    swap = Signal(name="groups_swapped")  # group 1 alone
+    m.d.comb += [p0.eq(m0.any()), p1.eq(m1.any()), swap.eq(~p0)]
     lo = Group(Signal.like(pc0, name="lo_pc"), Signal.like(m0, name="lo_mask"), Signal(name="lo"))
     hi = Group(Signal.like(pc0, name="hi_pc"), Signal.like(m0, name="hi_mask"), Signal(name="hi"))
     m.d.comb += [

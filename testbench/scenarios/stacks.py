@@ -59,12 +59,12 @@ def release(model: StackTwin, lanes: int) -> Values:
 
 
 def update(model: StackTwin, u: StackUpdate, swap: bool = False) -> Values:
-    """The ports of one update; ``swap`` puts the groups in the other slots (the hardware
-    orders them by PC itself)."""
+    """The ports of one update; ``swap`` puts a single group in the second slot (two groups
+    go in ascending PC order, as the port requires)."""
     pc_out = model.params.pc_out
     pcs = [pc_out(pc) for pc, _ in u.targets] + [0] * (2 - len(u.targets))
     masks = [m for _, m in u.targets] + [0] * (2 - len(u.targets))
-    if swap:
+    if swap and len(u.targets) == 1:
         pcs.reverse()
         masks.reverse()
     outcome = {
