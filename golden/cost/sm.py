@@ -482,9 +482,9 @@ def _core(p: SMParams) -> Inventory:
     rpc = PC_WIDTH if p.config.explicit else 0
     cur = wb + sid + PC_WIDTH + w + rpc + XLEN + PREDECODED_BITS + bits_for(q + 1) + COUNTER + 3
     flight = cur + 2 * bits_for(q + 1) - bits_for(q + 1) + q * qb + w + w * qb + bits_for(q)
-    # (multi-pass without hws: whether the next cycle is the last pass, and per warp slot
-    # whether it is that of a decided outcome, which the slot's unit takes, registered)
-    final = 1 + n if q > 1 and not p.config.hws else 0
+    # (multi-pass without hws: per warp slot whether the next cycle is the last pass of a
+    # decided outcome, which the slot's unit takes, registered)
+    final = n if q > 1 and not p.config.hws else 0
     inv.add("issue", mux=select(cand, buffer + sid + w + 1), ff=flight + final)
     inv.add("issue", mux=flight + n * (issued + sid), add=3 * bits_for(q + 1), gate=decode(wb, n))
     # passes, per lane: its position, its CSR value (a W-way selection), its operands (from

@@ -493,22 +493,19 @@ class _Core:
         self.last_pass = _named(
             m, "last_pass", self.executing & (self.now_pass == self.now["passes"] - 1)
         )
-        # the next cycle is the last pass of the instruction in flight (registered, so that
-        # what a unit takes from the registered copy does not depend on this cycle's issue);
-        # per warp slot, one-hot: ... of an instruction the issue stage decides alone
-        self.final_pass = Signal(name="final_pass")
+        # per warp slot (one-hot): the next cycle is the last pass of its instruction in
+        # flight, one the issue stage decides alone (registered, so that what its unit takes
+        # from the registered copy does not depend on this cycle's issue)
         self.final_decided = Signal(N, name="final_decided")
         penultimate = self.now_pass + 2 == self.now["passes"]
         decided = penultimate & ~self.now["faulty"] & ~self.now["resolved"]
         with m.If(self.executing):
             with m.If(self.last_pass):
-                m.d.sync += [self.busy_passes.eq(0), pass_index.eq(0), self.final_pass.eq(0)]
-                m.d.sync += self.final_decided.eq(0)
+                m.d.sync += [self.busy_passes.eq(0), pass_index.eq(0), self.final_decided.eq(0)]
             with m.Else():
                 m.d.sync += [
                     self.busy_passes.eq(self.now["passes"] - 1 - self.now_pass),
                     pass_index.eq(self.now_pass + 1),
-                    self.final_pass.eq(penultimate),
                     self.final_decided.eq(Mux(decided, 1 << self.now["warp"], 0)[:N]),
                 ]
 
