@@ -79,7 +79,12 @@ from reconverge.hdl.sm.ports import (
 )
 from reconverge.hdl.sm.regfile import RegisterFile
 from reconverge.hdl.sm.scheduler import Scheduler
-from reconverge.hdl.sm.writeback import LatencyClass, WritebackLines
+from reconverge.hdl.sm.writeback import (
+    ISSUE_LINES,
+    MEMORY_LINES,
+    LatencyClass,
+    WritebackLines,
+)
 
 
 def _named(m: Module, name: str, value: Value | int, width: int | None = None) -> Signal:
@@ -185,6 +190,9 @@ class _Core:
         self.threads = [Signal(W, name=f"w{w}_threads") for w in range(N)]
         self.age = [Signal(AGE_BITS, name=f"w{w}_age") for w in range(N)]
         self.pending = [Signal(PENDING_BITS, name=f"w{w}_pending") for w in range(N)]
+        # per warp slot: its pending count is 0 once this cycle's releases are taken off, known
+        # from the cycle before (the dispatch decides from a register)
+        self.drained = Signal(N, name="drained", init=(1 << N) - 1)
         self.last_sid = [Signal(self.unit.sid_bits, name=f"w{w}_last_sid") for w in range(N)]
         self.last_sid_valid = Signal(N, name="last_sid_valid")
         self.last_warp = Signal(p.warp_bits, name="last_warp")
@@ -215,6 +223,7 @@ class _Core:
         self.halting = Signal(name="halting")
         # dispatch
         self.next_block = Signal(32, name="next_block")
+        self.blocks_left = Signal(32, name="blocks_left")  # the grid less next_block
         self.next_age = Signal(AGE_BITS, name="next_age")
 
     # -- the stages ----------------------------------------------------------------------------
@@ -1037,15 +1046,14 @@ class _Core:
         shift = bits_for(W) if W > 1 else 0
         per_block = _named(m, "warps_per_block", (launch.block + W - 1) >> shift, 32)
         last_threads = _named(m, "last_warp_threads", launch.block - ((per_block - 1) << shift), 32)
-        releases = self._releases_by_warp()
-        free = []
-        for w in range(N):
-            drained = (self.pending[w] - releases[w]) == 0
-            free.append(_named(m, f"w{w}_free", ~self.active[w] | (self.retired[w] & drained)))
+        free = [
+            _named(m, f"w{w}_free", ~self.active[w] | (self.retired[w] & self.drained[w]))
+            for w in range(N)
+        ]
         self.free = free
         # how many blocks enter now: k fit in the free slots and are left in the grid
         count = _named(m, "free_slots", sum(free), bits_for(N + 1))
-        left = _named(m, "blocks_left", launch.grid - self.next_block, 32)
+        left = self.blocks_left
         fits = [
             (k * per_block <= count) & (left >= k) for k in range(1, N + 1)
         ]  # fmt: skip
@@ -1110,6 +1118,7 @@ class _Core:
         with m.If(blocks != 0):
             m.d.sync += [
                 self.next_block.eq(self.next_block + blocks),
+                self.blocks_left.eq(self.blocks_left - blocks),
                 self.next_age.eq(self.next_age + blocks * per_block),
             ]
         rf = self.regfile
@@ -1121,15 +1130,33 @@ class _Core:
             self.lsu.clear.eq(Cat(*self.launching)),
         ]
 
-    def _releases_by_warp(self) -> list[Value]:
-        """Per warp slot, the number of its write-backs released in this cycle."""
+    def _releases_by_warp(self, entries: Sequence[Value]) -> list[Value]:
+        """Per warp slot, the number of its write-backs among ``entries`` (one per line)."""
         out = []
         for w in range(self.N):
-            hits = [
-                r.valid & (r.warp == w) & (r.rd != 0) for r in self.wb.release
-            ]  # fmt: skip
+            hits = [r.valid & (r.warp == w) & (r.rd != 0) for r in entries]
             out.append(sum(hits))
         return out
+
+    def _drained_next(self, w: int, issued: Value, releases: Value) -> Value:
+        """Whether warp slot ``w``'s pending count, less the write-backs released then, is 0 in
+        the next cycle. What the registers know (the count, this cycle's releases, the next
+        cycle's from lines of latency 2 or more) is compared with 0, 1 and 2 here; this cycle's
+        issue and the entries going into a line of latency 1 only pick the comparison."""
+        m, wb = self.m, self.wb
+        latencies = self.p.config.latencies
+        known = [wb.next_release[c] for c in LatencyClass if c.latency(latencies) > 1]
+        later = self._releases_by_warp(known)[w] if known else 0
+        left = _named(m, f"w{w}_left_after_next", self.pending[w] - releases - later,
+                      PENDING_BITS)  # fmt: skip
+        is_left = [left == k for k in range(3)]
+
+        def entering(lines: Sequence[LatencyClass]) -> Value:
+            short = [wb.next_release[c] for c in lines if c.latency(latencies) == 1]
+            return self._releases_by_warp(short)[w] != 0 if short else Const(0)
+
+        through = entering(ISSUE_LINES) + entering(MEMORY_LINES)
+        return Mux(issued, Array([Const(0), *is_left[:2]])[through], Array(is_left)[through])
 
     # -- write-back lines, pending counts, the scoreboard's releases -----------------------------
     def _writebacks(self) -> None:
@@ -1156,11 +1183,14 @@ class _Core:
                 sb.writeback.rd[k].eq(r.rd),
                 sb.writeback.mask[k].eq(r.mask),
             ]
-        releases = self._releases_by_warp()
+        releases = self._releases_by_warp(wb.release)
         for w in range(N):
             issued = self.issue & ~self.fault_at_issue & (self.sel["warp"] == w) \
                 & (self.issue_dest != 0)  # fmt: skip
-            m.d.sync += self.pending[w].eq(self.pending[w] + issued - releases[w])
+            m.d.sync += [
+                self.pending[w].eq(self.pending[w] + issued - releases[w]),
+                self.drained.bit_select(w, 1).eq(self._drained_next(w, issued, releases[w])),
+            ]
 
     # -- progress: start, faults, completion, counters ---------------------------------------------
     def _progress(self) -> None:
@@ -1173,12 +1203,17 @@ class _Core:
         idle_sm = _named(
             m,
             "quiescent",
-            (self.next_block == sm.launch.grid) & ~occupied & ~busy_lines
+            (self.blocks_left == 0) & ~occupied & ~busy_lines
             & ~self.lsu.busy & ~self.executing & ~self.in_pipeline,
         )  # fmt: skip
         started = Signal(name="started")  # the cycle after start: cycle 0
         with m.If(sm.launch.start & ~self.running & ~self.done):
-            m.d.sync += [self.running.eq(1), started.eq(0), self.cycle.eq(0)]
+            m.d.sync += [
+                self.running.eq(1),
+                started.eq(0),
+                self.cycle.eq(0),
+                self.blocks_left.eq(sm.launch.grid),
+            ]
         with m.Elif(self.running):
             m.d.sync += started.eq(1)
             with m.If(started & ~idle_sm):

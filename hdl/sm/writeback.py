@@ -5,7 +5,9 @@ An instruction that writes a register enters the line of its latency class at it
 (a memory instruction: at its last LSU cycle) and leaves it ``latency`` cycles later, which
 releases (warp, rd, mask) in the scoreboard in that cycle. One instruction enters one line per
 cycle at most, and instructions enter a line in issue order, so each line releases at most one
-entry per cycle: the scoreboard gets one release port per line.
+entry per cycle: the scoreboard gets one release port per line. ``next_release`` shows what
+each line releases in the next cycle (its second-to-last stage, or its input when its latency is
+1), so that the SM can register what depends on a warp's write-backs having drained.
 """
 
 from __future__ import annotations
@@ -55,8 +57,9 @@ class WritebackLines(wiring.Component):
     """Ports: in ``issue`` (the entry of an instruction in its last pass) with ``issue_line``
     (ALU, MUL or DIV), ``memory`` (the entry of a memory instruction at its last LSU cycle)
     with ``memory_line`` (SHARED or GLOBAL) — the two can come in the same cycle, into
-    different lines; out ``release`` [one per class], ``pending`` (some entry is in a line and
-    not leaving this cycle)."""
+    different lines; out ``release`` [one per class], ``next_release`` [one per class: what it
+    releases in the next cycle], ``pending`` (some entry is in a line and not leaving this
+    cycle)."""
 
     def __init__(self, params: SMParams) -> None:
         self.params = params
@@ -68,6 +71,7 @@ class WritebackLines(wiring.Component):
                 "memory": In(entry),
                 "memory_line": In(range(len(LatencyClass))),
                 "release": Out(data.ArrayLayout(entry, len(LatencyClass))),
+                "next_release": Out(data.ArrayLayout(entry, len(LatencyClass))),
                 "pending": Out(1),
             }
         )
@@ -88,11 +92,13 @@ class WritebackLines(wiring.Component):
             taken = Signal(entry, name=f"{cls.name.lower()}_in")
             m.d.comb += taken.eq(source)
             m.d.comb += taken.valid.eq(source.valid & (line == cls))
-            previous = taken
-            for stage in stages:
+            chain = [taken, *stages]
+            for previous, stage in zip(chain, stages, strict=False):
                 m.d.sync += stage.eq(previous)
-                previous = stage
-            m.d.comb += self.release[cls].eq(previous)
+            m.d.comb += [
+                self.release[cls].eq(chain[-1]),
+                self.next_release[cls].eq(chain[-2]),
+            ]
             waiting += [stage.valid for stage in stages[:-1]]
         pending = Signal()
         for valid in waiting:
