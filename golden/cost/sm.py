@@ -605,6 +605,16 @@ def _core(p: SMParams) -> Inventory:
         add=n * (2 * PENDING_BITS + 3 + popcount(classes)) + 2 * (COUNTER + 1),
         gate=classes * decode(wb, n),  # each class's released warp decoded
     )
+    # the drained flags, registered (``_drained_next``: the count less this cycle's releases
+    # and the next cycle's from lines of latency >= 2, compared with 0, 1 and 2, one picked by
+    # the issue and the entries of latency-1 lines), and the blocks left, loaded at the start
+    inv.add("state", ff=n + XLEN)
+    inv.add(
+        "progress",
+        add=n * 2 * (PENDING_BITS + 1),
+        gate=n * (3 * PENDING_BITS + 2 * classes),
+        mux=XLEN + 4 * n,
+    )
     if n > 1:
         inv.add("progress", add=2 * (XLEN + 8 + pos))
     inv.add("progress", mux=bits_for(len(FaultCode)) + 3 * 32 + n * 5 * 32)
