@@ -89,14 +89,14 @@ def sps_stack(p: SpsStackParams) -> Inventory:
 def _top(d: int, spb: int, fields: int) -> Inventory:
     """A stack's copy of its top entry in registers: loaded with the entry on top after the
     update (a one-hot select of its ``fields`` bits over the new entries) or the launch's;
-    each entry's ``sp == i + 1`` (sp decoded) and ``sp > i``, whether any entry in use is a
-    call entry."""
+    each entry's ``sp == i + 1`` (sp decoded); whether a call entry stays on the stack
+    (``stack_common.in_call_after``: the entries at or below the new top, a flag register)."""
     return Inventory().add(
         "top",
-        ff=fields,
+        ff=fields + 1,
         add=(d - 1) * spb,
-        mux=d * fields + fields,
-        gate=decode(spb, d) + reduce(d) * fields + d + reduce(d),
+        mux=d * fields + fields + 1,
+        gate=decode(spb, d) + reduce(d) * fields + 2 * d + reduce(d),
     )
 
 

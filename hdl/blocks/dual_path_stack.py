@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from amaranth.hdl import Cat, Module, Mux, Signal, Value
+from amaranth.hdl import Module, Mux, Signal, Value
 
 from reconverge.golden.blocks.stack_twins import DualPathStackParams
 from reconverge.hdl.blocks.common import one_hot
@@ -39,6 +39,7 @@ from reconverge.hdl.blocks.ports import BlockComponent
 from reconverge.hdl.blocks.stack_common import (
     Decoded,
     decode_update,
+    in_call_after,
     nested,
     split_outputs,
     status_outputs,
@@ -207,8 +208,7 @@ class DualPathStack(BlockComponent):
         # a copy of the top entry in registers of its own, loaded with the entry on top after
         # each clock: the splits and the next update start at a register, not behind a select
         top = self._entry("top")
-        in_call = Signal(name="any_call")
-        m.d.comb += in_call.eq(Cat(*(e.call & (sp > i) for i, e in enumerate(regs))).any())
+        in_call = Signal(name="any_call")  # a call entry is on the stack (loaded as top is)
 
         # outputs (from the registers)
         for s in range(2):
@@ -299,9 +299,12 @@ class DualPathStack(BlockComponent):
             ]
             self._assign(m, regs[0], first, "sync")
             self._assign(m, top, first, "sync")
+            m.d.sync += in_call.eq(0)
         with m.Elif(apply | releasing):
             m.d.sync += [sp.eq(new_sp), waiting.eq(new_waiting)]
             self._assign(m, top, replace(final_top, cur=chosen), "sync")
+            remaining = [stop[i] & ~bottom_empty for i in range(d)]
+            m.d.sync += in_call.eq(in_call_after([e.call for e in settled], remaining))
             with m.If(apply):
                 m.d.sync += live_threads.eq(live_threads & ~u_in.exited)
             for i in range(d):

@@ -23,13 +23,14 @@ threads were among them, moves its PC past the ``bar`` and pops as above.
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Module, Mux, Signal
 
 from reconverge.golden.blocks.stack_twins import SpsStackParams
 from reconverge.hdl.blocks.common import first_set, highest_kept, one_hot
 from reconverge.hdl.blocks.ports import BlockComponent
 from reconverge.hdl.blocks.stack_common import (
     decode_update,
+    in_call_after,
     nested,
     split_outputs,
     status_outputs,
@@ -60,13 +61,10 @@ class SpsStack(BlockComponent):
         # that is on top after each clock, so that the split the SM issues from starts at a
         # register rather than behind a select over the entries
         is_top = [Signal(name=f"e{i}_top") for i in range(d)]
-        used = [Signal(name=f"e{i}_used") for i in range(d)]
         m.d.comb += [is_top[i].eq(sp == i + 1) for i in range(d)]
-        m.d.comb += [used[i].eq(sp > i) for i in range(d)]
         top_pc, top_mask = Signal(pcw, name="top_pc"), Signal(w, name="top_mask")
         top_rpc, top_call = Signal(pcw, name="top_rpc"), Signal(name="top_call")
-        in_call = Signal(name="any_call")
-        m.d.comb += in_call.eq(Cat(*(c & u for c, u in zip(call, used, strict=True))).any())
+        in_call = Signal(name="any_call")  # a call entry is on the stack (loaded as top is)
 
         # outputs (from the registers)
         split_valid = Signal(name="tos_valid")
@@ -170,6 +168,7 @@ class SpsStack(BlockComponent):
                 top_mask.eq(self.launch.mask),
                 top_rpc.eq(never),
                 top_call.eq(0),
+                in_call.eq(0),
                 waiting.eq(0),
                 live_threads.eq(self.launch.mask),
                 overflow.eq(0),
@@ -181,6 +180,7 @@ class SpsStack(BlockComponent):
                 top_mask.eq(one_hot(new_top, new_mask)),
                 top_rpc.eq(one_hot(new_top, new_rpc)),
                 top_call.eq(one_hot(new_top, new_call)),
+                in_call.eq(in_call_after(new_call, keep)),
             ]
             for i in range(d):
                 m.d.sync += [

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from amaranth.hdl import Module, Mux, Signal, Value
+from amaranth.hdl import Cat, Module, Mux, Signal, Value
 
 from reconverge.hdl.blocks.ports import BlockComponent
 
@@ -37,6 +37,18 @@ def status_outputs(
         status.in_call.eq(in_call),
         status.overflow.eq(overflow),
     ]
+
+
+def in_call_after(calls: list[Value], tops: list[Value]) -> Value:
+    """Whether a call entry is on the stack after a clock whose pops leave entry ``i`` on top
+    where ``tops[i]`` (at most one set, or the kept entries): the next ``status.in_call``,
+    registered so that a return's decode starts at a flip-flop. An entry stays when it or an
+    entry above it is the top."""
+    stays, above = [], Value.cast(0)
+    for top in reversed(tops):
+        above = above | top
+        stays.append(above)
+    return Cat(*(c & k for c, k in zip(calls, reversed(stays), strict=True))).any()
 
 
 def nested(sp: Value, depth: int) -> Value:
