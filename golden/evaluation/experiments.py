@@ -9,7 +9,7 @@ import ast
 import itertools
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -60,7 +60,9 @@ class Claim:
     direction when both are above, both below, or both within 1 % of the baseline; in size
     when ours differs from the paper's change by at most ``tolerance`` of that change. A
     claim with a ``bound`` ("at least": the paper says "never worse"; "at most": the paper
-    bounds a count) agrees in both when ours keeps to it."""
+    bounds a count) agrees in both when ours keeps to it. ``per_kernel`` and ``columns`` are
+    the measurements ``ours`` is made of, from which its finding
+    (:func:`~reconverge.golden.evaluation.findings.finding`) is written."""
 
     what: str
     source: str
@@ -70,8 +72,14 @@ class Claim:
     baseline: float = 1.0
     tolerance: float = 0.5
     bound: Literal["at least", "at most"] | None = None
+    #: the quantity per kernel over the kernels ``ours`` covers (empty when ``ours`` is not a
+    #: mean, maximum or minimum of per-kernel values)
+    per_kernel: Mapping[str, float] = field(default_factory=dict, hash=False)
+    #: other columns of the same runs: name (as in the section's tables) -> kernel -> value
+    columns: Mapping[str, Mapping[str, float]] = field(default_factory=dict, hash=False)
 
-    def _sign(self, x: float) -> int:
+    def sign(self, x: float) -> int:
+        """Which way ``x`` lies from the baseline: 1 above, -1 below, 0 within 1 %."""
         return 0 if abs(x - self.baseline) < 0.01 else (1 if x > self.baseline else -1)
 
     @property
@@ -80,7 +88,7 @@ class Claim:
             return self.ours >= self.paper - 0.01
         if self.bound == "at most":
             return self.ours <= self.paper + 0.01
-        return self._sign(self.ours) == self._sign(self.paper)
+        return self.sign(self.ours) == self.sign(self.paper)
 
     @property
     def size_agrees(self) -> bool:
@@ -206,6 +214,19 @@ def _seed002_report(scale: Scale, results: Results) -> Section:
     def pick(values: list[float]) -> list[float]:
         return [values[i] for i in chosen]
 
+    def of_chosen(values: Sequence[float]) -> dict[str, float]:
+        return {ks[i]: values[i] for i in chosen}
+
+    orec_over_dps = _ratios(speed["mp-orec"], speed["dps"])
+    speed_columns = {
+        **{p: of_chosen(speed[p]) for p in SEED002_POLICIES[1:]},
+        "mp-orec / dps": of_chosen(orec_over_dps),
+        **{
+            f"splits {p}": of_chosen([run[k, p]["splits_per_warp"] for k in ks])
+            for p in ("mp", "mp-orec")
+        },
+    }
+
     s.lines += [
         f"Over all {len(ks)} kernels the harmonic-mean speedups are "
         + ", ".join(f"{p} {hmean(speed[p]):.3f}" for p in SEED002_POLICIES[1:])
@@ -222,6 +243,8 @@ def _seed002_report(scale: Scale, results: Results) -> Section:
                 paper,
                 hmean(pick(speed[p])),
                 over,
+                per_kernel=speed_columns[p],
+                columns=speed_columns,
             )
         )
     s.claims.append(
@@ -229,32 +252,40 @@ def _seed002_report(scale: Scale, results: Results) -> Section:
             "mp-orec speedup over dps",
             "seed 002 Sec 1 (22.5 % harmonic mean)",
             1.225,
-            hmean(pick(_ratios(speed["mp-orec"], speed["dps"]))),
+            hmean(pick(orec_over_dps)),
             over,
+            per_kernel=speed_columns["mp-orec / dps"],
+            columns=speed_columns,
         )
     )
+    simd_ratio = _ratios(simd["mp-orec"], simd["sps"])
     s.claims.append(
         Claim(
             "SIMD efficiency, mp-orec / sps",
             "seed 002 Sec 6.1 (Fig 12: +48 % average)",
             1.48,
-            amean(pick(_ratios(simd["mp-orec"], simd["sps"]))),
+            amean(pick(simd_ratio)),
             f"arithmetic mean over {len(chosen)} kernels",
+            per_kernel=of_chosen(simd_ratio),
+            columns={f"SIMD {p}": of_chosen(simd[p]) for p in ("sps", "mp-orec")},
         )
     )
-    idle_ratio = [idle["mp-orec"][i] / idle["sps"][i] for i in chosen if idle["sps"][i]]
+    idle_ratio = {ks[i]: idle["mp-orec"][i] / idle["sps"][i] for i in chosen if idle["sps"][i]}
     s.claims.append(
         Claim(
             "idle cycles, mp-orec / sps",
             "seed 002 Sec 1 (30 % fewer, Fig 15)",
             0.70,
-            amean(idle_ratio),
+            amean(list(idle_ratio.values())),
             f"arithmetic mean over {len(idle_ratio)} of those kernels with idle cycles under sps",
+            per_kernel=idle_ratio,
+            columns={f"idle {p}": of_chosen(idle[p]) for p in ("sps", "mp-orec")},
         )
     )
     # Sec 6.6 (Fig 19): OREC bounds the tables' use to 12 ST and 13 RT entries per warp.
     for table, paper in (("st", 12), ("rt", 13)):
         most = {k: run[k, "mp-orec"]["max_occupancy"].get(table, 0) for k in ks}
+        most_mp = {k: run[k, "mp"]["max_occupancy"].get(table, 0) for k in ks}
         top = max(most, key=most.__getitem__)
         s.claims.append(
             Claim(
@@ -262,9 +293,10 @@ def _seed002_report(scale: Scale, results: Results) -> Section:
                 "seed 002 Sec 6.6 (Fig 19: bounded at 12 ST / 13 RT entries)",
                 paper,
                 most[top],
-                f"maximum over {len(ks)} kernels ({top}; mp: "
-                f"{max(run[k, 'mp']['max_occupancy'].get(table, 0) for k in ks)})",
+                f"maximum over {len(ks)} kernels ({top}; mp: {max(most_mp.values())})",
                 bound="at most",
+                per_kernel=most,
+                columns={f"{table.upper()} mp": most_mp},
             )
         )
     # Fig 13: splits per warp as the split-table limit grows.
@@ -344,6 +376,26 @@ def _ratios(num: Sequence[float], den: Sequence[float]) -> list[float]:
     return [a / b for a, b in zip(num, den, strict=True)]
 
 
+#: The metrics :func:`hint_columns` sets side by side, by column name.
+HINT_METRICS = {"activity": "simd_efficiency", "warp instructions": "warp_instructions",
+                "cycles": "cycles"}  # fmt: skip
+
+
+def hint_columns(
+    kernels: Sequence[str], hinted: Mapping[str, Result], free: Mapping[str, Result]
+) -> dict[str, dict[str, float]]:
+    """Per kernel, the metrics of a run of the hinted code against a run of the hint-free code:
+    "NAME hinted" and "NAME hint-free" for each of :data:`HINT_METRICS`, and the rhint
+    instructions the hinted run issued ("hints")."""
+    out = {
+        f"{name} {which}": {k: runs[k][metric] for k in kernels}
+        for name, metric in HINT_METRICS.items()
+        for which, runs in (("hinted", hinted), ("hint-free", free))
+    }
+    out["hints"] = {k: hinted[k]["hint_instructions"] for k in kernels}
+    return out
+
+
 def _runs(results: Results, tasks: dict[Any, Task]) -> dict[Any, dict[str, Any]]:
     """The metrics of each named task (failed compilations are left out)."""
     return {name: results[t]["metrics"] for name, t in tasks.items() if "metrics" in results[t]}
@@ -420,9 +472,26 @@ def _seed001_report(scale: Scale, results: Results) -> Section:
         "",
     ]
     over = f"arithmetic mean over {len(ks)} kernels"
+
+    def of(values: Sequence[float]) -> dict[str, float]:
+        return dict(zip(ks, values, strict=True))
+
+    def metric(name: str, hws: bool, v: str) -> dict[str, float]:
+        return {k: run[k, hws, v][name] for k in ks}
+
+    lanes = {
+        "lane util sps": metric("lane_utilisation", False, "sps"),
+        "lane util sps+hws": metric("lane_utilisation", True, "sps"),
+    }
     s.claims += [
         Claim(
-            "hws speedup over sps (PDOM)", "seed 001 Sec 6.4 (Fig 6.5)", 1.20, amean(hws_sps), over
+            "hws speedup over sps (PDOM)",
+            "seed 001 Sec 6.4 (Fig 6.5)",
+            1.20,
+            amean(hws_sps),
+            over,
+            per_kernel=of(hws_sps),
+            columns={"estimate": of(estimate), **lanes},
         ),
         Claim(
             "en-dwf speedup over dwf",
@@ -430,6 +499,15 @@ def _seed001_report(scale: Scale, results: Results) -> Section:
             1.088,
             amean(en_over_dwf),
             over,
+            per_kernel=of(en_over_dwf),
+            columns={
+                **lanes,
+                **{
+                    f"SIMD {v}": metric("simd_efficiency", False, v)
+                    for v in ("sps", "dwf", "en-dwf")
+                },
+                "cycles dwf / sps": of(_ratios(cycles(False, "dwf"), cycles(False, "sps"))),
+            },
         ),
         Claim(
             "en-dwf + hws speedup over dwf",
@@ -437,6 +515,8 @@ def _seed001_report(scale: Scale, results: Results) -> Section:
             1.27,
             amean(hws_dwf),
             over,
+            per_kernel=of(hws_dwf),
+            columns=lanes,
         ),
         Claim(
             "correlation of measured hws speedup and Eq 6.1 estimate",
@@ -445,6 +525,7 @@ def _seed001_report(scale: Scale, results: Results) -> Section:
             pearson(estimate, hws_sps),
             f"Pearson over {len(ks)} kernels",
             baseline=0.0,
+            columns={"estimate": of(estimate), "hws / sps": of(hws_sps)},
         ),
     ]
 
@@ -548,37 +629,45 @@ def _seed003_report(scale: Scale, results: Results) -> Section:
     loose = [k for k in ks if unstructured(k)]
     tight = [k for k in ks if not unstructured(k)]
     af = {(k, v): run[k, v]["simd_efficiency"] for k in ks for v in SEED003_VARIANTS}
+    hinted = {k: run[k, "ppc"] for k in ks}
+    free = {k: run[k, "ppc-implicit"] for k in ks}
     if loose:
+        early = {k: af[k, "ppc-implicit"] / af[k, "dps"] for k in loose}
         s.claims.append(
             Claim(
                 "activity factor, ppc implicit / dps (IPDOM), unstructured kernels",
                 "seed 003 abstract, Fig 6 (+13.36 % average)",
                 1.1336,
-                amean([af[k, "ppc-implicit"] / af[k, "dps"] for k in loose]),
+                amean(list(early.values())),
                 f"arithmetic mean over {len(loose)} kernels: {', '.join(loose)}",
+                per_kernel=early,
+                columns={f"AF {v}": {k: af[k, v] for k in loose} for v in ("dps", "ppc-implicit")},
             )
         )
     if tight:
+        same = {k: af[k, "ppc-implicit"] / af[k, "ppc"] for k in tight}
         s.claims.append(
             Claim(
                 "activity factor, implicit / explicit, structured kernels",
                 "seed 003 Fig 7 (a slight gain: at least equal)",
                 1.0,
-                min(af[k, "ppc-implicit"] / af[k, "ppc"] for k in tight),
+                min(same.values()),
                 f"minimum over {len(tight)} kernels: {', '.join(tight)}",
                 bound="at least",
+                per_kernel=same,
+                columns=hint_columns(tight, hinted, free),
             )
         )
+    fewer = {k: free[k]["warp_instructions"] / hinted[k]["warp_instructions"] for k in ks}
     s.claims.append(
         Claim(
             "dynamic instructions, implicit / explicit (largest reduction)",
             "seed 003 Fig 8 (up to 7 % fewer)",
             0.93,
-            min(
-                run[k, "ppc-implicit"]["warp_instructions"] / run[k, "ppc"]["warp_instructions"]
-                for k in ks
-            ),
+            min(fewer.values()),
             f"minimum over {len(ks)} kernels",
+            per_kernel=fewer,
+            columns=hint_columns(ks, hinted, free),
         )
     )
 
@@ -613,6 +702,7 @@ def _seed000_report(scale: Scale, results: Results) -> Section:
     ks = scale.kernels
     base = {k: results[_seed000_task(scale, k, "sps")]["metrics"] for k in ks}
     less = {k: results[_seed000_task(scale, k, "stackless")]["metrics"] for k in ks}
+    runs = {"sps": base, "stackless": less}
     simd = [less[k]["simd_efficiency"] / base[k]["simd_efficiency"] for k in ks]
     speed = [base[k]["cycles"] / less[k]["cycles"] for k in ks]
     s = Section("Seed 000: stack-less reconvergence, min(SP:PC)")
@@ -635,6 +725,10 @@ def _seed000_report(scale: Scale, results: Results) -> Section:
         ),
         "",
     ]
+    columns = {
+        **{f"SIMD {p}": {k: r[k]["simd_efficiency"] for k in ks} for p, r in runs.items()},
+        "speedup": dict(zip(ks, speed, strict=True)),
+    }
     s.claims += [
         Claim(
             "SIMD efficiency, stackless / sps (largest gain)",
@@ -642,6 +736,8 @@ def _seed000_report(scale: Scale, results: Results) -> Section:
             1.07,
             max(simd),
             f"maximum over {len(ks)} kernels",
+            per_kernel=dict(zip(ks, simd, strict=True)),
+            columns=columns,
         ),
         Claim(
             "SIMD efficiency, stackless / sps (worst case)",
@@ -650,6 +746,8 @@ def _seed000_report(scale: Scale, results: Results) -> Section:
             min(simd),
             f"minimum over {len(ks)} kernels",
             bound="at least",
+            per_kernel=dict(zip(ks, simd, strict=True)),
+            columns=hint_columns(ks, base, less),
         ),
     ]
     return s
@@ -701,22 +799,32 @@ def _seed004_report(scale: Scale, results: Results) -> Section:
     ]
     tight = BUDGETS[0]
     for a, paper in (("remat", 1.0731), ("divergent", 1.1275), ("affine", 1.2970)):
-        pairs = [
-            (run[k, "linear", tight]["cycles"], run[k, a, tight]["cycles"])
-            for k in ks
-            if (k, "linear", tight) in run and (k, a, tight) in run
-        ]
+        both = [k for k in ks if (k, "linear", tight) in run and (k, a, tight) in run]
+        speed = {k: run[k, "linear", tight]["cycles"] / run[k, a, tight]["cycles"] for k in both}
         s.claims.append(
             Claim(
-                f"{a} speedup over linear scan ({tight} registers)",
+                allocator_claim(a),
                 "seed 004 Sec 5.3 (Fig 5.6, geometric mean)",
                 paper,
-                geomean([x / y for x, y in pairs]),
-                f"geometric mean over {len(pairs)} kernels",
+                geomean(list(speed.values())),
+                f"geometric mean over {len(both)} kernels",
+                per_kernel=speed,
+                columns={
+                    f"spills {b}": {
+                        k: run[k, b, tight]["spill_loads"] + run[k, b, tight]["spill_stores"]
+                        for k in both
+                    }
+                    for b in ("linear", a)
+                },
             )
         )
     _analysis_section(scale, s)
     return s
+
+
+def allocator_claim(allocator: str) -> str:
+    """The claim on ``allocator``'s speedup over linear scan at the tight register budget."""
+    return f"{allocator} speedup over linear scan ({BUDGETS[0]} registers)"
 
 
 @dataclass(frozen=True)
@@ -793,6 +901,12 @@ def _analysis_section(scale: Scale, s: Section) -> None:
         "",
     ]
     over = f"{len(costs)} kernels"
+    columns = {
+        name: {c.kernel: getattr(c, attr) for c in costs}
+        for name, attr in (("variables", "variables"), ("simple (us)", "simple_us"),
+                           ("affine (us)", "affine_us"), ("divergent simple", "simple_divergent"),
+                           ("divergent affine", "affine_divergent"))
+    }  # fmt: skip
     s.claims += [
         Claim(
             "affine / simple analysis time",
@@ -800,6 +914,8 @@ def _analysis_section(scale: Scale, s: Section) -> None:
             1.39,
             amean([c.affine_us / c.simple_us for c in costs]),
             f"arithmetic mean over {over}",
+            per_kernel={c.kernel: c.affine_us / c.simple_us for c in costs},
+            columns=columns,
         ),
         Claim(
             "linearity of the simple analysis: R^2 of time against variables",
@@ -809,6 +925,7 @@ def _analysis_section(scale: Scale, s: Section) -> None:
             over,
             baseline=0.0,
             tolerance=0.2,
+            columns=columns,
         ),
         Claim(
             "linearity of the affine analysis: R^2 of time against variables",
@@ -818,6 +935,7 @@ def _analysis_section(scale: Scale, s: Section) -> None:
             over,
             baseline=0.0,
             tolerance=0.2,
+            columns=columns,
         ),
         Claim(
             "divergent variables, affine / simple",
@@ -825,6 +943,7 @@ def _analysis_section(scale: Scale, s: Section) -> None:
             58.81 / 63.78,
             sum(c.affine_divergent for c in costs) / sum(c.simple_divergent for c in costs),
             f"all {sum(xs)} variables of {over}",
+            columns=columns,
         ),
     ]
 
