@@ -1,6 +1,6 @@
 """docs/evaluation.md: the machines, the kernels at their evaluation sizes, every claim of the
 seeds beside ours, each experiment's tables and figures (PNG), and why ours differs where it
-does (:data:`~reconverge.golden.evaluation.findings.FINDINGS`)."""
+does (:func:`~reconverge.golden.evaluation.findings.finding`, from the same runs)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from reconverge.golden.evaluation.experiments import (
     Scale,
     Section,
 )
-from reconverge.golden.evaluation.findings import FINDINGS
+from reconverge.golden.evaluation.findings import finding
 from reconverge.golden.evaluation.tasks import Task
 from reconverge.golden.params import CONFIGS
 from reconverge.kernels import suite
@@ -101,8 +101,7 @@ def _why(claims: Sequence[Claim]) -> list[str]:
     for c in claims:
         if c.direction_agrees and c.size_agrees:
             continue
-        reason = FINDINGS.get(c.what, "not explained yet (golden/evaluation/findings.py).")
-        out += [f"- **{c.what}** (paper {c.paper:.3f}, ours {c.ours:.3f}): {reason}"]
+        out += [f"- **{c.what}** (paper {c.paper:.3f}, ours {c.ours:.3f}): {finding(c)}"]
     return out
 
 
