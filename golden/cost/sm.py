@@ -522,8 +522,9 @@ def _core(p: SMParams) -> Inventory:
     # sid, PC, mask, RPC, decoded instruction, passes, cycle, in range, faulty, resolved), per
     # lane its position (the low bits are the lane number: its zero bits are constants), active
     # bit and two operands; the resolved outcome (valid, the warp slot one-hot: with one slot
-    # the valid bit again, which synthesis merges; sid, PC, mask, RPC, control, call, return,
-    # exited; the stack-less unit takes only PC, mask, control, exited and the sp writes),
+    # the valid bit again, which synthesis merges; sid, PC, PC + 4, mask, RPC, control, call,
+    # return, exited; the stack-less unit takes only PC + 4 (and the PC's two low bits, which
+    # synthesis keeps for PC + 4), mask, control, exited and the sp writes),
     # twice: in the resolve stage and the update; per warp its pending update, the LSU's
     # reservation, halting
     fields = 3 + wb + sid + PC_WIDTH + w + rpc + DECODED_BITS + bits_for(q + 1) + COUNTER + 3
@@ -532,9 +533,9 @@ def _core(p: SMParams) -> Inventory:
     stages = 3 + qb + fields + positions + lanes * (1 + 2 * XLEN)
     slots = n if n > 1 else 0
     if p.policy is Policy.STACKLESS:  # (its threads keep their own PCs: no sid, PC, calls)
-        resolved = 1 + slots + PC_WIDTH + w + 1 + 2 * w
+        resolved = 1 + slots + PC_WIDTH + 2 + w + 1 + 2 * w
     else:
-        resolved = 1 + slots + sid + PC_WIDTH + w + rpc + 3 + w
+        resolved = 1 + slots + sid + 2 * PC_WIDTH + w + rpc + 3 + w
     inv.add("pipeline", ff=stages + 2 * resolved + n + 2)
     # the outcome to the warp's unit, faults' lowest threads (registered: bad target, bad
     # syscall), the LSU start, each warp's update PC and lane

@@ -10,9 +10,10 @@ uses whatever the policy:
   jump, ``ecall``, stack-less sp write), the ``threads`` it sends somewhere with every
   thread's ``next_pc`` (and stack-less, ``sp_wdata``): the unit groups them (the stacks and
   tables) or keeps them (stack-less) in registers, so the update starts from registers;
-- ``outcome``: the instruction split ``sid`` issued at ``pc`` with ``mask``: ``uniform``, the
-  issue stage decided it alone (every thread to ``pc`` + 4; a ``bar``'s threads in
-  ``barrier``), else it is the resolved outcome of the previous cycle's ``resolve``; the
+- ``outcome``: the instruction split ``sid`` issued at ``pc`` with ``mask`` (``after`` = ``pc`` +
+  4, computed a stage earlier): ``uniform``, the issue stage decided it alone (every thread to
+  ``after``; a ``bar``'s threads in ``barrier``), else it is the resolved outcome of the
+  previous cycle's ``resolve``; the
   threads that ``exited``, whether it was a ``control`` instruction, a ``call`` or a ``ret``,
   its ``rpc``, and the SP writes (``sp_we``, which only the stack-less control reads);
 - ``release``: the block's barrier completed for these waiting ``lanes``;
@@ -64,6 +65,7 @@ def divergence_signature(params: SMParams) -> wiring.Signature:
                     "valid": Out(1),
                     "sid": Out(sid),
                     "pc": Out(PC_WIDTH),
+                    "after": Out(PC_WIDTH),
                     "mask": Out(w),
                     "control": Out(1),
                     "call": Out(1),
@@ -185,7 +187,7 @@ class DivergenceUnit(wiring.Component):
 
     def _after(self) -> Value:
         """The PC after the outcome's instruction: a decided outcome's target, a call's RPC."""
-        return (self.outcome.pc + 4)[:PC_WIDTH]
+        return self.outcome.after
 
     def _grouping(self, m: Module, advance: Signal, below: str) -> tuple[data.View, Signal]:
         """The grouping stage: in the resolve cycle the trees group ``resolve.threads``, and

@@ -848,6 +848,7 @@ class _Core:
             "for_warp": Mux(valid, 1 << x["warp"], 0)[: self.N],
             "sid": x["sid"],
             "pc": x["pc"],
+            "after": (x["pc"] + 4)[:PC_WIDTH],  # a call's RPC: no adder in the unit's update
             "mask": mask,
             "control": instr.is_control,
             "call": instr.is_call,
@@ -900,11 +901,13 @@ class _Core:
             here = late | early
             mask = Mux(late, resolved["mask"], now["mask"])
             pc = Mux(late, resolved["pc"], now["pc"])
+            after = Mux(late, resolved["after"], (now["pc"] + 4)[:PC_WIDTH])
             rpc = Mux(late, resolved["rpc"], NEVER) if "rpc" in resolved else NEVER
             m.d.comb += [
                 o.valid.eq(here),
                 o.sid.eq(Mux(late, resolved["sid"], now["sid"])),
                 o.pc.eq(pc),
+                o.after.eq(after),
                 o.mask.eq(mask),
                 o.control.eq(late & resolved["control"]),
                 o.call.eq(late & resolved["call"]),
