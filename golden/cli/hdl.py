@@ -219,6 +219,10 @@ def _configure_synth(p: argparse.ArgumentParser) -> None:
         default="auto",
         help="ECP5 part (LFE5U, CABGA381); auto: the smallest the design fits",
     )
+    p.add_argument(
+        "--pnr-seed", type=int, default=1, metavar="N",
+        help="nextpnr's placer seed (another seed when placement or routing stalls)",
+    )  # fmt: skip
 
 
 def format_synth(r: dict[str, Any]) -> str:
@@ -265,7 +269,12 @@ def _cmd_synth(ns: argparse.Namespace) -> int:
     from reconverge.hdl.tools.synth import synth
 
     design = _design(ns)
-    options = {"place_and_route": not ns.no_pnr, "workdir": ns.keep, "part": ns.device}
+    options = {
+        "place_and_route": not ns.no_pnr,
+        "workdir": ns.keep,
+        "part": ns.device,
+        "seed": ns.pnr_seed,
+    }
     if isinstance(design, SMDesign):
         check_buildable(design.params)
         result = synth_sm(design, **options)

@@ -1141,24 +1141,32 @@ class _Core:
             out.append(sum(hits))
         return out
 
-    def _drained_next(self, w: int, issued: Value, releases: Value) -> Value:
-        """Whether warp slot ``w``'s pending count, less the write-backs released then, is 0 in
-        the next cycle. What the registers know (the count, this cycle's releases, the next
-        cycle's from lines of latency 2 or more) is compared with 0, 1 and 2 here; this cycle's
-        issue and the entries going into a line of latency 1 only pick the comparison."""
-        m, wb = self.m, self.wb
+    def _next_releases(self) -> tuple[list[Value], list[Value]]:
+        """Per warp slot, what is known now of the next cycle's write-backs: the number the
+        lines of latency 2 or more hold in their second-to-last stage, and the number of lines
+        of latency 1 (of the issue's, of the memory's) its entries go into in this cycle."""
         latencies = self.p.config.latencies
-        known = [wb.next_release[c] for c in LatencyClass if c.latency(latencies) > 1]
-        later = self._releases_by_warp(known)[w] if known else 0
-        left = _named(m, f"w{w}_left_after_next", self.pending[w] - releases - later,
-                      PENDING_BITS)  # fmt: skip
+
+        def entries(lines: Sequence[LatencyClass], short: bool) -> list[Value]:
+            return [self.wb.next_release[c] for c in lines
+                    if (c.latency(latencies) == 1) == short]  # fmt: skip
+
+        def hit(lines: Sequence[LatencyClass]) -> list[Value]:
+            short = entries(lines, True)
+            return [n != 0 for n in self._releases_by_warp(short)] if short else [Const(0)] * self.N
+
+        known = entries(list(LatencyClass), False)
+        later = self._releases_by_warp(known) if known else [Const(0)] * self.N
+        return later, [a + b for a, b in zip(hit(ISSUE_LINES), hit(MEMORY_LINES), strict=True)]
+
+    def _drained_next(self, w: int, issued: Value, released: Value, through: Value) -> Value:
+        """Whether warp slot ``w``'s pending count, less the write-backs released then, is 0 in
+        the next cycle. What the registers know (the count, less ``released``: this cycle's
+        releases and the next cycle's from lines of latency 2 or more) is compared with 0, 1
+        and 2 here; this cycle's issue and the ``through`` entries going into a line of latency
+        1 only pick the comparison."""
+        left = _named(self.m, f"w{w}_left_after_next", self.pending[w] - released, PENDING_BITS)
         is_left = [left == k for k in range(3)]
-
-        def entering(lines: Sequence[LatencyClass]) -> Value:
-            short = [wb.next_release[c] for c in lines if c.latency(latencies) == 1]
-            return self._releases_by_warp(short)[w] != 0 if short else Const(0)
-
-        through = entering(ISSUE_LINES) + entering(MEMORY_LINES)
         return Mux(issued, Array([Const(0), *is_left[:2]])[through], Array(is_left)[through])
 
     # -- write-back lines, pending counts, the scoreboard's releases -----------------------------
@@ -1187,12 +1195,15 @@ class _Core:
                 sb.writeback.mask[k].eq(r.mask),
             ]
         releases = self._releases_by_warp(wb.release)
+        later, through = self._next_releases()
         for w in range(N):
             issued = self.issue & ~self.fault_at_issue & (self.sel["warp"] == w) \
                 & (self.issue_dest != 0)  # fmt: skip
             m.d.sync += [
                 self.pending[w].eq(self.pending[w] + issued - releases[w]),
-                self.drained.bit_select(w, 1).eq(self._drained_next(w, issued, releases[w])),
+                self.drained.bit_select(w, 1).eq(
+                    self._drained_next(w, issued, releases[w] + later[w], through[w])
+                ),
             ]
 
     # -- progress: start, faults, completion, counters ---------------------------------------------

@@ -396,10 +396,11 @@ def synth_design(
     part: str = DEFAULT_DEVICE,
     breakdown: bool = False,
     refuse_overflow: bool = True,
+    seed: int = 1,
 ) -> dict[str, Any]:
     """Both flows for the design ``build()`` elaborates (called once per flow: an
     elaboratable is used once); ``info`` goes into the result; ``workdir`` keeps the
-    intermediate files."""
+    intermediate files; ``seed`` is nextpnr's placer seed."""
     if part != "auto":
         device(part)  # an unknown part fails before the long runs
     with tempfile.TemporaryDirectory(prefix=f"reconverge-synth-{name}-") as tmp:
@@ -412,6 +413,7 @@ def synth_design(
             build(),
             work,
             place_and_route,
+            seed,
             harness=harness,
             part=part,
             breakdown=breakdown,
@@ -427,6 +429,7 @@ def synth(
     place_and_route: bool = True,
     workdir: str | Path | None = None,
     part: str = DEFAULT_DEVICE,
+    seed: int = 1,
 ) -> dict[str, Any]:
     """Both flows for one block's parameters."""
     spec = lookup(params.name)
@@ -437,4 +440,5 @@ def synth(
         place_and_route=place_and_route,
         workdir=workdir,
         part=part,
+        seed=seed,
     )
