@@ -91,6 +91,22 @@ def sm_design(params: SMParams) -> Design:
     return Design(TOP, f"sm-{key}", f"{key}-{sources_digest()}", verilog)
 
 
+def netlist_design(params: SMParams) -> Design:
+    """The SM's ECP5 netlist after Yosys (:func:`reconverge.hdl.tools.netlist.sm_netlist`),
+    with the primitives' simulation models: the same top module and ports as
+    :func:`sm_design`'s."""
+    from reconverge.hdl.tools.netlist import netlist_version
+
+    def verilog() -> str:
+        from reconverge.hdl.tools.netlist import sm_netlist
+
+        return sm_netlist(params, TOP)
+
+    key = params_digest(params)
+    version = hashlib.sha256(netlist_version().encode()).hexdigest()[:16]
+    return Design(TOP, f"netlist-{key}", f"{key}-{version}-{sources_digest()}", verilog)
+
+
 def wave_format(sim: str, waves: str | Path | None) -> str:
     """ "" (no waveforms), "fst", or "vcd" (Verilator, for a file name ending in ``.vcd``;
     Icarus always writes FST)."""

@@ -4,7 +4,7 @@ cocotb, held to the golden SM at the agreement levels of DESIGN.md
 
     reconverge cosim FILE|KERNEL --policy P [--hws] [--no-hints] [--config cosim]
         [geometry and configuration options of run] [--sim icarus|verilator] [--level 1..4]
-        [--waves FILE.fst] [--json]
+        [--waves FILE.fst] [--netlist] [--json]
 
 Every option defaults to the named configuration (``golden.params.CONFIGS``, ``cosim``);
 an option given overrides its field. Kernels are compiled and bound to their inputs as
@@ -61,9 +61,13 @@ def _configure(p: argparse.ArgumentParser) -> None:
                    help="a memory that stalls: random req_ready, late responses (seeded by "
                    "--seed)")  # fmt: skip
     p.add_argument("--keep", action="store_true", help="keep the run's directory (job, log)")
+    p.add_argument("--netlist", action="store_true",
+                   help="simulate the SM's ECP5 netlist after Yosys (with the primitives' "
+                   "models) instead of its RTL")  # fmt: skip
 
 
 def _cmd_cosim(ns: argparse.Namespace) -> int:
+    from reconverge.testbench.build import netlist_design
     from reconverge.testbench.cosim import cosim
     from reconverge.testbench.errors import SimulationError
     from reconverge.testbench.memory_model import Backpressure
@@ -90,6 +94,7 @@ def _cmd_cosim(ns: argparse.Namespace) -> int:
             max_seconds=ns.timeout,
             source=work.source,
             keep=ns.keep,
+            design=netlist_design(params) if ns.netlist else None,
         )
     except SimulationError as exc:
         print(f"reconverge cosim: the simulation failed: {exc}", file=sys.stderr)
