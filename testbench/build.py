@@ -57,6 +57,7 @@ class Design:
     key: str
     digest: str
     verilog: Callable[[], str]
+    kind: str = "RTL"  # what the Verilog is: the RTL, or a netlist after synthesis
 
 
 def params_digest(params: SMParams) -> str:
@@ -104,7 +105,8 @@ def netlist_design(params: SMParams) -> Design:
 
     key = params_digest(params)
     version = hashlib.sha256(netlist_version().encode()).hexdigest()[:16]
-    return Design(TOP, f"netlist-{key}", f"{key}-{version}-{sources_digest()}", verilog)
+    digest = f"{key}-{version}-{sources_digest()}"
+    return Design(TOP, f"netlist-{key}", digest, verilog, kind="ECP5 netlist")
 
 
 def wave_format(sim: str, waves: str | Path | None) -> str:

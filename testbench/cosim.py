@@ -79,6 +79,7 @@ class CosimReport:
 
     source: str
     sim: str
+    design: str  # Design.kind
     params: SMParams
     requested: int
     reached: int
@@ -101,6 +102,7 @@ class CosimReport:
         return {
             "file": self.source,
             "sim": self.sim,
+            "design": self.design,
             "params": self.params.to_json(),
             "level_requested": self.requested,
             "level": self.reached,
@@ -127,8 +129,8 @@ class CosimReport:
         policy = config.policy.value + (" +hws" if config.hws else "")
         lines = [
             f"{self.source}: {policy} on W={g.warp_size} L={g.simd_width} with {g.warps} warp "
-            f"slots, {self.sim}: level {self.reached} reached (requested {self.requested}) — "
-            + ("ok" if self.ok else "FAILED"),
+            f"slots, {self.sim} ({self.design}): level {self.reached} reached (requested "
+            f"{self.requested}) — " + ("ok" if self.ok else "FAILED"),
             f"  program on golden: {outcome(self.golden)}",
         ]
         if not self.run.finished:
@@ -219,6 +221,7 @@ def cosim(
     return CosimReport(
         source or image.source,
         sim,
+        design.kind,
         params,
         level,
         reached,

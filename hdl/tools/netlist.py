@@ -13,9 +13,10 @@ import re
 import tempfile
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
-from reconverge.golden.params import SMParams
 from reconverge.golden.errors import UserError
+from reconverge.golden.params import SMParams
 from reconverge.hdl.tools.synth import ECP5_SCRIPT, yosys_script
 
 #: The Yosys package whose ECP5 simulation models the netlist is simulated with.
@@ -65,7 +66,8 @@ def used_models(netlist: str, models: dict[str, str]) -> list[str]:
     some use elaboration tasks not every simulator has."""
 
     def instances(text: str) -> set[str]:
-        found = set(re.findall(r"^\s*(\\?[\w$]+)\s+(?:#\s*\(|\\|[A-Za-z_])", text, re.M))
+        # a statement (at a line's start or after a ';') that begins with a model's name
+        found = set(re.findall(r"(?:^|;)\s*(\\?[\w$]+)\s+(?:#\s*\(|\\|[A-Za-z_])", text, re.M))
         return found & models.keys()
 
     needed, todo = set(), instances(netlist)
@@ -76,43 +78,39 @@ def used_models(netlist: str, models: dict[str, str]) -> list[str]:
     return [text for name, text in models.items() if name in needed]
 
 
+def _pins(prefix: str, width: int) -> list[str]:
+    """The single-bit pins ``PREFIX0`` .. ``PREFIX<width-1>`` of a primitive."""
+    return [f"{prefix}{i}" for i in range(width)]
+
+
+def _bus(prefix: str, width: int) -> str:
+    """``{PREFIX<width-1>, ..., PREFIX0}``: the single-bit pins of a primitive as a vector."""
+    return "{" + ", ".join(reversed(_pins(prefix, width))) + "}"
+
+
 def mult18x18d_model() -> str:
     """A simulation model of the ECP5 18 x 18 multiplier as Yosys maps ``*`` to it
     (``mul2dsp``): every register bypassed, ``P = A * B`` over 36 bits, each operand signed
     where ``SIGNEDA`` / ``SIGNEDB`` is set; the cascade and shift ports are not modelled. A
     netlist that registers inside the block stops the simulation with a message."""
-
-    def bus(name: str, width: int) -> list[str]:
-        return [f"{name}{i}" for i in range(width)]
-
-    a, b, c, p = bus("A", 18), bus("B", 18), bus("C", 18), bus("P", 36)
-    controls = ["SIGNEDA", "SIGNEDB", "SOURCEA", "SOURCEB", *bus("CLK", 4), *bus("CE", 4),
-                *bus("RST", 4)]  # fmt: skip
-    inputs = [*a, *b, *c, *controls]
-    params = [f'    parameter REG_{r}_{k} = "{v}";'
-              for r in _MULT_REGISTERS for k, v in (("CLK", "NONE"), ("CE", "CE0"),
-                                                    ("RST", "RST0"))]  # fmt: skip
-    params += ['    parameter GSR = "ENABLED";', '    parameter RESETMODE = "SYNC";',
-               '    parameter SOURCEB_MODE = "B_SHIFT";', '    parameter MULT_BYPASS = "DISABLED";',
-               '    parameter CAS_MATCH_REG = "FALSE";', '    parameter HIGHSPEED_CLK = "NONE";']
-    params += [f'    parameter CLK{i}_DIV = "ENABLED";' for i in range(4)]
+    inputs = [*_pins("A", 18), *_pins("B", 18), *_pins("C", 18), "SIGNEDA", "SIGNEDB"]
+    inputs += ["SOURCEA", "SOURCEB", *_pins("CLK", 4), *_pins("CE", 4), *_pins("RST", 4)]
+    outputs = [*_pins("P", 36), "SIGNEDP"]
+    settings = {f"REG_{r}_{k}": v for r in _MULT_REGISTERS
+                for k, v in (("CLK", "NONE"), ("CE", "CE0"), ("RST", "RST0"))}  # fmt: skip
+    settings |= {"GSR": "ENABLED", "RESETMODE": "SYNC", "SOURCEB_MODE": "B_SHIFT"}
+    settings |= {"MULT_BYPASS": "DISABLED", "CAS_MATCH_REG": "FALSE", "HIGHSPEED_CLK": "NONE"}
+    settings |= {f"CLK{i}_DIV": "ENABLED" for i in range(4)}
     clocked = " || ".join(f'REG_{r}_CLK != "NONE"' for r in _MULT_REGISTERS)
-
-    def concat(names: list[str]) -> str:
-        return "{" + ", ".join(reversed(names)) + "}"
-
     return "\n".join([
-        f"module MULT18X18D({', '.join([*inputs, *p, 'SIGNEDP'])});",
-        *params,
+        f"module MULT18X18D({', '.join([*inputs, *outputs])});",
+        *(f'    parameter {name} = "{value}";' for name, value in settings.items()),
         f"    input {', '.join(inputs)};",
-        f"    output {', '.join(p)};",
-        "    output SIGNEDP;",
-        f"    wire [17:0] a = {concat(a)};",
-        f"    wire [17:0] b = {concat(b)};",
+        f"    output {', '.join(outputs)};",
+        f"    wire [17:0] a = {_bus('A', 18)}, b = {_bus('B', 18)};",
         "    wire [35:0] sa = {{18{SIGNEDA & a[17]}}, a};",
         "    wire [35:0] sb = {{18{SIGNEDB & b[17]}}, b};",
-        "    wire [35:0] product = sa * sb;",
-        f"    assign {concat(p)} = product;",
+        f"    assign {_bus('P', 36)} = sa * sb;",
         "    assign SIGNEDP = SIGNEDA | SIGNEDB;",
         "    initial if (" + clocked + ") begin",
         '        $display("MULT18X18D %m: registered modes are not modelled");',
@@ -123,9 +121,28 @@ def mult18x18d_model() -> str:
     ])  # fmt: skip
 
 
-def _bus(prefix: str, width: int) -> str:
-    """``{PREFIX<width-1>, ..., PREFIX0}``: the single-bit pins of a primitive as a vector."""
-    return "{" + ", ".join(f"{prefix}{i}" for i in reversed(range(width))) + "}"
+#: One port (``%P``: A or B) of :func:`dp16kd_model` in widths 9 and 18; port A does not read
+#: when it is the write side of the 36-bit mode.
+_DP16KD_PORT = """    wire clk_%P = (CLK%PMUX == "INV") ? ~CLK%P : CLK%P;
+    wire on_%P = CE%P & ({CS%P2, CS%P1, CS%P0} == {CSDECODE_%P[23:16] == "1",
+        CSDECODE_%P[15:8] == "1", CSDECODE_%P[7:0] == "1"});
+    wire reads_%P = DATA_WIDTH_%P != 36 && !(DATA_WIDTH_A == 36 && "%P" == "A");
+    reg [17:0] do_%P = 18'd0;
+    wire [17:0] old_%P = DATA_WIDTH_%P == 9 ? {9'd0, mem[ad_%P[13:3]]}
+        : {mem[{ad_%P[13:4], 1'b1}], mem[{ad_%P[13:4], 1'b0}]};
+    wire [17:0] new_%P = DATA_WIDTH_%P == 9 ? {9'd0, di_%P[8:0]}
+        : {ad_%P[1] ? di_%P[17:9] : old_%P[17:9], ad_%P[0] ? di_%P[8:0] : old_%P[8:0]};
+    always @(posedge clk_%P) begin
+        if (RST%P) do_%P <= 18'd0;
+        else if (on_%P && reads_%P)
+            do_%P <= !WE%P || WRITEMODE_%P == "READBEFOREWRITE" ? old_%P
+                : WRITEMODE_%P == "WRITETHROUGH" ? new_%P : do_%P;
+        if (on_%P && WE%P && DATA_WIDTH_%P == 9) mem[ad_%P[13:3]] <= di_%P[8:0];
+        if (on_%P && WE%P && DATA_WIDTH_%P == 18) begin
+            if (ad_%P[0]) mem[{ad_%P[13:4], 1'b0}] <= di_%P[8:0];
+            if (ad_%P[1]) mem[{ad_%P[13:4], 1'b1}] <= di_%P[17:9];
+        end
+    end"""
 
 
 def dp16kd_model(stub: str) -> str:
@@ -140,34 +157,11 @@ def dp16kd_model(stub: str) -> str:
     (``NORMAL``), shows the new data (``WRITETHROUGH``) or the old (``READBEFOREWRITE``).
     Output registers (``REGMODE`` other than ``NOREG``) and widths 1, 2 and 4 stop the
     simulation with a message."""
-    port_logic = []
-    for x in "AB":
-        port_logic += [
-            f"    wire clk_{x} = (CLK{x}MUX == \"INV\") ? ~CLK{x} : CLK{x};",
-            f"    wire [13:0] ad_{x} = {_bus(f'AD{x}', 14)};",
-            f"    wire [17:0] di_{x} = {_bus(f'DI{x}', 18)};",
-            f"    wire on_{x} = CE{x} & ({{CS{x}2, CS{x}1, CS{x}0}} == "
-            f"{{CSDECODE_{x}[23:16] == \"1\", CSDECODE_{x}[15:8] == \"1\", "
-            f"CSDECODE_{x}[7:0] == \"1\"}});",
-            f"    reg [17:0] do_{x} = 18'd0;",
-            f"    wire [17:0] old_{x} = DATA_WIDTH_{x} == 9 ? {{9'd0, mem[ad_{x}[13:3]]}}",
-            f"        : {{mem[{{ad_{x}[13:4], 1'b1}}], mem[{{ad_{x}[13:4], 1'b0}}]}};",
-            f"    wire [17:0] new_{x} = DATA_WIDTH_{x} == 9 ? {{9'd0, di_{x}[8:0]}} : {{",
-            f"        ad_{x}[1] ? di_{x}[17:9] : old_{x}[17:9], ad_{x}[0] ? di_{x}[8:0] : old_{x}[8:0]}};",
-            f"    always @(posedge clk_{x}) begin",
-            f"        if (RST{x}) do_{x} <= 18'd0;",
-            f"        else if (on_{x} && DATA_WIDTH_{x} != 36 && !(DATA_WIDTH_A == 36 && \"{x}\" == \"A\"))",
-            f"            do_{x} <= !WE{x} || WRITEMODE_{x} == \"READBEFOREWRITE\" ? old_{x}",
-            f"                : WRITEMODE_{x} == \"WRITETHROUGH\" ? new_{x} : do_{x};",
-            f"        if (on_{x} && WE{x} && DATA_WIDTH_{x} == 9) mem[ad_{x}[13:3]] <= di_{x}[8:0];",
-            f"        if (on_{x} && WE{x} && DATA_WIDTH_{x} == 18) begin",
-            f"            if (ad_{x}[0]) mem[{{ad_{x}[13:4], 1'b0}}] <= di_{x}[8:0];",
-            f"            if (ad_{x}[1]) mem[{{ad_{x}[13:4], 1'b1}}] <= di_{x}[17:9];",
-            "        end",
-            "    end",
-        ]
+    port_logic = [_DP16KD_PORT.replace("%P", x) for x in "AB"]
     body = [
         "    reg [8:0] mem [0:2047];",
+        f"    wire [13:0] ad_A = {_bus('ADA', 14)}, ad_B = {_bus('ADB', 14)};",
+        f"    wire [17:0] di_A = {_bus('DIA', 18)}, di_B = {_bus('DIB', 18)};",
         *port_logic,
         "    // pseudo-dual-port (36 bits): A writes, B reads both halves",
         "    wire [10:0] wbyte = {ad_A[13:5], 2'b00};",
@@ -211,17 +205,23 @@ def netlist_version() -> str:
     return f"{YOSYS_PACKAGE} {metadata.version(YOSYS_PACKAGE)}\n{ECP5_SCRIPT}{WRITE_NETLIST}"
 
 
-def sm_netlist(params: SMParams, top: str = "sm") -> str:
-    """The ECP5 netlist of the bare SM of ``params`` with the primitives' models (module
+def netlist(component: Any, top: str) -> str:
+    """The ECP5 netlist of an Amaranth ``component`` with the primitives' models (module
     docstring): Verilog with top module ``top``."""
-    from reconverge.hdl.sm.top import SM
     from reconverge.hdl.tools.verilog import rtlil_text
 
     with tempfile.TemporaryDirectory(prefix="reconverge-netlist-") as tmp:
         work = Path(tmp)
-        (work / f"{top}.il").write_text(rtlil_text(SM(params), top))
+        (work / f"{top}.il").write_text(rtlil_text(component, top))
         yosys_script(ECP5_SCRIPT.format(top=top) + WRITE_NETLIST, work, "ecp5")
-        netlist = (work / "netlist.v").read_text()
+        text = (work / "netlist.v").read_text()
     models = {**modules(cells_sim()), **modules(mult18x18d_model())}
     models["DP16KD"] = dp16kd_model(models["DP16KD"])
-    return "\n".join([netlist, *used_models(netlist, models), ""])
+    return "\n".join([text, *used_models(text, models), ""])
+
+
+def sm_netlist(params: SMParams, top: str = "sm") -> str:
+    """The ECP5 netlist of the bare SM of ``params`` (:func:`netlist`)."""
+    from reconverge.hdl.sm.top import SM
+
+    return netlist(SM(params), top)

@@ -301,10 +301,11 @@ def test_report_json_and_text() -> None:
     image, launch, params, golden = golden_case(1)
     run = ports_view(golden, launch, params)
     rtl, _ = rtl_result(run, launch, Program(image), params)
-    report = CosimReport("loopBreak", "icarus", params, 3, 4, None, golden, rtl, run)
+    report = CosimReport("loopBreak", "icarus", "RTL", params, 3, 4, None, golden, rtl, run)
     out = report.to_json()
-    assert set(out) == {"file", "sim", "params", "level_requested", "level", "ok", "difference",
-                        "golden", "rtl"}  # fmt: skip
+    assert set(out) == {"file", "sim", "design", "params", "level_requested", "level", "ok",
+                        "difference", "golden", "rtl"}  # fmt: skip
+    assert out["design"] == "RTL" and "icarus (RTL): level 4" in report.format()
     assert set(out["golden"]) == {*METRICS, "fault"}
     assert set(out["rtl"]) == {*METRICS, "fault", "stalls", "stopped", "message", "clocks",
                                "seconds", "cycles_per_second", "load_seconds"}  # fmt: skip
@@ -329,7 +330,7 @@ def test_report_text_names_the_programs_outcome(source: str, shown: str) -> None
     golden = run_sm(image, launch, COSIM.config, trace=True)
     run = ports_view(golden, launch, COSIM)
     rtl, _ = rtl_result(run, launch, Program(image), COSIM)
-    report = CosimReport("outcome.S", "icarus", COSIM, 3, 4, None, golden, rtl, run)
+    report = CosimReport("outcome.S", "icarus", "RTL", COSIM, 3, 4, None, golden, rtl, run)
     assert shown in report.format().splitlines()[1]
 
 
