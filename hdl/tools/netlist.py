@@ -213,7 +213,14 @@ def netlist(component: Any, top: str) -> str:
     with tempfile.TemporaryDirectory(prefix="reconverge-netlist-") as tmp:
         work = Path(tmp)
         (work / f"{top}.il").write_text(rtlil_text(component, top))
-        yosys_script(ECP5_SCRIPT.format(top=top) + WRITE_NETLIST, work, "ecp5")
+        try:
+            yosys_script(ECP5_SCRIPT.format(top=top) + WRITE_NETLIST, work, "ecp5")
+        except UserError as exc:
+            raise UserError(
+                f"{exc}\nthe ECP5 netlist of {top} could not be made; a smaller configuration "
+                "(--config synth) or a native Yosys ($YOSYS: YoWASP's WebAssembly build has "
+                "at most 4 GB of memory) may do"
+            ) from None
         text = (work / "netlist.v").read_text()
     models = {**modules(cells_sim()), **modules(mult18x18d_model())}
     models["DP16KD"] = dp16kd_model(models["DP16KD"])
