@@ -1,11 +1,12 @@
 """The SM's ECP5 netlist as Verilog a simulator runs (docs/sm-hardware.md, "The netlist"):
 what ``reconverge synth sm`` maps to the fabric — the same Yosys script (``ECP5_SCRIPT``:
 ``synth_ecp5``, LUT4s by ABC, block RAM, distributed RAM, DSP) — flattened and written as
-instances of the ECP5 primitives, followed by the primitives' simulation models: Yosys's own
-(``share/ecp5/cells_sim.v``: LUT4, CCU2C, TRELLIS_FF, TRELLIS_DPR16X4, DP16KD, ...) and, for
-the multiplier Yosys ships only as a black box, :func:`mult18x18d_model`. The text has the SM's
-top module and ports (``sm``), so the co-simulation testbench drives it as it drives the RTL
-(``reconverge cosim --netlist``)."""
+instances of the ECP5 primitives, followed by the simulation models of the primitives it
+instantiates: Yosys's own (``share/ecp5/cells_sim.v``: LUT4, CCU2C, TRELLIS_FF,
+TRELLIS_DPR16X4, ...) and, for the two Yosys ships as pins and parameters only, ours: the
+block RAM (:func:`dp16kd_model`) and the multiplier (:func:`mult18x18d_model`). The text has
+the SM's top module and ports (``sm``), so the co-simulation testbench drives it as it drives
+the RTL (``reconverge cosim --netlist``)."""
 
 from __future__ import annotations
 
