@@ -44,14 +44,14 @@ def cells_sim() -> str:
     included)."""
     root, seen = models_dir(), set()
 
-    def inline(match: re.Match[str]) -> str:
-        name = match.group(1)
+    def read(name: str) -> str:
         if name in seen:
             return ""
         seen.add(name)
-        return re.sub(INCLUDE, inline, (root / name).read_text(), flags=re.M)
+        text = (root / name).read_text()
+        return re.sub(INCLUDE, lambda match: read(match.group(1)), text, flags=re.M)
 
-    return inline(re.match(INCLUDE, '`include "cells_sim.v"'))  # type: ignore[arg-type]
+    return read("cells_sim.v")
 
 
 def modules(text: str) -> dict[str, str]:

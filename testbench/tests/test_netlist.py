@@ -17,6 +17,7 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from reconverge.golden.functional import DEFAULT_STEP_LIMIT
 from reconverge.golden.params import CONFIGS
 from reconverge.golden.policies import HARDWARE, Variant, variant
 from reconverge.hdl.tools.netlist import modules, netlist, used_models
@@ -156,9 +157,7 @@ def _netlist_cell(v: Variant, hws: bool, kernel: str = "ifElse", size: int = 4) 
     work = load_workload(kernel, grid=None, block=None, args=(), allocator="linear", regs=16,
                          size=size, seed=0)  # fmt: skip
     hints = params.config.explicit
-    launch = work.launches[hints].config(  # type: ignore[index]
-        work.grid, work.block, geometry=params.geometry, memmap=params.memmap
-    )
+    launch = work.sm_launch(params, DEFAULT_STEP_LIMIT)
     report = cosim(work.image_for(hints), launch, params, level=4, source=kernel,
                    design=netlist_design(params), max_seconds=1200)  # fmt: skip
     assert report.ok, report.format()
