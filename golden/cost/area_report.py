@@ -217,9 +217,9 @@ def submodule_groups(result: dict[str, Any]) -> dict[str, dict[str, int]]:
 
 #: Why a kind of submodule is large, said when it is among the largest.
 WHY = {
-    "regfile": "the register file keeps a LUT-RAM copy of every bank per write and read port "
-    "(a live-value table: three write and two asynchronous read ports, which the ECP5's "
-    "distributed RAM, one of each, does not have), and its read side selects among the copies",
+    "regfile": "the register file keeps a copy of every bank per write and read port (a "
+    "live-value table: three write and two read ports, which a block RAM, one of each, does not "
+    "have), and its read side selects among the copies and the initial values",
     "divider": "there is one iterative divider per thread position, each with its restoring "
     "steps of a cycle (a compare, a subtraction and a remainder selection over 33 bits) and its "
     "operand and result negations",

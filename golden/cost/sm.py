@@ -249,7 +249,7 @@ def unit(p: SMParams) -> Inventory:
 
 def _regfile(p: SMParams) -> Inventory:
     """docs/sm-hardware.md, "Register file": per thread position a live-value-table memory, one
-    copy per (write port, read port) of slots x 32 words; per (slot, register) the live-value
+    copy per (write port, read port) of slots x 32 words with a synchronous read port; per (slot, register) the live-value
     entry in flip-flops (0: unwritten, else the live port's copy); the write-row decoders, the
     port priority and the launch's clear, the live entry's lookup and the copy or initial
     value it selects."""
@@ -267,8 +267,10 @@ def _regfile(p: SMParams) -> Inventory:
     # (and its flip-flops' enable: any of them)
     inv.add("live", ff=w * rows * live, mux=w * rows * (WRITE_PORTS + 1) * live)
     inv.add("live", gate=w * rows * live)
-    # the lookup of a read row: its one-hot row (shared by the positions), an AND-OR over the
-    # rows per position; the copy or initial value it selects
+    # the read rows, registered as the memories' synchronous read ports register them; the
+    # lookup of a read row: its one-hot row (shared by the positions), an AND-OR over the rows
+    # per position; the copy or initial value it selects
+    inv.add("read", ff=READ_PORTS * row_bits)
     inv.add("read", mux=READ_PORTS * (rows + (1 << row_bits) - 1) * row_bits)
     inv.add("read", gate=READ_PORTS * w * live * (2 * rows - 1))
     inv.add("read", mux=READ_PORTS * w * select(WRITE_PORTS + 1, XLEN))

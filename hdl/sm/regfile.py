@@ -6,22 +6,26 @@ the squeeze keeps every thread in its lane (Sec 4.1, rule 1).
 
 Storage: a bank is a *live-value table* multi-ported memory (LaForest and Steffan, FPGA
 2010): for each write port and each read port, an Amaranth ``lib.memory.Memory`` of warps x
-32 words with one write port and one asynchronous read port — what the ECP5's distributed RAM
-(and most FPGAs' LUT RAM) provides, so synthesis maps the register file to LUT RAM instead of
-flip-flops and multiplexers (docs/hdl.md: the flip-flop file was half of the SM). The copies
-are explicit: one memory per write port with two read ports, left to Yosys to replicate, made
-the register file of the ``--config synth`` SM twice as large (10.7k LUT4 instead of 5.3k,
-measured with the wide-LUT mapper that the flow no longer uses, docs/hdl.md). A port
-writes its own copies; the live-value table (:class:`LiveValueTable`), two bits per (slot,
-register) of a position in flip-flops, records which port wrote a row last, or that nobody has
-since the slot's launch, and a read takes that port's copy or the register's initial value
-(``golden.functional.initial_registers``: sp = top of local memory, gp and a0..a7 from the
-``init`` inputs, everything else 0): a launch marks a whole slot unwritten in one cycle, so
-dispatching a warp costs no cycles. Of several ports writing the same (slot, register) of a
-position in one cycle the last of ``write_lane``, ``write_div``, ``write_lsu`` wins (the
-earlier ones' enables are dropped). Writes to x0 are dropped. A write to a slot in the cycle
-it is launched belongs to the slot's previous warp and is lost. Reset marks every register
-unwritten.
+32 words with one write port and one synchronous read port — what an FPGA's block RAM (the
+ECP5's DP16KD in its 512 x 36 pseudo-dual-port mode) provides, so synthesis maps each copy to
+one block RAM instead of LUT RAM and its multiplexers (docs/sm-hardware.md: the LUT-RAM file
+was a fifth of the co-simulation SM). The copies are explicit: one memory per write port with
+two read ports, left to Yosys to replicate, made the register file twice as large (docs/hdl.md).
+A port writes its own copies; the live-value table (:class:`LiveValueTable`), two bits per
+(slot, register) of a position in flip-flops, records which port wrote a row last, or that
+nobody has since the slot's launch, and a read takes that port's copy or the register's
+initial value (``golden.functional.initial_registers``: sp = top of local memory, gp and
+a0..a7 from the ``init`` inputs, everything else 0): a launch marks a whole slot unwritten in
+one cycle, so dispatching a warp costs no cycles.
+
+Timing: the read port takes its slot and registers in one cycle and gives the words in the
+next, as a block RAM does; a write in the cycle of the read address is seen (each copy's read
+port is transparent for its write port: synthesis adds the bypass around the block RAM), so a
+read returns every write up to and including its address cycle. Of several ports writing the
+same (slot, register) of a position in one cycle the last of ``write_lane``, ``write_div``,
+``write_lsu`` wins (the earlier ones' enables are dropped). Writes to x0 are dropped. A write
+to a slot in the cycle it is launched belongs to the slot's previous warp and is lost. Reset
+marks every register unwritten.
 """
 
 from __future__ import annotations
@@ -45,6 +49,9 @@ from reconverge.hdl.blocks.common import mux_tree
 from reconverge.hdl.sm.decode import REG
 from reconverge.hdl.sm.lanes import WORD
 
+#: Yosys's memory attribute for block RAM (``memory_libmap``): the copies would otherwise go to
+#: LUT RAM with flip-flops behind it where a bank is small (``--config synth``: 32 rows).
+BLOCK_RAM = {"ram_style": "block"}
 Source = tuple[str, int]  # ("const", value), ("gp", 0) or ("arg", index)
 
 
@@ -72,7 +79,8 @@ def initial_sources(memmap: MemoryMap) -> dict[int, Source]:
 
 
 def read_signature(params: SMParams) -> wiring.Signature:
-    """The read port, from the reader's side: slot and registers out, one word per position in."""
+    """The read port, from the reader's side: slot and registers out, one word per position in
+    the next cycle."""
     words = data.ArrayLayout(WORD, params.geometry.warp_size)
     slot = unsigned(params.warp_bits)
     return wiring.Signature(
@@ -192,22 +200,30 @@ class RegisterFile(wiring.Component):
             one_hot = _decoded(m, f"{WRITE_PORTS[k]}_row", row, rows)
             for j in range(width):
                 m.d.comb += table.set[k][j].eq(one_hot & enable[j].replicate(rows))
-        read_rows = [Cat(reg, read.warp) for reg, _ in reads]
+        # the read rows as the memories register them: the live-value lookup and the
+        # initial values follow the words into the next cycle
+        read_rows = []
+        for k, (reg, _) in enumerate(reads):
+            row = Signal(REG.width + self.params.warp_bits, name=f"read{k}_row")
+            m.d.sync += row.eq(Cat(reg, read.warp))
+            read_rows.append(row)
         m.d.comb += [table.row[k].eq(row) for k, row in enumerate(read_rows)]
-        initial = [self._initial(m, f"init_rs{k + 1}", reg) for k, (reg, _) in enumerate(reads)]
+        initial = [
+            self._initial(m, f"init_rs{k + 1}", row[: REG.width]) for k, row in enumerate(read_rows)
+        ]
         for j in range(width):
-            for k, ((_, out), row) in enumerate(zip(reads, read_rows, strict=True)):
+            for k, (reg, out) in enumerate(reads):
                 copies = []
                 for w, (port, write_row) in enumerate(zip(ports, write_rows, strict=True)):
-                    copy = Memory(shape=WORD, depth=rows, init=[])
+                    copy = Memory(shape=WORD, depth=rows, init=[], attrs=BLOCK_RAM)
                     m.submodules[f"bank{j}_{WRITE_PORTS[w]}_{k}"] = copy
                     writer = copy.write_port()
-                    reader = copy.read_port(domain="comb")
+                    reader = copy.read_port(transparent_for=(writer,))
                     m.d.comb += [
                         writer.addr.eq(write_row),
                         writer.data.eq(port.data[j]),
                         writer.en.eq(enables[w][j]),
-                        reader.addr.eq(row),
+                        reader.addr.eq(Cat(reg, read.warp)),
                     ]
                     copies.append(reader.data)
                 value = Signal(WORD, name=f"value{j}_read{k}")

@@ -576,10 +576,12 @@ class _Core:
         )  # fmt: skip
         rd = self.rd = self._stage_register("rd", issued)
         rf = self.regfile
+        # the register file takes the read address in the issue stage (the predecoded source
+        # registers) and gives the words in the read stage
         m.d.comb += [
-            rf.read.warp.eq(rd["warp"]),
-            rf.read.rs1.eq(rd["pre"].sb_rs1),
-            rf.read.rs2.eq(rd["pre"].sb_rs2),
+            rf.read.warp.eq(now["warp"]),
+            rf.read.rs1.eq(now["pre"].sb_rs1),
+            rf.read.rs2.eq(now["pre"].sb_rs2),
             self.decode.word.eq(rd["word"]),
         ]
         # the word is decoded here, beside the register read
