@@ -249,10 +249,10 @@ def unit(p: SMParams) -> Inventory:
 
 def _regfile(p: SMParams) -> Inventory:
     """docs/sm-hardware.md, "Register file": per thread position a live-value-table memory, one
-    copy per (write port, read port) of slots x 32 words with a synchronous read port; per (slot, register) the live-value
-    entry in flip-flops (0: unwritten, else the live port's copy); the write-row decoders, the
-    port priority and the launch's clear, the live entry's lookup and the copy or initial
-    value it selects."""
+    copy per (write port, read port) of slots x 32 words with a synchronous read port; per
+    (slot, register) the live-value entry in flip-flops (0: unwritten, else the live port's
+    copy); the write-row decoders, the port priority and the launch's clear, the live entry's
+    lookup and the copy or initial value it selects."""
     g = p.geometry
     w, rows = g.warp_size, g.warps * NUM_REGS
     row_bits = REG_BITS + p.warp_bits
