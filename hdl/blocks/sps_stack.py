@@ -109,6 +109,9 @@ class SpsStack(BlockComponent):
         first_pc = Mux(push_hi, u.hi.pc, u.lo.pc)
         first_mask = Mux(push_hi, u.hi.mask, u.lo.mask)
         new_top_pc = Mux(u.jump, u.lo.pc, Mux((u.call | u.branch) & ~replace, outcome.rpc, top_pc))
+        # a release moves only the top entry past the ``bar``: one adder, on the top copy
+        released_pc = Signal(pcw, name="released_top_pc")
+        m.d.comb += released_pc.eq(top_pc + 4)
         new_pc = [Signal(pcw, name=f"e{i}_pc_next") for i in range(d)]
         new_mask = [Signal(w, name=f"e{i}_mask_next") for i in range(d)]
         new_rpc = [Signal(pcw, name=f"e{i}_rpc_next") for i in range(d)]
@@ -119,7 +122,7 @@ class SpsStack(BlockComponent):
             pushed = first | second
             with m.If(releasing):
                 m.d.comb += [
-                    new_pc[i].eq(Mux(is_top[i] & top_released, pc[i] + 4, pc[i])),
+                    new_pc[i].eq(Mux(is_top[i] & top_released, released_pc, pc[i])),
                     new_mask[i].eq(mask[i]),
                 ]
             with m.Elif(pushed):
