@@ -43,7 +43,8 @@ def stackless(p: StacklessParams) -> Inventory:
 def sps_stack(p: SpsStackParams) -> Inventory:
     """Seed 002 Sec 2.2, Fig 3: ``stack_depth`` entries of (PC, mask, RPC, call flag) and the
     stack pointer; a copy of the top entry in registers; per entry its next state (the exits,
-    the top's new PC, up to two pushes at ``base``, ``base + 1``, a release's PC + 4), then
+    the top's new PC, up to two pushes at ``base``, ``base + 1``, a release's top PC + 4, one
+    adder on the top copy), then
     the pop of every done entry above the highest one that stays (a priority encoder), whose
     one-hot selects the next top entry."""
     inv, w, d, pcw = Inventory(), p.warp_size, p.stack_depth, p.pc_width
@@ -65,10 +66,11 @@ def sps_stack(p: SpsStackParams) -> Inventory:
         gate=reduce(w) + 20,
     )
     # per entry: pushed first or second (base and base + 1 decoded), its next PC and mask
-    # (release, push, top or kept: two levels of selection), RPC and call flag of a push
+    # (release, push, top or kept: two levels of selection), RPC and call flag of a push; the
+    # released top's PC + 4
     inv.add(
         "update",
-        add=d * pcw,
+        add=pcw,
         mux=d * (3 * pcw + w + 2 * (pcw + w) + pcw + 1),
         gate=d * (w + 8) + decode(spb, d - 1) + decode(spb + 1, d - 1),
     )
