@@ -42,11 +42,17 @@ from reconverge.golden.sm import decode as golden_decode
 from reconverge.golden.sm.core import RETURN_REGS
 from reconverge.golden.sm.lsu import AMO_RESULTS, WORD_BYTES
 
+#: Submodules of the core that this model counts in the core's own logic: components of its
+#: bookkeeping (``hdl/sm/barrier.py``), not stages of their own.
+CORE_PARTS = frozenset({"barriers"})
+
 
 def stage(submodule: str) -> str:
     """The part of this model that an SM submodule (as Amaranth names it, below the SM) is:
-    ``core.lane1`` -> ``lane``, ``core.decode`` -> ``decode``, ``lsu`` -> ``lsu``."""
-    return submodule.rsplit(".", 1)[-1].rstrip("0123456789")
+    ``core.lane1`` -> ``lane``, ``core.decode`` -> ``decode``, ``lsu`` -> ``lsu``,
+    ``core.barriers`` -> ``core`` (:data:`CORE_PARTS`)."""
+    part = submodule.rsplit(".", 1)[-1].rstrip("0123456789")
+    return "core" if part in CORE_PARTS else part
 
 
 #: Register-number bits.
@@ -640,8 +646,12 @@ def stage_luts(submodules: dict[str, dict[str, int]]) -> dict[str, int]:
     area model's parts (:func:`stage`); ``core`` is the core's own logic."""
     out: dict[str, int] = {}
     for name, sub in submodules.items():
-        if name != "core":
+        if stage(name) != "core":
             out[stage(name)] = out.get(stage(name), 0) + sub["luts"]
-    inner = sum(sub["luts"] for name, sub in submodules.items() if name.startswith("core."))
+    inner = sum(
+        sub["luts"]
+        for name, sub in submodules.items()
+        if name.startswith("core.") and stage(name) != "core"
+    )
     out["core"] = submodules["core"]["luts"] - inner
     return out

@@ -65,6 +65,7 @@ from reconverge.hdl.blocks.arbiter import Arbiter
 from reconverge.hdl.blocks.common import any_of, encode, first_set
 from reconverge.hdl.blocks.scoreboard import MaskedScoreboard, Scoreboard
 from reconverge.hdl.blocks.squeezer import Squeezer
+from reconverge.hdl.sm.barrier import Barriers
 from reconverge.hdl.sm.decode import PREDECODED, Decoder, Unit
 from reconverge.hdl.sm.divergence import DivergenceUnit
 from reconverge.hdl.sm.fetch import Fetch, load_signature
@@ -991,46 +992,25 @@ class _Core:
     # -- 4. barriers -------------------------------------------------------------------------------
     def _barriers(self) -> None:
         m, N = self.m, self.N
-        self.release = [Signal(name=f"w{w}_release") for w in range(N)]
-        self.barrier_fault = Signal(name="barrier_fault")
-        faults = []
-        for b in range(N):  # the block whose shared-memory window is b
-            members = [
-                _named(m, f"b{b}_has{w}", self.active[w] & (self.window[w] == b)) for w in range(N)
+        m.submodules.barriers = barriers = Barriers(self.p)
+        for w in range(N):
+            unit, warp = self.units[w], barriers.warp[w]
+            m.d.comb += [
+                warp.active.eq(self.active[w]),
+                warp.window.eq(self.window[w]),
+                warp.threads.eq(self.threads[w]),
+                warp.live.eq(unit.live),
+                warp.waiting.eq(unit.waiting),
+                warp.quiet.eq(self.quiet[w]),
+                warp.bar_pc.eq(self.bar_pc[w]),
+                warp.bar_mixed.eq(self.bar_mixed[w]),
             ]
-            still = []
-            waits = []
-            exited = [self.window_exited[b]]  # threads of its warps that are gone included
-            quiet = []
-            pcs_differ = []
-            # the barrier the block's first waiting warp waits at
-            first_pc: Value = Const(0, PC_WIDTH)
-            for w in reversed(range(N)):
-                waiting = members[w] & (self.units[w].waiting != 0)
-                first_pc = Mux(waiting, self.bar_pc[w], first_pc)
-            first_pc = _named(m, f"b{b}_bar_pc", first_pc, PC_WIDTH)
-            for w in range(N):
-                unit = self.units[w]
-                still.append(members[w] & ((unit.live & ~unit.waiting) != 0))
-                waits.append(members[w] & (unit.waiting != 0))
-                exited.append(members[w] & ((self.threads[w] & ~unit.live) != 0))
-                quiet.append(~members[w] | self.quiet[w])
-                pcs_differ.append(
-                    members[w] & (unit.waiting != 0)
-                    & (self.bar_mixed[w] | (self.bar_pc[w] != first_pc))
-                )  # fmt: skip
-            complete = _named(
-                m,
-                f"b{b}_barrier",
-                ~any_of(still) & any_of(waits) & Cat(*quiet).all() & self.running,
-            )
-            bad = _named(m, f"b{b}_barrier_bad", complete & (any_of(exited) | any_of(pcs_differ)))
-            faults.append(bad)
-            for w in range(N):
-                waiting = self.units[w].waiting != 0
-                with m.If(complete & ~bad & members[w] & waiting):
-                    m.d.comb += self.release[w].eq(1)
-        m.d.comb += self.barrier_fault.eq(any_of(faults))
+        m.d.comb += [
+            barriers.window_exited.eq(self.window_exited),
+            barriers.running.eq(self.running),
+        ]
+        self.release = [barriers.release[w] for w in range(N)]
+        self.barrier_fault = barriers.fault
         for w in range(N):
             unit = self.units[w]
             m.d.comb += unit.release.lanes.eq(Mux(self.release[w], unit.waiting, 0))
