@@ -70,13 +70,13 @@ class Barriers(wiring.Component):
             members = [
                 named(m, f"b{b}_has{w}", u.active & (u.window == b)) for w, u in enumerate(warps)
             ]
+            waiting = [members[w] & waits[w] for w in range(n)]
             # the bar the block's first waiting warp waits at
             first_pc: Value = Const(0, PC_WIDTH)
             for w in reversed(range(n)):
-                first_pc = Mux(members[w] & waits[w], warps[w].bar_pc, first_pc)
+                first_pc = Mux(waiting[w], warps[w].bar_pc, first_pc)
             first_pc = named(m, f"b{b}_bar_pc", first_pc)
             running = [members[w] & ((u.live & ~u.waiting) != 0) for w, u in enumerate(warps)]
-            waiting = [members[w] & waits[w] for w in range(n)]
             lost = [self.window_exited[b]] + [
                 members[w] & ((u.threads & ~u.live) != 0) for w, u in enumerate(warps)
             ]

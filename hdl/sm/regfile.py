@@ -202,17 +202,18 @@ class RegisterFile(wiring.Component):
                 m.d.comb += table.set[k][j].eq(one_hot & enable[j].replicate(rows))
         # the read rows as the memories register them: the live-value lookup and the
         # initial values follow the words into the next cycle
+        addresses = [Cat(reg, read.warp) for reg, _ in reads]
         read_rows = []
-        for k, (reg, _) in enumerate(reads):
-            row = Signal(REG.width + self.params.warp_bits, name=f"read{k}_row")
-            m.d.sync += row.eq(Cat(reg, read.warp))
+        for k, address in enumerate(addresses):
+            row = Signal(len(address), name=f"read{k}_row")
+            m.d.sync += row.eq(address)
             read_rows.append(row)
         m.d.comb += [table.row[k].eq(row) for k, row in enumerate(read_rows)]
         initial = [
             self._initial(m, f"init_rs{k + 1}", row[: REG.width]) for k, row in enumerate(read_rows)
         ]
         for j in range(width):
-            for k, (reg, out) in enumerate(reads):
+            for k, ((_, out), address) in enumerate(zip(reads, addresses, strict=True)):
                 copies = []
                 for w, (port, write_row) in enumerate(zip(ports, write_rows, strict=True)):
                     copy = Memory(shape=WORD, depth=rows, init=[], attrs=BLOCK_RAM)
@@ -223,7 +224,7 @@ class RegisterFile(wiring.Component):
                         writer.addr.eq(write_row),
                         writer.data.eq(port.data[j]),
                         writer.en.eq(enables[w][j]),
-                        reader.addr.eq(Cat(reg, read.warp)),
+                        reader.addr.eq(address),
                     ]
                     copies.append(reader.data)
                 value = Signal(WORD, name=f"value{j}_read{k}")
