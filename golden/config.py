@@ -34,14 +34,20 @@ WRITEBACK_LATENCIES = ("alu", "mul", "div", "shared", "global_")
 
 
 #: The SM's pipeline behind the issue stage (docs/sm-hardware.md, "The pipeline"): a pass
-#: issued in cycle t reads its registers in t + 1 and executes in t + ``PIPELINE_EXECUTE``
-#: (the lanes compute, write their results and hand addresses to the LSU at the end of that
+#: issued in cycle t is decoded in t + 1, which registers its register file read address,
+#: reads its registers in t + ``PIPELINE_READ`` and executes in t + ``PIPELINE_EXECUTE`` (the
+#: lanes compute, write their results and hand addresses to the LSU at the end of that
 #: cycle); the outcome of an instruction whose next PCs or exit the lanes compute is
 #: registered, the divergence unit groups its threads' next PCs in the next cycle (the resolve
 #: stage) and takes the update from registers the cycle after: ``PIPELINE_RESOLVE`` cycles
 #: after its last pass. The defaults of :class:`Latencies`; the HDL builds exactly these.
-PIPELINE_EXECUTE = 2
+PIPELINE_READ = 2
+PIPELINE_EXECUTE = PIPELINE_READ + 1
 PIPELINE_RESOLVE = PIPELINE_EXECUTE + 2
+#: The least latency of a result in the pipeline: written at the end of the execute stage, it
+#: is read by an instruction that issued ``RESULT_LATENCY`` cycles after it (whose decode
+#: stage's read address the block RAM samples at that edge, transparent for the write).
+RESULT_LATENCY = PIPELINE_EXECUTE - PIPELINE_READ + 1
 
 
 @dataclass(frozen=True)
@@ -92,12 +98,12 @@ class Latencies:
     @property
     def div_steps(self) -> int:
         """Restoring steps per cycle of the hardware divider: the fewest that finish the 32
-        steps of a division within ``min(div_interval, div - max(execute, 1))`` cycles (1 is
-        radix 2, 2 radix 4), so that its result, written after the execute stage, is there
-        when a dependent instruction reads its registers (at the write-back time + 1 behind
-        the pipeline, in it without one), and it is idle again when the next division may
-        issue."""
-        return -(-XLEN // min(self.div_interval, self.div - max(self.execute, 1)))
+        steps of a division within ``min(div_interval, div - gap)`` cycles (1 is radix 2, 2
+        radix 4), so that its result, written after the execute stage, is there when a
+        dependent instruction reads its registers (``gap`` = :data:`RESULT_LATENCY` behind
+        the pipeline, 1 without one), and it is idle again when the next division may issue."""
+        gap = min(max(self.execute, 1), RESULT_LATENCY)
+        return -(-XLEN // min(self.div_interval, self.div - gap))
 
     @property
     def div_cycles(self) -> int:

@@ -11,7 +11,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from reconverge.golden.config import PIPELINE_EXECUTE, PIPELINE_RESOLVE, Latencies, SMConfig
+from reconverge.golden.config import (
+    PIPELINE_EXECUTE,
+    PIPELINE_RESOLVE,
+    RESULT_LATENCY,
+    Latencies,
+    SMConfig,
+)
 from reconverge.golden.geometry import Geometry, bits_for
 from reconverge.golden.memmap import GLOBAL_BASE, MemoryMap
 from reconverge.golden.policies import Policy, Variant, WarpFormation
@@ -38,11 +44,11 @@ def _power_of_two(value: int) -> bool:
 
 
 def hardware_config(config: SMConfig) -> SMConfig:
-    """``config`` with ``alu`` and ``mul`` raised to the pipeline's execute offset, the least
-    the hardware's pipeline keeps (a golden machine may forward a result the hardware writes
+    """``config`` with ``alu`` and ``mul`` raised to the pipeline's least result latency, the
+    least the hardware's pipeline keeps (a golden machine may forward a result the hardware writes
     a cycle later; the other latencies stay)."""
     lat = config.latencies
-    least = {k: max(getattr(lat, k), PIPELINE_EXECUTE) for k in ("alu", "mul")}
+    least = {k: max(getattr(lat, k), RESULT_LATENCY) for k in ("alu", "mul")}
     return replace(config, latencies=replace(lat, **least))
 
 
@@ -81,11 +87,11 @@ class SMParams:
                     f"the hardware's pipeline has {name} {cycles}, not {getattr(lat, name)}"
                 )
         for name in ("alu", "mul"):
-            if getattr(lat, name) < PIPELINE_EXECUTE:
+            if getattr(lat, name) < RESULT_LATENCY:
                 raise ValueError(
-                    f"the hardware needs {name} latency >= {PIPELINE_EXECUTE} (a result is "
-                    "written in the execute stage; a dependent instruction reads its registers "
-                    f"the cycle after its issue), not {getattr(lat, name)}"
+                    f"the hardware needs {name} latency >= {RESULT_LATENCY} (a result is "
+                    "written in the execute stage; a dependent instruction's decode stage "
+                    f"gives the read address the cycle after its issue), not {getattr(lat, name)}"
                 )
         if not _power_of_two(self.imem_words) or not 16 <= self.imem_words <= 1 << 20:
             raise ValueError(f"imem_words={self.imem_words} must be a power of two in 16..2^20")
@@ -103,7 +109,7 @@ class SMParams:
         dynamic-warp-formation run without its warp pool), a split table of at most W entries
         (a split holds at least one thread, so a larger table is never used and the run is the
         same), an instruction store that just holds code ending at byte address ``code_end``,
-        ``alu`` and ``mul`` of at least the pipeline's execute offset (the SM that would run
+        ``alu`` and ``mul`` of at least the pipeline's result latency (the SM that would run
         the program: a golden machine may forward results the hardware's pipeline writes a
         cycle later). A ``ValueError`` names what the hardware cannot do."""
         words = max(16, -(-(code_end - GLOBAL_BASE) // 4))

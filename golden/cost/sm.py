@@ -171,14 +171,20 @@ def sm(params: SMParams) -> Inventory:
     inv = Inventory()
     candidates = n * s
 
-    # fetch: the store (word, RPC, predecode bits), a read-port copy and buffer tag per split
-    # slot of every warp slot; the predecoder at its write port; the decoder at issue
+    # fetch: the store (word, RPC, predecode bits), a read-port copy per split slot of every
+    # warp slot with its two-entry buffer (A: the port's tag, range and valid bits; B: a whole
+    # entry with tag, range and valid, loaded by its enable), A and B against the asked-for
+    # PC, the view, the read address (PC + 4 on a hit, the entry on a dispatch) and its
+    # offset into the store; the predecoder at its write port; the decoder in the decode stage
+    entry = XLEN + PC_WIDTH + PREDECODED_BITS
+    buffer = PC_WIDTH + entry + 1
     inv.add(
         "fetch",
-        ram=candidates * p.imem_words * (XLEN + PC_WIDTH + PREDECODED_BITS),
-        ff=candidates * (PC_WIDTH + 1),
-        add=candidates * (PC_WIDTH + 1 + PC_WIDTH),
-        mux=candidates,
+        ram=candidates * p.imem_words * entry,
+        ff=candidates * (PC_WIDTH + 2 + buffer + 1),
+        eq=candidates * 2 * PC_WIDTH,
+        add=candidates * (PC_WIDTH + 1 + 2 * PC_WIDTH),
+        mux=candidates * (buffer + 2 * PC_WIDTH + 1),
     )
     inv.include(predecoder(), prefix="fetch")
     inv.include(decoder(), prefix="decode")
@@ -473,7 +479,7 @@ def _core(p: SMParams) -> Inventory:
     inv.add("state", mux=2 * cand * (1 + sid + PC_WIDTH) + n * issued + cand * TIMER_BITS)
     inv.add("state", gate=n * 9)  # the units' status (settled, quiet, retired)
     # candidates: the buffer hit, readiness (the CSR number decoded for the passes' CSR values)
-    inv.add("candidates", eq=cand * PC_WIDTH, gate=cand * 39 + decode(12, csrs))
+    inv.add("candidates", gate=cand * 39 + decode(12, csrs))
     # settling: per split, its (sid, PC) against every snapshot and the continuing split
     inv.add(
         "settle",
@@ -523,22 +529,23 @@ def _core(p: SMParams) -> Inventory:
         # each lane's position and its divider's tag decoded; its syscall number checked
         gate=2 * lanes * decode(pos, w) + lanes * reduce(XLEN),
     )
-    # the pipeline (``_pipeline``, ``_resolved_outcome``). The read stage's instruction fields
-    # are always those of the instruction in flight (both load the selection at an issue and
-    # the read stage copies it otherwise): synthesis merges them, leaving its valid, first and
-    # last bits and this pass's quarter. The execute stage's pass (valid, first, last; warp,
-    # sid, PC, mask, RPC, decoded instruction, passes, cycle, in range, faulty, resolved), per
-    # lane its position (the low bits are the lane number: its zero bits are constants), active
-    # bit and two operands; the resolved outcome (valid, the warp slot one-hot: with one slot
-    # the valid bit again, which synthesis merges; sid, PC, PC + 4, mask, RPC, control, call,
-    # return, exited; the stack-less unit takes only PC + 4 (and the PC's two low bits, which
-    # synthesis keeps for PC + 4), mask, control, exited and the sp writes),
+    # the pipeline (``_pipeline``, ``_resolved_outcome``). The decode stage's instruction
+    # fields are always those of the instruction in flight (both load the selection at an
+    # issue and the decode stage copies it otherwise): synthesis merges them, leaving its
+    # valid, first and last bits and this pass's quarter. The read stage's pass (as the
+    # execute stage's, below, and its quarter, lanes and sources). The execute stage's pass
+    # (valid, first, last; warp, sid, PC, mask, RPC, decoded instruction, passes, cycle, in
+    # range, faulty, resolved), per lane its position (the low bits are the lane number: its
+    # zero bits are constants), active bit and two operands; the resolved outcome (valid, the warp
+    # slot one-hot: with one slot the valid bit again, which synthesis merges; sid, PC, PC + 4,
+    # mask, RPC, control, call, return, exited; the stack-less unit takes only PC + 4 (and the PC's
+    # two low bits, which synthesis keeps for PC + 4), mask, control, exited and the sp writes),
     # twice: in the resolve stage and the update; per warp its pending update, the LSU's
     # reservation, halting
     fields = 3 + wb + sid + PC_WIDTH + w + rpc + DECODED_BITS + bits_for(q + 1) + COUNTER + 3
     low = log2(lanes)
     positions = sum(pos - low + j.bit_count() for j in range(lanes))
-    stages = 3 + qb + fields + positions + lanes * (1 + 2 * XLEN)
+    stages = 3 + qb + (fields + qb + w + w * qb) + fields + positions + lanes * (1 + 2 * XLEN)
     slots = n if n > 1 else 0
     if p.policy is Policy.STACKLESS:  # (its threads keep their own PCs: no sid, PC, calls)
         resolved = 1 + slots + PC_WIDTH + 2 + w + 1 + 2 * w
@@ -596,13 +603,8 @@ def _core(p: SMParams) -> Inventory:
             mul=(n * rank + multiples) * XLEN,
             eq=n * n * (wb + rank),
         )
-    # fetch addresses: PC + 4 of the issued and in-flight instruction, the snapshot, the entry
-    inv.add(
-        "fetch",
-        mux=cand * 4 * PC_WIDTH,
-        add=(n + 1) * (PC_WIDTH + 1),
-        gate=decode(wb, n) + decode(bits_for(s), s),
-    )
+    # the PC each buffer is asked for: the split's, or the snapshot's while the unit updates
+    inv.add("fetch", mux=cand * PC_WIDTH)
     # pending write-backs per warp (the releases naming it, rd != 0), faults and counters:
     # the idle counter and its flag, the status's fault code, PC, block and thread (loaded
     # from the fault sources, per warp slot its block, PC and thread)

@@ -181,16 +181,16 @@ L:  {EXIT}                # 3, 4
 
 
 def test_ready_times_count_from_the_settled_update() -> None:
-    """W = 8 on L = 4 (p = 2), branch = 3, the hardware's pipeline (resolve = 4): csrr at 0,
+    """W = 8 on L = 4 (p = 2), branch = 3, the hardware's pipeline (resolve = 5): csrr at 0,
     u = 1, V = 2: the nop continues at 2 (u = 3, V = 4); the jump at 4 is resolved by the lanes:
-    u = 5 + 4 = 9, V = 10; L is ready at V - 1 + branch = 12, + arbiter (1) under stackless,
+    u = 5 + 5 = 10, V = 11; L is ready at V - 1 + branch = 13, + arbiter (1) under stackless,
     + squeeze (1) with hws. Its ecall issues 2 later, its last pass 1 after that, and it
     settles at u + 1 = + 3 + resolve + 1: the run's cycles. On the idealised pipeline
     (resolve = 0) the jump's u is 5: L at 8."""
     for policy in (Policy.SPS, Policy.STACKLESS):
         for hws in (False, True):
             extra = (policy is Policy.STACKLESS) + hws
-            for pipeline, redirect, resolve in (({}, 12, 4), (IDEAL, 8, 0)):
+            for pipeline, redirect, resolve in (({}, 13, 5), (IDEAL, 8, 0)):
                 result = run_timed(
                     REDIRECT, policy, geometry=W8, block=8, hws=hws, branch=3, **pipeline
                 )
@@ -209,13 +209,13 @@ _start:
 
 
 def test_only_outcomes_the_lanes_compute_wait_for_resolve() -> None:
-    """W = 4 (p = 1), resolve = 4. Under SPS the sp write is decided at issue (u = 0, V = 1):
-    back to back, and the ecall at 3 settles at 3 + 4 + 1 = 8, the run's cycles. Under
-    stackless sp orders the threads, so the lanes resolve it: u = 4, V = 5, the li at 5, the
-    ecall at 7, done at 12."""
+    """W = 4 (p = 1), resolve = 5. Under SPS the sp write is decided at issue (u = 0, V = 1):
+    back to back, and the ecall at 3 settles at 3 + 5 + 1 = 9, the run's cycles. Under
+    stackless sp orders the threads, so the lanes resolve it: u = 5, V = 6, the li at 6, the
+    ecall at 8, done at 14."""
     for policy, cycles, total in (
-        (Policy.SPS, [0, 1, 2, 3], 8),
-        (Policy.STACKLESS, [0, 5, 6, 7], 12),
+        (Policy.SPS, [0, 1, 2, 3], 9),
+        (Policy.STACKLESS, [0, 6, 7, 8], 14),
     ):
         result = run_timed(SP_WRITE, policy)
         assert issues(result) == list(zip(cycles, range(4), strict=True)), policy
@@ -243,15 +243,15 @@ data: .space 256
 
 
 def test_lsu_cycles_follow_the_passes() -> None:
-    """W = 8, p = 2, global = 5, execute = 2. The lw issues at 10 (last pass 11, executed at
-    13); its two transactions take LSU cycles 14 and 15 (L = 15): a0 is released at
-    15 + 5 = 20, the LSU is idle from 16, when the sw issues (LSU cycles 20, 21). The add waits
-    for a0 until 20; the store completes at 21 + 5 = 26; the ecall (26, 27) reaches the unit
-    at 27 + 4 = 31 and the warp is done at V = 32: 32 cycles. On the idealised pipeline the
+    """W = 8, p = 2, global = 5, execute = 3. The lw issues at 10 (last pass 11, executed at
+    14); its two transactions take LSU cycles 15 and 16 (L = 16): a0 is released at
+    16 + 5 = 21, the LSU is idle from 17, when the sw issues (LSU cycles 22, 23). The add waits
+    for a0 until 21; the store completes at 23 + 5 = 28; the ecall (27, 28) reaches the unit
+    at 28 + 5 = 33 and the warp is done at V = 34: 34 cycles. On the idealised pipeline the
     LSU follows the passes at once (L = 13, the sw at 14, the add at 18) and the run ends
     with the ecall's port cycles."""
     for pipeline, cycles, total in (
-        ({}, [0, 2, 4, 6, 8, 10, 16, 20, 22, 24, 26], 32),
+        ({}, [0, 2, 4, 6, 8, 10, 17, 21, 23, 25, 27], 34),
         (IDEAL, [0, 2, 4, 6, 8, 10, 14, 18, 20, 22, 24], 26),
     ):
         result = run_timed(LSU, geometry=W8, block=8, global_=5, **pipeline)
@@ -289,17 +289,18 @@ def test_a_division_waits_for_the_divider() -> None:
 
 def test_the_divider_meets_its_latency_and_interval() -> None:
     """The restoring steps per cycle: the fewest that finish 32 steps within the interval and
-    before a dependent instruction reads the result: div - execute cycles after the last pass
-    behind the pipeline (operands taken in the execute stage, the dependent's registers read
-    the cycle after its issue), div - 1 on the idealised pipeline."""
+    before a dependent instruction reads the result: div - 2 cycles after the last pass behind
+    the pipeline (operands taken at the end of the execute stage, t + p - 1 + 3; the dependent
+    issued at t + p - 1 + div gives its read address at the end of the next cycle), div - 1
+    on the idealised pipeline."""
     cases = {
-        (145, 8, 2): (4, 8), (18, 16, 2): (2, 16), (17, 16, 2): (3, 11), (17, 16, 0): (2, 16),
-        (5, 8, 2): (11, 3), (3, 8, 2): (32, 1), (2, 8, 0): (32, 1), (40, 40, 2): (1, 32),
+        (145, 8, 3): (4, 8), (18, 16, 3): (2, 16), (17, 16, 3): (3, 11), (17, 16, 0): (2, 16),
+        (5, 8, 3): (11, 3), (3, 8, 2): (32, 1), (2, 8, 0): (32, 1), (40, 40, 3): (1, 32),
     }  # fmt: skip
     for (div, interval, execute), want in cases.items():
         lat = Latencies(div=div, div_interval=interval, execute=execute)
         assert (lat.div_steps, lat.div_cycles) == want
-        assert lat.div_cycles <= min(interval, div - max(execute, 1))
+        assert lat.div_cycles <= min(interval, div - (2 if execute else 1))
 
 
 def test_lsu_last_cycle_passes_over_skipped_cycles() -> None:

@@ -9,19 +9,28 @@ at issue), computed by one :class:`~reconverge.hdl.sm.decode.Predecoder` as the 
 so the issue logic needs no decoder per candidate. It is filled through the ``load`` port
 before a run. The store is one memory with one synchronous read port per split slot of every
 warp slot (``index = warp * slots + slot``; synthesis replicates it into one-read-port RAMs),
-each feeding that slot's *instruction buffer*: each cycle the buffer takes the entry at the PC
-the top presents for that slot (``pc[index]``), tagged with that PC, so it holds the
-instruction of the PC asked for in the previous cycle. The top presents a slot's current PC,
-PC + 4 while the slot's instruction is in its passes (the continuation, prefetched), or the
-entry PC while the warp is being dispatched. A PC outside the store is marked
-``in_range = 0``: fetching it is a fetch fault.
+each feeding that slot's *instruction buffer* of two entries:
+
+* **A**, the read port's output, tagged with the address it was read from (a register);
+* **B**, a registered copy of A, taken whenever A holds the PC the top asks for (``pc[index]``).
+
+Each cycle the port reads ``pc + 4`` when A or B holds ``pc`` (``hit``: the next instruction is
+prefetched, so a split that continues after issuing finds it in A the next cycle while B keeps
+the one that did not issue yet), else ``pc`` itself (found in A the next cycle). The read
+address thus comes from registers and the asked-for PC only, never from the issue stage's
+selection, and the buffer (``buffer[index]``: A when it hits, else B) holds a PC asked for since
+the cycle before. The top asks for a slot's current PC (the split's, the snapshot's while its
+unit updates); ``dispatch`` reads ``entry`` instead (the slot's warp is dispatched: the
+dispatch decision stays out of ``hit``, which the issue stage waits for). A PC outside the
+store is marked ``in_range = 0``: fetching it is a fetch fault. Loading the store empties
+every buffer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -52,9 +61,9 @@ def load_signature(params: SMParams) -> wiring.Signature:
 
 
 class Fetch(wiring.Component):
-    """The instruction store, with one read port and one buffer per split slot of each warp
-    slot. ``init``: (word, RPC) entries the store holds from reset (a board top's program),
-    else it starts empty and is filled through ``load``."""
+    """The instruction store, with one read port and one two-entry buffer per split slot of
+    each warp slot. ``init``: (word, RPC) entries the store holds from reset (a board top's
+    program), else it starts empty and is filled through ``load``."""
 
     def __init__(self, params: SMParams, init: Sequence[tuple[int, int]] = ()) -> None:
         if len(init) > params.imem_words:
@@ -62,13 +71,19 @@ class Fetch(wiring.Component):
                 f"{len(init)} instruction words do not fit the store of {params.imem_words}"
             )
         self.params = params
-        self.init = [{"word": word, "rpc": rpc, "pre": predecode(word)} for word, rpc in init]
+        # an entry never written holds word 0 (illegal) with its predecode bits, so that
+        # fetching it faults at issue as it would loaded
+        entries = [*init, *[(0, 0)] * (params.imem_words - len(init))]
+        self.init = [{"word": word, "rpc": rpc, "pre": predecode(word)} for word, rpc in entries]
         self.buffers = params.geometry.warps * sm_unit(params).slots
         super().__init__(
             {
                 "load": In(load_signature(params)),
                 "pc": In(data.ArrayLayout(PC_WIDTH, self.buffers)),
+                "dispatch": In(self.buffers),
+                "entry": In(PC_WIDTH),
                 "buffer": Out(data.ArrayLayout(BUFFER, self.buffers)),
+                "hit": Out(self.buffers),
             }
         )
 
@@ -88,22 +103,44 @@ class Fetch(wiring.Component):
         ]
         for i in range(self.buffers):
             read = store.read_port(domain="sync")
+            wanted = self.pc[i]
+            # A: the port's output, tagged with the address it was read from
+            a = Signal(BUFFER, name=f"a{i}")
+            a_valid = Signal(name=f"a{i}_valid")
+            address = Signal(PC_WIDTH, name=f"address{i}")
             offset = Signal(PC_WIDTH, name=f"offset{i}")
             in_range = Signal(name=f"in_range{i}")
+            m.d.sync += [
+                a.pc.eq(address),
+                a.in_range.eq(in_range),
+                a_valid.eq(~self.load.valid),
+            ]
             m.d.comb += [
-                offset.eq(self.pc[i] - GLOBAL_BASE),
+                a.word.eq(read.data.word),
+                a.rpc.eq(read.data.rpc),
+                a.pre.eq(read.data.pre),
+            ]
+            # B: A's entry kept while A moves on to the next PC
+            b = Signal(BUFFER, name=f"b{i}")
+            b_valid = Signal(name=f"b{i}_valid")
+            hit_a = Signal(name=f"hit_a{i}")
+            hit_b = Signal(name=f"hit_b{i}")
+            m.d.comb += [
+                hit_a.eq(a_valid & (a.pc == wanted)),
+                hit_b.eq(b_valid & (b.pc == wanted)),
+            ]
+            with m.If(self.load.valid):
+                m.d.sync += b_valid.eq(0)
+            with m.Elif(hit_a):
+                m.d.sync += [b.eq(a), b_valid.eq(1)]
+            hit = hit_a | hit_b
+            next_pc = Mux(hit, wanted + 4, wanted)
+            m.d.comb += [
+                address.eq(Mux(self.dispatch[i], self.entry, next_pc)),
+                offset.eq(address - GLOBAL_BASE),
                 in_range.eq((offset >> 2) < p.imem_words),
                 read.addr.eq(offset[2:]),
-            ]
-            tag = Signal(PC_WIDTH, name=f"tag{i}")
-            tag_in_range = Signal(name=f"tag_in_range{i}")
-            m.d.sync += [tag.eq(self.pc[i]), tag_in_range.eq(in_range)]
-            buffer = self.buffer[i]
-            m.d.comb += [
-                buffer.pc.eq(tag),
-                buffer.word.eq(read.data.word),
-                buffer.rpc.eq(read.data.rpc),
-                buffer.pre.eq(read.data.pre),
-                buffer.in_range.eq(tag_in_range),
+                self.buffer[i].eq(Mux(hit_a, a, b)),
+                self.hit[i].eq(hit),
             ]
         return m

@@ -11,7 +11,8 @@ Per cycle, in the order the signals flow:
    candidate whatever the scoreboard says, so it faults where golden's scheduler reaches it.
 2. **Issue.** When the port is free the scheduler picks one candidate (GTO or LRR, round robin
    within the warp); passes 1 .. p-1 follow from a registered copy. Each pass goes on to the
-   read stage (the register file) and the execute stage (L lanes compute and write results;
+   decode stage (the register file's read address), the read stage (its words) and the
+   execute stage (L lanes compute and write results;
    the divider and the LSU write later). In the last issue pass the destination enters its
    write-back delay line and an outcome the issue stage decides alone goes to the warp's
    divergence unit; a branch, jump or exit goes there behind the execute stage, whose last
@@ -319,7 +320,8 @@ class _Core:
                 pre = buf.pre
                 exposed = _named(m, f"w{w}_s{s}_exposed", quiet & unit.splits.valid[s])
                 self.exposed[w][s] = exposed
-                hit = _named(m, f"w{w}_s{s}_hit", buf.pc == unit.splits.pc[s])
+                # (the buffer is asked for the split's PC whenever the split can issue)
+                hit = self.fetch.hit[i]
                 faulty = _named(m, f"w{w}_s{s}_faulty", ~buf.in_range | pre.faulty)
                 self.faulty[w][s] = faulty
                 m.d.comb += [
@@ -562,9 +564,10 @@ class _Core:
     def _pipeline(self) -> None:
         """Behind the issue stage (docs/sm-hardware.md, "The pipeline"): each cycle the issue
         stage's pass (the selection in its issue cycle, else the registered copy) moves to the
-        read stage, where the register file is read for the thread positions its lanes run,
-        and a cycle later to the execute stage (:meth:`_passes`), with the operands
-        registered."""
+        decode stage, which decodes the word and gives the register file the read address
+        from registers, a cycle later to the read stage, where the register file's words come
+        for the thread positions its lanes run, and a cycle after that to the execute stage
+        (:meth:`_passes`), with the operands registered."""
         m, L = self.m, self.L
         now = self.now
         quarter = _named(m, "issue_pass_quarter", Array(self.now_quarters)[self.now_pass])
@@ -575,20 +578,22 @@ class _Core:
             valid=self.executing, first=self.now_pass == 0, last=self.last_pass,
             quarter=quarter, lanes=self.now_lanes, src=self.now_src,
         )  # fmt: skip
-        rd = self.rd = self._stage_register("rd", issued)
+        dc = self.dc = self._stage_register("dc", issued)
         rf = self.regfile
-        # the register file takes the read address in the issue stage (the predecoded source
-        # registers) and gives the words in the read stage
+        # the register file takes the read address in the decode stage (the predecoded source
+        # registers) and gives the words in the read stage; the word is decoded beside it
         m.d.comb += [
-            rf.read.warp.eq(now["warp"]),
-            rf.read.rs1.eq(now["pre"].sb_rs1),
-            rf.read.rs2.eq(now["pre"].sb_rs2),
-            self.decode.word.eq(rd["word"]),
+            rf.read.warp.eq(dc["warp"]),
+            rf.read.rs1.eq(dc["pre"].sb_rs1),
+            rf.read.rs2.eq(dc["pre"].sb_rs2),
+            self.decode.word.eq(dc["word"]),
         ]
-        # the word is decoded here, beside the register read
         execute = [k for k in fields if k not in ("word", "pre")]
-        read = {k: rd[k] for k in ("valid", "first", "last", *execute)}
-        read["instr"] = self.decode.instr
+        decoded = {k: dc[k] for k in ("valid", "first", "last", "quarter", "lanes", "src",
+                                      *execute)}  # fmt: skip
+        decoded["instr"] = self.decode.instr
+        rd = self.rd = self._stage_register("rd", decoded)
+        read = {k: rd[k] for k in ("valid", "first", "last", "instr", *execute)}
         for j in range(L):
             # the thread position lane j runs in this pass (hws: the squeezed slot's source):
             # position src * L + j, so lane j reads only the banks of positions j, j + L, ...
@@ -965,29 +970,19 @@ class _Core:
             m.d.sync += self.last_sid_valid.bit_select(self.sel["warp"], 1).eq(1)
 
     def _fetch_addresses(self) -> None:
-        """What each instruction buffer reads: a slot's PC; PC + 4 for the issuing slot until
-        its unit settled; the PCs before the update while the unit is busy; the entry while
-        its warp is dispatched."""
+        """The PC each instruction buffer is asked for (the fetch stage prefetches the next one
+        while the buffer holds it): a slot's PC; the PCs before the update while the unit is
+        busy; the entry (slot 0) while its warp is dispatched."""
         m, N, S = self.m, self.N, self.S
         for w in range(N):
             unit = self.units[w]
-            iss = self.iss[w]
             for s in range(S):
-                i = w * S + s
-                issuing_here = self.issue & (self.sel["warp"] == w) & (self.sel["slot"] == s) \
-                    & ~self.sel["pre"].control  # fmt: skip
-                in_flight = iss.valid & (iss.slot == s) & ~iss.control & ~self.settled[w]
                 unsettled = self.updating[w] & ~self.settled[w]
-                # (the issuing slot's PC is its buffer's: no adder behind the selection)
-                pc = Mux(
-                    issuing_here,
-                    self.fetch.buffer[i].pc + 4,
-                    Mux(in_flight, iss.pc + 4, Mux(unsettled, self.snap[w][s].pc,
-                                                     unit.splits.pc[s])),
-                )  # fmt: skip
-                if s == 0:
-                    pc = Mux(self.launching[w], self.sm.launch.entry, pc)
-                m.d.comb += self.fetch.pc[i].eq(pc)
+                m.d.comb += self.fetch.pc[w * S + s].eq(
+                    Mux(unsettled, self.snap[w][s].pc, unit.splits.pc[s])
+                )
+            m.d.comb += self.fetch.dispatch.bit_select(w * S, 1).eq(self.launching[w])
+        m.d.comb += self.fetch.entry.eq(self.sm.launch.entry)
 
     # -- 4. barriers -------------------------------------------------------------------------------
     def _barriers(self) -> None:
@@ -1194,7 +1189,7 @@ class _Core:
         st = sm.status
         busy_lines = self.wb.pending
         occupied = any_of([self.active[w] & ~self.free[w] for w in range(self.N)])
-        stages = (self.rd, self.x, self.res, self.late)
+        stages = (self.dc, self.rd, self.x, self.res, self.late)
         self.in_pipeline = _named(m, "in_pipeline", any_of([stage["valid"] for stage in stages]))
         idle_sm = _named(
             m,
