@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 
 from reconverge.golden import cli
 from reconverge.golden.asm import assemble
+from reconverge.golden.faults import FaultCode
 from reconverge.golden.functional import LaunchConfig
 from reconverge.golden.loader import load_program
 from reconverge.golden.policies import Variant, variant
@@ -55,6 +56,7 @@ DEMO = ROOT / "kernels" / "divergent_demo.S"
 JUMP_TABLE = Path(__file__).parent / "programs" / "jump_table.S"
 ATOMICS = Path(__file__).parent / "programs" / "atomics.S"
 TWO_BLOCKS = Path(__file__).parent / "programs" / "two_resident_blocks.S"
+PAST_THE_CODE = Path(__file__).parent / "programs" / "past_the_code.S"
 SPS, DPS, MP_OREC = variant("sps"), variant("dps"), variant("mp-orec")
 
 
@@ -349,6 +351,21 @@ def test_two_resident_blocks_keep_their_windows() -> None:
     report = cosim(image, LaunchConfig(2, 20, params.geometry), params, sim="verilator", level=4)
     assert report.reached == 4, report.format()
     assert report.rtl.fault is None and report.rtl.exited.all()
+
+
+@pytest.mark.rtl
+@pytest.mark.usefixtures("verilator")
+@pytest.mark.xdist_group(build_group(COSIM_GEOMETRY, SPS, False))
+def test_a_jump_past_the_code_faults() -> None:
+    """testbench/tests/programs/past_the_code.S: a jump into the instruction store's part the
+    testbench never loads is an illegal instruction at that PC, as in golden (level 4)."""
+    image = load_program(PAST_THE_CODE)
+    params = params_for(COSIM_GEOMETRY, SPS, False)
+    report = cosim(image, LaunchConfig(1, 4, params.geometry), params, sim="verilator", level=4)
+    assert report.reached == 4, report.format()
+    fault = report.rtl.fault
+    assert fault is not None and fault.kind == FaultCode.ILLEGAL.kind, report.format()
+    assert fault.pc == image.entry + 40
 
 
 def check_random_program(program: Program, variant: Variant, hws: bool, block: int) -> None:
