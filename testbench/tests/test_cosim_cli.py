@@ -12,7 +12,7 @@ import pytest
 
 from reconverge.golden import cli
 from reconverge.golden.cli.options import params_of
-from reconverge.golden.config import Scheduler, ScoreboardKind
+from reconverge.golden.config import PIPELINE_RESOLVE, Scheduler, ScoreboardKind
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.params import COSIM
 from reconverge.golden.policies import Policy, variant
@@ -69,7 +69,7 @@ def test_an_option_overrides_its_field(options: list[str], changed: dict[str, ob
         (["--imem-words", "1000"], "imem_words=1000 must be a power of two"),
         (["--latency", "branch=1"], "branch latency >= 2"),
         (["--latency", "alu=1"], "alu latency >= 2"),
-        (["--latency", "resolve=0"], "pipeline has resolve 4, not 0"),
+        (["--latency", "resolve=0"], f"pipeline has resolve {PIPELINE_RESOLVE}, not 0"),
         (["--latency", "nope=3"], "--latency takes NAME=CYCLES"),
         (["--warp-size", "4", "--simd-width", "8"], "SIMD width L=8"),
         (["--sim", "icarus", "--grid", "2"], "a kernel runs with its suite case's grid"),
