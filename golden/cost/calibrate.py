@@ -282,7 +282,7 @@ WHY: dict[str, str] = {
         "still priced above synthesis (the specs' matches share their field tests, which "
         "the model, held to the HDL as written, counts once per spec); since the candidates "
         "read predecode bits from the instruction store, the SM has two decoders (the "
-        "predecoder's and the read stage's) instead of one per split slot and one at issue. "
+        "predecoder's and the decode stage's) instead of one per split slot and one at issue. "
         "The co-simulation SMs are not in the fit since that change and the scoreboard's "
         "single bypass (``python -m reconverge.golden.cost.calibrate --resume`` measures "
         "them again, about 12 minutes each). The core's own logic is not investigated yet."
@@ -403,7 +403,7 @@ def _sm_stages(rows: Sequence[Mapping[str, Any]], c: Coefficients) -> list[str]:
     sets = sm_sets()
     models = {r["params"]["sm"]: area(sm(sets[r["params"]["sm"]]), c) for r in sms}
     stages = sorted({s for r in sms for s in r["stage_luts"]},
-                    key=lambda s: -max(r["stage_luts"].get(s, 0) for r in sms))  # fmt: skip
+                    key=lambda s: (-max(r["stage_luts"].get(s, 0) for r in sms), s))  # fmt: skip
     out = [
         "### The SM by stage: model / synthesis LUT4\n",
         "Synthesis's LUT4 of each stage (the SM's submodules named as the model's parts; `core` "
