@@ -57,8 +57,10 @@ def _machine(name: str) -> str:
         f"{g.scoreboard_entries} entries per warp, {c.scheduler.value} scheduler; latencies "
         f"alu {lat.alu}, mul {lat.mul}, div {lat.div} (one per {lat.div_interval}), shared "
         f"{lat.shared}, global "
-        f"{lat.global_}, branch {lat.branch}; {c.line_bytes}-byte lines, {c.shared_banks} "
-        "shared banks."
+        f"{lat.global_}, branch {lat.branch}; the hardware's pipeline (a pass executes "
+        f"{lat.execute} cycles after its issue, a branch, jump or exit reaches its divergence "
+        f"unit {lat.resolve} cycles after its last pass); {c.line_bytes}-byte lines, "
+        f"{c.shared_banks} shared banks."
     )
 
 
