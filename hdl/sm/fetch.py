@@ -104,18 +104,22 @@ class Fetch(wiring.Component):
         for i in range(self.buffers):
             read = store.read_port(domain="sync")
             wanted = self.pc[i]
-            # A: the port's output, tagged with the address it was read from
-            a = Signal(BUFFER, name=f"a{i}")
-            a_valid = Signal(name=f"a{i}_valid")
+            # A: the port's output, tagged with the address it was read from (registered)
             address = Signal(PC_WIDTH, name=f"address{i}")
             offset = Signal(PC_WIDTH, name=f"offset{i}")
             in_range = Signal(name=f"in_range{i}")
+            tag = Signal(PC_WIDTH, name=f"a{i}_tag")
+            tag_in_range = Signal(name=f"a{i}_in_range")
+            a_valid = Signal(name=f"a{i}_valid")
             m.d.sync += [
-                a.pc.eq(address),
-                a.in_range.eq(in_range),
+                tag.eq(address),
+                tag_in_range.eq(in_range),
                 a_valid.eq(~self.load.valid),
             ]
+            a = Signal(BUFFER, name=f"a{i}")
             m.d.comb += [
+                a.pc.eq(tag),
+                a.in_range.eq(tag_in_range),
                 a.word.eq(read.data.word),
                 a.rpc.eq(read.data.rpc),
                 a.pre.eq(read.data.pre),
