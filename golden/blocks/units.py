@@ -42,6 +42,18 @@ def make_unit(
     return unit_params(variant, geometry).make_unit(valid, entry, regs)
 
 
+#: Entries of each split slot's instruction buffer in the SM (``hdl.sm.fetch``: the read port's
+#: output and a copy of it), each checked against the scoreboard every cycle.
+BUFFER_ENTRIES = 2
+
+
+def sm_lookups(params: SMParams) -> int:
+    """The SM's scoreboard lookup ports: one per instruction-buffer entry of every split slot
+    of every warp slot (``hdl.sm.top``: the issue stage checks both entries of a slot in
+    parallel with the compare that says which one holds the split's PC)."""
+    return BUFFER_ENTRIES * params.geometry.warps * sm_unit(params).slots
+
+
 @functools.cache
 def sm_unit(params: SMParams) -> DivergenceParams:
     """The divergence block of each warp slot of the hardware SM of ``params``: its split slots

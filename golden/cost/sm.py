@@ -16,7 +16,7 @@ from reconverge.golden.blocks import (
     ScoreboardParams,
     SqueezerParams,
 )
-from reconverge.golden.blocks.units import sm_unit
+from reconverge.golden.blocks.units import BUFFER_ENTRIES, sm_lookups, sm_unit
 from reconverge.golden.config import WRITEBACK_LATENCIES, ScoreboardKind, division_cycles
 from reconverge.golden.cost.blocks import inventory
 from reconverge.golden.cost.datapath import popcount
@@ -208,8 +208,9 @@ def sm(params: SMParams) -> Inventory:
 
 
 def _block(kind: ScoreboardKind, p: SMParams) -> Inventory:
-    """The scoreboard the top instantiates: one lookup per candidate, one release per class."""
-    lookups, writebacks = p.geometry.warps * sm_unit(p).slots, len(CLASSES)
+    """The scoreboard the top instantiates: one lookup per instruction-buffer entry of every
+    candidate, one release per class."""
+    lookups, writebacks = sm_lookups(p), len(CLASSES)
     if kind is ScoreboardKind.MASKED:
         params = MaskedScoreboardParams.of(p.geometry, lookups, writebacks)
     else:
@@ -478,8 +479,10 @@ def _core(p: SMParams) -> Inventory:
     # instruction, the timers
     inv.add("state", mux=2 * cand * (1 + sid + PC_WIDTH) + n * issued + cand * TIMER_BITS)
     inv.add("state", gate=n * 9)  # the units' status (settled, quiet, retired)
-    # candidates: the buffer hit, readiness (the CSR number decoded for the passes' CSR values)
-    inv.add("candidates", gate=cand * 39 + decode(12, csrs))
+    # candidates: per buffer entry its scoreboard check (the dependency mask reduced, the
+    # LSU's and divider's interlocks, the fault that overrides them) and the hit that takes it,
+    # readiness (the CSR number decoded for the passes' CSR values)
+    inv.add("candidates", gate=cand * BUFFER_ENTRIES * 40 + decode(12, csrs))
     # settling: per split, its (sid, PC) against every snapshot and the continuing split
     inv.add(
         "settle",
@@ -609,11 +612,13 @@ def _core(p: SMParams) -> Inventory:
     # the idle counter and its flag, the status's fault code, PC, block and thread (loaded
     # from the fault sources, per warp slot its block, PC and thread)
     inv.add("progress", ff=1 + COUNTER + bits_for(len(FaultCode)) + 3 * 32)
-    # the pending counts (+ issued - released: a sum of the classes' release bits), the
-    # cycle and idle counters; with more than one warp slot the faults' thread numbers
+    # the pending counts (less released, a sum of the classes' release bits; that plus one,
+    # picked by the issue), the cycle and idle counters; with more than one warp slot the
+    # faults' thread numbers
     inv.add(
         "progress",
         add=n * (2 * PENDING_BITS + 3 + popcount(classes)) + 2 * (COUNTER + 1),
+        mux=n * PENDING_BITS,
         gate=classes * decode(wb, n),  # each class's released warp decoded
     )
     # the drained flags, registered (``_drained_next``: the count less this cycle's releases

@@ -19,11 +19,13 @@ prefetched, so a split that continues after issuing finds it in A the next cycle
 the one that did not issue yet), else ``pc`` itself (found in A the next cycle). The read
 address thus comes from registers and the asked-for PC only, never from the issue stage's
 selection, and the buffer (``buffer[index]``: A when it hits, else B) holds a PC asked for since
-the cycle before. The top asks for a slot's current PC (the split's, the snapshot's while its
-unit updates); ``dispatch`` reads ``entry`` instead (the slot's warp is dispatched: the
-dispatch decision stays out of ``hit``, which the issue stage waits for). A PC outside the
-store is marked ``in_range = 0``: fetching it is a fetch fault. Loading the store empties
-every buffer.
+the cycle before. Both entries are outputs as well (``a``, ``b``, with ``hit_a``, ``hit_b``): the
+issue stage checks each against the scoreboard from its registers, in parallel with the hit
+compare, and takes the check of the entry that hits. The top asks for a slot's current PC (the
+split's, the snapshot's while its unit updates); ``dispatch`` reads ``entry`` instead (the
+slot's warp is dispatched: the dispatch decision stays out of ``hit``, which the issue stage
+waits for). A PC outside the store is marked ``in_range = 0``: fetching it is a fetch fault.
+Loading the store empties every buffer.
 """
 
 from __future__ import annotations
@@ -82,6 +84,10 @@ class Fetch(wiring.Component):
                 "pc": In(data.ArrayLayout(PC_WIDTH, self.buffers)),
                 "dispatch": In(self.buffers),
                 "entry": In(PC_WIDTH),
+                "a": Out(data.ArrayLayout(BUFFER, self.buffers)),
+                "b": Out(data.ArrayLayout(BUFFER, self.buffers)),
+                "hit_a": Out(self.buffers),
+                "hit_b": Out(self.buffers),
                 "buffer": Out(data.ArrayLayout(BUFFER, self.buffers)),
                 "hit": Out(self.buffers),
             }
@@ -116,7 +122,7 @@ class Fetch(wiring.Component):
                 tag_in_range.eq(in_range),
                 a_valid.eq(~self.load.valid),
             ]
-            a = Signal(BUFFER, name=f"a{i}")
+            a = self.a[i]
             m.d.comb += [
                 a.pc.eq(tag),
                 a.in_range.eq(tag_in_range),
@@ -127,8 +133,7 @@ class Fetch(wiring.Component):
             # B: A's entry kept while A moves on to the next PC
             b = Signal(BUFFER, name=f"b{i}")
             b_valid = Signal(name=f"b{i}_valid")
-            hit_a = Signal(name=f"hit_a{i}")
-            hit_b = Signal(name=f"hit_b{i}")
+            hit_a, hit_b = self.hit_a[i], self.hit_b[i]
             m.d.comb += [
                 hit_a.eq(a_valid & (a.pc == wanted)),
                 hit_b.eq(b_valid & (b.pc == wanted)),
@@ -144,6 +149,7 @@ class Fetch(wiring.Component):
                 offset.eq(address - GLOBAL_BASE),
                 in_range.eq((offset >> 2) < p.imem_words),
                 read.addr.eq(offset[2:]),
+                self.b[i].eq(b),
                 self.buffer[i].eq(Mux(hit_a, a, b)),
                 self.hit[i].eq(hit),
             ]

@@ -176,10 +176,15 @@ class Lane(wiring.Component):
             m.d.comb += self.next_pc.eq(pc)
         with m.Else():
             m.d.comb += self.next_pc.eq(seq_pc)
-        redirects = instr.is_branch | instr.is_jal | instr.is_jalr
-        misaligned = self.next_pc[: (ILEN_BYTES - 1).bit_length()] != 0
+        # a taken branch, a jump: its target misaligned, known from the targets' low bits
+        # (the PC is aligned, so pc + imm has the immediate's) without the full sums
+        low = (ILEN_BYTES - 1).bit_length()
+        jalr_low = named("jalr_target_low", (a[:low] + instr.imm[:low])[:low] & ~1, low)
+        imm_low = instr.imm[:low] != 0
+        bad_branch = instr.is_branch & taken & imm_low
+        bad_jump = (instr.is_jal & imm_low) | (instr.is_jalr & (jalr_low != 0))
         m.d.comb += [
-            self.bad_target.eq(redirects & misaligned),
+            self.bad_target.eq(bad_branch | bad_jump),
             self.addr.eq(addr),
             self.store_data.eq(self.b),
         ]

@@ -47,7 +47,8 @@ from reconverge.golden.blocks import (
     SqueezerParams,
 )
 from reconverge.golden.blocks.divergence import NEVER
-from reconverge.golden.blocks.units import sm_unit
+from reconverge.golden.blocks.scoreboard import OPERANDS
+from reconverge.golden.blocks.units import BUFFER_ENTRIES, sm_lookups, sm_unit
 from reconverge.golden.config import ScoreboardKind
 from reconverge.golden.faults import FaultCode
 from reconverge.golden.geometry import bits_for
@@ -95,6 +96,12 @@ def _named(m: Module, name: str, value: Value | int, width: int | None = None) -
     sig = Signal(width if width is not None else len(value), name=name)
     m.d.comb += sig.eq(value)
     return sig
+
+
+def _faulty(entry: data.View) -> Value:
+    """An instruction-buffer entry's instruction faults at issue (outside the store, or its
+    predecode bits say so)."""
+    return ~entry.in_range | entry.pre.faulty
 
 
 def _lowest(bits: Value) -> Value:
@@ -230,7 +237,7 @@ class _Core:
 
     # -- the stages ----------------------------------------------------------------------------
     def _stages(self) -> None:
-        m, p, N, S = self.m, self.p, self.N, self.S
+        m, p, N = self.m, self.p, self.N
         m.submodules.fetch = self.fetch = Fetch(p, self.sm.program)
         self.units = []
         for w in range(N):
@@ -257,7 +264,7 @@ class _Core:
             self.dividers.append(divider)
         self.outer.submodules.lsu = self.lsu = LSU(p)
         m.submodules.writeback = self.wb = WritebackLines(p)
-        lookups, writebacks = N * S, len(LatencyClass)
+        lookups, writebacks = sm_lookups(p), len(LatencyClass)
         if p.config.scoreboard_kind is ScoreboardKind.MASKED:
             self.scoreboard = MaskedScoreboard(
                 MaskedScoreboardParams.of(self.g, lookups, writebacks)
@@ -307,35 +314,40 @@ class _Core:
     # -- 1. candidates -------------------------------------------------------------------------
     def _candidates(self) -> None:
         m, N, S = self.m, self.N, self.S
-        sb = self.scoreboard
+        sb, fetch = self.scoreboard, self.fetch
         self.exposed = [[None] * S for _ in range(N)]
         ready_bits = []
-        self.faulty = [[None] * S for _ in range(N)]
+        lsu_idle = _named(m, "lsu_idle", ~self.lsu.busy & ~self.mem_pending)
         for w in range(N):
             unit = self.units[w]
             quiet = self.active[w] & self.quiet[w]
             for s in range(S):
                 i = w * S + s
-                buf = self.fetch.buffer[i]
-                pre = buf.pre
                 exposed = _named(m, f"w{w}_s{s}_exposed", quiet & unit.splits.valid[s])
                 self.exposed[w][s] = exposed
+                # each entry of the slot's buffer is checked on its own lookup port, from its
+                # registers, while the compare with the split's PC says which one holds it
                 # (the buffer is asked for the split's PC whenever the split can issue)
-                hit = self.fetch.hit[i]
-                faulty = _named(m, f"w{w}_s{s}_faulty", ~buf.in_range | pre.faulty)
-                self.faulty[w][s] = faulty
-                m.d.comb += [
-                    sb.lookup.warp[i].eq(w),
-                    sb.lookup.operands[3 * i].eq(pre.sb_rs1),
-                    sb.lookup.operands[3 * i + 1].eq(pre.sb_rs2),
-                    sb.lookup.operands[3 * i + 2].eq(pre.sb_rd),
-                    sb.lookup.mask[i].eq(unit.splits.mask[s]),
-                ]
-                hazard = (sb.lookup.dep_mask[i] != 0) | sb.lookup.full[i]
-                lsu_idle = ~self.lsu.busy & ~self.mem_pending
-                clear = ~hazard & (~pre.memory | lsu_idle) & (~pre.division | self.divider_idle)
+                entries = ((fetch.a[i], fetch.hit_a[i]), (fetch.b[i], fetch.hit_b[i]))
+                found = []
+                for e, (entry, hit) in enumerate(entries):
+                    k = BUFFER_ENTRIES * i + e
+                    pre = entry.pre
+                    m.d.comb += [
+                        sb.lookup.warp[k].eq(w),
+                        sb.lookup.operands[OPERANDS * k].eq(pre.sb_rs1),
+                        sb.lookup.operands[OPERANDS * k + 1].eq(pre.sb_rs2),
+                        sb.lookup.operands[OPERANDS * k + 2].eq(pre.sb_rd),
+                        sb.lookup.mask[k].eq(unit.splits.mask[s]),
+                    ]
+                    hazard = (sb.lookup.dep_mask[k] != 0) | sb.lookup.full[k]
+                    clear = ~hazard & (~pre.memory | lsu_idle) \
+                        & (~pre.division | self.divider_idle)  # fmt: skip
+                    # an instruction that faults at issue is a candidate whatever the checks
+                    may = _named(m, f"w{w}_s{s}_{'ab'[e]}_may", _faulty(entry) | clear)
+                    found.append(hit & may)
                 timed = self._timer_now(w, s) == 0
-                ready = _named(m, f"w{w}_s{s}_ready", exposed & timed & hit & (faulty | clear))
+                ready = _named(m, f"w{w}_s{s}_ready", exposed & timed & any_of(found))
                 ready_bits.append(ready)
                 m.d.comb += self.scheduler.sid[i].eq(unit.splits.sid[s])
         sched = self.scheduler
@@ -406,7 +418,6 @@ class _Core:
         buf = Signal(self.fetch.buffer.shape().elem_shape, name="sel_buffer")
         sid = Signal(self.unit.sid_bits, name="sel_sid")
         mask = Signal(W, name="sel_mask")
-        faulty = Signal(name="sel_faulty")
         for w in range(N):
             for s in range(S):
                 i = w * S + s
@@ -416,8 +427,8 @@ class _Core:
                         buf.eq(self.fetch.buffer[i]),
                         sid.eq(unit.splits.sid[s]),
                         mask.eq(unit.splits.mask[s]),
-                        faulty.eq(self.faulty[w][s]),
                     ]
+        faulty = _named(m, "sel_faulty", _faulty(buf))
         # the issue stage sees the instruction through its predecode bits only (the word is
         # decoded in the read stage): the lanes compute its outcome (next PCs, exit codes;
         # stack-less: sp, which orders the threads), so it reaches the unit behind the execute
@@ -793,7 +804,9 @@ class _Core:
         with m.If(lsu.start.valid):
             m.d.sync += [self.lsu_warp.eq(x["warp"]), self.mem_pending.eq(0)]
         m.d.comb += [
-            lsu.start.valid.eq(last & ~pass_fault & self.memory_instr),
+            # (a pass fault is a control instruction's or an ``ecall``'s, never a memory
+            # instruction's: the start does not wait for it)
+            lsu.start.valid.eq(last & self.memory_instr),
             lsu.start.op.eq(
                 Mux(instr.is_load, MemOp.LOAD, Mux(instr.is_store, MemOp.STORE, MemOp.AMO))
             ),
@@ -1176,8 +1189,12 @@ class _Core:
         for w in range(N):
             issued = self.issue & ~self.fault_at_issue & (self.sel["warp"] == w) \
                 & (self.issue_dest != 0)  # fmt: skip
+            # both counts from registers, this cycle's issue only picks one (the issue
+            # decision is the latest signal of the cycle)
+            kept = _named(m, f"w{w}_pending_kept", self.pending[w] - releases[w], PENDING_BITS)
+            more = _named(m, f"w{w}_pending_more", kept + 1, PENDING_BITS)
             m.d.sync += [
-                self.pending[w].eq(self.pending[w] + issued - releases[w]),
+                self.pending[w].eq(Mux(issued, more, kept)),
                 self.drained.bit_select(w, 1).eq(
                     self._drained_next(w, issued, releases[w] + later[w], through[w])
                 ),
@@ -1216,15 +1233,17 @@ class _Core:
         thread = Signal(32, name="fault_thread_now")
         block = Signal(32, name="fault_block_now")
         self._fault_sources(fault, code, fpc, thread, block)
-        with m.If(self.running & fault & ~self.faulted):
+        # the fault's code and location follow every running cycle until the SM faults (their
+        # load enable from registers: the fault sources are the cycle's latest signals)
+        with m.If(self.running & ~self.faulted):
             m.d.sync += [
-                self.faulted.eq(1),
-                self.running.eq(0),
                 st.fault_code.eq(code),
                 st.fault_pc.eq(fpc),
                 st.fault_thread.eq(thread),
                 st.fault_block.eq(block),
             ]
+        with m.If(self.running & fault & ~self.faulted):
+            m.d.sync += [self.faulted.eq(1), self.running.eq(0)]
         with m.Elif(self.running & started & idle_sm):
             m.d.sync += [self.done.eq(1), self.running.eq(0)]
         # counters

@@ -73,6 +73,11 @@ def rpc_of(word: int) -> int:
     return int(f"{word:032b}"[::-1], 2)
 
 
+def field(out: dict[str, int], name: str, slot: int, width: int) -> int:
+    """Element ``slot`` of the array output ``name`` (elements of ``width`` bits)."""
+    return out[name] >> width * slot & (1 << width) - 1
+
+
 def check(cycles: list[Cycle], outputs: list[dict[str, int]]) -> None:
     store = {k: (0, 0) for k in range(PARAMS.imem_words)}
     previous: list[tuple[int, bool]] = [(-1, False)] * SLOTS  # (asked-for PC, hit)
@@ -80,7 +85,6 @@ def check(cycles: list[Cycle], outputs: list[dict[str, int]]) -> None:
         for slot in range(SLOTS):
             pc = cycle["pc"] >> PC_WIDTH * slot & (1 << PC_WIDTH) - 1
             hit = bool(out["hit"] >> slot & 1)
-            entry = unpack(BUFFER, out["buffer"] >> BUFFER.size * slot & (1 << BUFFER.size) - 1)
             asked, had = previous[slot]
             before = cycles[t - 1] if t else {}
             loaded_before = before.get("load__valid", 0)
@@ -88,13 +92,21 @@ def check(cycles: list[Cycle], outputs: list[dict[str, int]]) -> None:
                 asked, had = before["entry"], False
             if not loaded_before and (pc == asked or (had and pc == asked + 4)):
                 assert hit, f"cycle {t} slot {slot}: {pc:#x} (asked {asked:#x}, hit {had})"
+            # each entry that says it hits holds the PC's store entry; ``buffer`` is the one
+            # that hits (A first), ``hit`` says one does
+            entries = {e: field(out, e, slot, BUFFER.size) for e in ("a", "b", "buffer")}
+            hits = {e: bool(out[f"hit_{e}"] >> slot & 1) for e in ("a", "b")}
+            assert hit == (hits["a"] or hits["b"]), (t, slot, hits)
             if hit:
+                assert entries["buffer"] == entries["a" if hits["a"] else "b"], (t, slot)
+            for e in (e for e in hits if hits[e]):
+                entry = unpack(BUFFER, entries[e])
                 index = (pc - GLOBAL_BASE) // 4
                 word, rpc = store.get(index, (None, None))
-                assert entry["pc"] == pc and entry["in_range"] == (index in store), (t, slot)
+                assert entry["pc"] == pc and entry["in_range"] == (index in store), (t, slot, e)
                 if index in store:
-                    assert (entry["word"], entry["rpc"]) == (word, rpc), (t, slot, index)
-                    assert entry["pre"] == pack(PREDECODED, predecode(word)), (t, slot)
+                    assert (entry["word"], entry["rpc"]) == (word, rpc), (t, slot, e, index)
+                    assert entry["pre"] == pack(PREDECODED, predecode(word)), (t, slot, e)
             previous[slot] = (pc, hit)
         if cycle.get("load__valid"):
             store[cycle["load__addr"]] = (cycle["load__word"], cycle["load__rpc"])
@@ -119,4 +131,4 @@ def test_fetch_in_icarus(tmp_path) -> None:  # type: ignore[no-untyped-def]
         for row in steps
     ]
     cycles = stream(steps)
-    check(cycles, simulate_icarus(Fetch(PARAMS), "fetch", cycles, tmp_path))
+    check(cycles, simulate_icarus(Fetch(PARAMS), "fetch", cycles, tmp_path, unread=("a",)))
