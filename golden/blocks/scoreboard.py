@@ -152,8 +152,10 @@ class ScoreboardParams(BlockParams):
       release (this cycle's write-backs, with the active mask the instruction issued with);
     - group ``lookup``: in ``warp`` [P], ``operands`` [3P] (rs1, rs2, rd of lookup p at
       3p..3p+2; 0 = none), ``mask`` [P] x W: the instructions being decoded; out
-      ``dep_mask`` [P] x R: the dependency mask of each lookup (bit r = register r), ``full``
-      (P bits): lookup p writes a register that needs an entry and its warp has none free.
+      ``dep_mask`` [P] x R: the dependency mask of each lookup (bit r = register r),
+      ``hazard`` (P bits): lookup p's dependency mask is not empty (what the issue logic
+      waits on, without reducing the mask), ``full`` (P bits): lookup p writes a register
+      that needs an entry and its warp has none free.
     """
 
     name = "scoreboard"
@@ -237,6 +239,7 @@ class ScoreboardParams(BlockParams):
                     Port("operands", "in", rb, OPERANDS * p),
                     Port("mask", "in", w, p),
                     Port("dep_mask", "out", self.regs, p),
+                    Port("hazard", "out", p),
                     Port("full", "out", p),
                 ),
             ),
@@ -303,14 +306,15 @@ class ScoreboardBlock(Block):
 
     def outputs(self, inputs: Mapping[str, PortValue]) -> Values:
         boards = self._released(inputs)
-        deps, full = [], 0
+        deps, hazard, full = [], 0, 0
         for p in range(self.params.lookups):
             board = boards[self._warp(inputs["lookup__warp"][p])]  # type: ignore[index]
             regs = inputs["lookup__operands"][OPERANDS * p : OPERANDS * (p + 1)]  # type: ignore[index]
             mask = inputs["lookup__mask"][p]  # type: ignore[index]
             deps.append(board.dependency_mask(regs, mask))
+            hazard |= (deps[-1] != 0) << p
             full |= board.full(regs[-1], mask) << p
-        return {"lookup__dep_mask": tuple(deps), "lookup__full": full}
+        return {"lookup__dep_mask": tuple(deps), "lookup__hazard": hazard, "lookup__full": full}
 
     def clock(self, inputs: Mapping[str, PortValue]) -> None:
         boards = self._released(inputs)

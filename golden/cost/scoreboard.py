@@ -71,12 +71,14 @@ def _table(p: ScoreboardParams) -> Inventory:
     if p.masked:
         inv.add("reserve", eq=e * rb, gate=2 * e + reduce(e))
     # a lookup: three operand ids against every entry of the set, each id decoded into the
-    # R-bit dependency mask; the destination's presence and a free entry give ``full``
+    # R-bit dependency mask, the hits ORed (``hazard``); the destination's presence and a
+    # free entry give ``full``
     per_lookup = {
         "eq": OPERANDS * e * rb,
         "gate": reduce(w)
         + OPERANDS * (e + reduce(e) + 1 + p.regs + decode(rb, p.regs))
         + reduce(OPERANDS) * p.regs
+        + reduce(OPERANDS)
         + reduce(e)
         + 3,
     }

@@ -16,6 +16,7 @@ from reconverge.golden.blocks import (
     ScoreboardParams,
     SqueezerParams,
 )
+from reconverge.golden.blocks.scoreboard import OPERANDS
 from reconverge.golden.blocks.units import BUFFER_ENTRIES, sm_lookups, sm_unit
 from reconverge.golden.config import WRITEBACK_LATENCIES, ScoreboardKind, division_cycles
 from reconverge.golden.cost.blocks import inventory
@@ -216,6 +217,11 @@ def _block(kind: ScoreboardKind, p: SMParams) -> Inventory:
     else:
         params = ScoreboardParams.of(p.geometry, lookups, writebacks)
     inv = inventory(params)
+    # the SM reads each lookup's ``hazard`` and ``full``, not its dependency mask: Yosys
+    # removes the operands' decoders and the mask's ORs
+    rb = params.reg_bits
+    unread = OPERANDS * (params.regs + decode(rb, params.regs)) + reduce(OPERANDS) * params.regs
+    inv.parts["lookup"][Kind.GATE] -= lookups * unread
     if lookups == 1:
         # a single lookup port's warp is assigned whole, a constant (0) that Amaranth passes
         # into the scoreboard: with one warp its set is the table's row itself, not a selection
@@ -479,10 +485,10 @@ def _core(p: SMParams) -> Inventory:
     # instruction, the timers
     inv.add("state", mux=2 * cand * (1 + sid + PC_WIDTH) + n * issued + cand * TIMER_BITS)
     inv.add("state", gate=n * 9)  # the units' status (settled, quiet, retired)
-    # candidates: per buffer entry its scoreboard check (the dependency mask reduced, the
-    # LSU's and divider's interlocks, the fault that overrides them) and the hit that takes it,
+    # candidates: per buffer entry its scoreboard check (hazard or full, the LSU's and
+    # divider's interlocks, the fault that overrides them) and the hit that takes it,
     # readiness (the CSR number decoded for the passes' CSR values)
-    inv.add("candidates", gate=cand * BUFFER_ENTRIES * 40 + decode(12, csrs))
+    inv.add("candidates", gate=cand * BUFFER_ENTRIES * 9 + decode(12, csrs))
     # settling: per split, its (sid, PC) against every snapshot and the continuing split
     inv.add(
         "settle",

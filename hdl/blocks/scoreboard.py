@@ -16,11 +16,13 @@ over the warps: the read port of the seed's table) with this cycle's write-backs
 bypass), so an instruction decoded in the cycle of a write-back already sees it cleared, as in
 the golden SM. The bypass is built where it takes fewer copies of the entries
 (``ScoreboardParams.bypass_first``): after each port's selection (a copy per port) or, when
-there are more read ports than warps (the SM has a lookup port per split slot of every warp
-slot), once on every entry of the table, the ports selecting from those. A lookup compares the
-three operand ids with every entry of the set, and for the masked table also ANDs each entry's
-R-mask with the instruction's active mask. The dependency mask has bit r for operand r when it
-hit; ``full`` says the destination needs an entry and the set has none free.
+there are more read ports than warps (the SM has a lookup port per instruction-buffer entry of
+every split slot), once on every entry of the table, the ports selecting from those. A lookup
+compares the three operand ids with every entry of the set, and for the masked table also ANDs
+each entry's R-mask with the instruction's active mask. The dependency mask has bit r for
+operand r when it hit, ``hazard`` says some operand hit (the OR of the three hits, which the
+SM's issue logic waits on instead of reducing the mask); ``full`` says the destination needs
+an entry and the set has none free.
 
 The masked table costs W bits per entry instead of one, an AND/OR-reduce of W bits per entry
 per lookup operand, the per-entry clearing by write-back masks and a merge comparator on the
@@ -169,6 +171,7 @@ class Scoreboard(BlockComponent):
         mask = lookup.mask[p]
         any_lane = mask.any()
         dep = Value.cast(Const(0, params.regs))
+        hits = []
         present: Value = Const(0)
         shared = []  # per entry: its R-mask shares a lane with the instruction (masked)
         for e, (_, _, rmask) in enumerate(chosen):
@@ -185,6 +188,7 @@ class Scoreboard(BlockComponent):
                 hit = any_of(match) & any_lane
             hit_s = Signal(name=f"lookup{p}_op{k}_hit")
             m.d.comb += hit_s.eq(hit)
+            hits.append(hit_s)
             dep = dep | Cat(hit_s & (op == r) for r in range(params.regs))
             if k == OPERANDS - 1:
                 present = any_of(match)  # the destination already has an entry
@@ -192,7 +196,11 @@ class Scoreboard(BlockComponent):
         if params.masked:
             needs = needs & any_lane
         free = any_of([~valid for valid, _, _ in chosen])
-        m.d.comb += [lookup.dep_mask[p].eq(dep), lookup.full[p].eq(needs & ~free)]
+        m.d.comb += [
+            lookup.dep_mask[p].eq(dep),
+            lookup.hazard[p].eq(any_of(hits)),
+            lookup.full[p].eq(needs & ~free),
+        ]
 
 
 class MaskedScoreboard(Scoreboard):

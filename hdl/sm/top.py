@@ -340,7 +340,7 @@ class _Core:
                         sb.lookup.operands[OPERANDS * k + 2].eq(pre.sb_rd),
                         sb.lookup.mask[k].eq(unit.splits.mask[s]),
                     ]
-                    hazard = (sb.lookup.dep_mask[k] != 0) | sb.lookup.full[k]
+                    hazard = sb.lookup.hazard[k] | sb.lookup.full[k]
                     clear = ~hazard & (~pre.memory | lsu_idle) \
                         & (~pre.division | self.divider_idle)  # fmt: skip
                     # an instruction that faults at issue is a candidate whatever the checks
