@@ -135,7 +135,10 @@ def make_scoreboard(
 #: last one is the destination, which needs an entry (:func:`reconverge.golden.sm.core.operands`).
 OPERANDS = 3
 MAX_WARPS = 256
-MAX_PORTS = 64  # lookups: the SM checks every split slot of every warp each cycle
+MAX_PORTS = 64  # write-back (release) ports
+#: Lookup ports: the SM checks both instruction-buffer entries of every split slot of every
+#: warp slot each cycle (``golden.blocks.units.sm_lookups``), 64 candidates at most.
+MAX_LOOKUPS = 128
 
 
 @dataclass(frozen=True)
@@ -180,7 +183,7 @@ class ScoreboardParams(BlockParams):
         check_range("regs", self.regs, 2, NUM_REGS)
         check_range("warps", self.warps, 1, MAX_WARPS)
         check_range("entries", self.entries, 1, self.regs - 1, " per warp")
-        check_range("lookups", self.lookups, 1, MAX_PORTS)
+        check_range("lookups", self.lookups, 1, MAX_LOOKUPS)
         check_range("writebacks", self.writebacks, 1, MAX_PORTS)
 
     @property

@@ -203,14 +203,14 @@ CASES = [
         "an SM the hardware cannot build",
         ("verilog", "sm", "--config", "eval", "--policy", "mp-orec"),
         USAGE,
-        "lookups must be in 1..64",
+        "lookups must be in 1..128",
     ),
     Case("unknown policy", ("run", DEMO, "--policy", "fast"), USAGE, "invalid choice: 'fast'"),
     Case(
         "the SM cosim cannot build",
         ("cosim", "nested", "--config", "eval", "--policy", "mp-orec"),
         USAGE,
-        "cannot be built: lookups must be in 1..64",
+        "cannot be built: lookups must be in 1..128",
     ),
     Case("bad latency", ("run", DEMO, "--latency", "cache=3"), USAGE, "--latency takes"),
     Case(

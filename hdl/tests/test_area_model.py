@@ -93,7 +93,7 @@ def test_area_command_refuses_what_it_cannot_model(capsys: pytest.CaptureFixture
     assert "only for sm" in capsys.readouterr().err
     # the evaluation SM would need a scoreboard lookup port per split (48 warps x 32)
     assert main(["area", "sm", "--config", "eval", "--policy", "mp-orec"]) == 2
-    assert "cannot be built: lookups must be in 1..64" in capsys.readouterr().err
+    assert "cannot be built: lookups must be in 1..128" in capsys.readouterr().err
 
 
 def _sm_cases() -> list[object]:
