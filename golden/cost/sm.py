@@ -498,12 +498,13 @@ def _core(p: SMParams) -> Inventory:
         gate=cand * (3 * s + 15),
     )
     # issue: the selected buffer, split and fault; the instruction in flight (warp, sid, PC,
-    # mask, RPC, word and predecode bits, passes, cycle; the slot is unused and removed), the
-    # passes left and the pass index, this pass's quarters, lanes and sources
+    # mask, RPC, word and predecode bits, passes, cycle, PC + 4; the slot is unused and
+    # removed), the passes left and the pass index, this pass's quarters, lanes and sources
     buffer = PC_WIDTH + XLEN + PC_WIDTH + 1
     # (the RPC only where the policy consumes it: else a constant the outcome passes)
     rpc = PC_WIDTH if p.config.explicit else 0
-    cur = wb + sid + PC_WIDTH + w + rpc + XLEN + PREDECODED_BITS + bits_for(q + 1) + COUNTER + 3
+    cur = wb + sid + 2 * PC_WIDTH + w + rpc + XLEN + PREDECODED_BITS + bits_for(q + 1)
+    cur += COUNTER + 3
     flight = cur + 2 * bits_for(q + 1) - bits_for(q + 1) + q * qb + w + w * qb + bits_for(q)
     # (multi-pass without hws: per warp slot whether the next cycle is the last pass of a
     # decided outcome, which the slot's unit takes, registered)

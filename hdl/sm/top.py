@@ -483,11 +483,15 @@ class _Core:
             "pre": Signal(PREDECODED, name="cur_pre"),
             "passes": Signal(range(Q + 1), name="cur_passes"),
             "cycle": Signal(COUNTER, name="cur_cycle"),
+            "after": Signal(PC_WIDTH, name="cur_after"),
             "in_range": Signal(name="cur_in_range"),
             "faulty": Signal(name="cur_faulty"),
             "resolved": Signal(name="cur_resolved"),
         }
         self.sel["cycle"] = self.cycle
+        # PC + 4, a decided outcome's target, registered with the instruction: the units'
+        # update paths start at a register, not behind an adder
+        self.sel["after"] = _named(m, "sel_after", buf.pc + 4, PC_WIDTH)
         cur_quarter = Signal.like(self.pass_quarter, name="cur_pass_quarter")
         cur_lanes = Signal(W, name="cur_lane_mask")
         cur_src = Signal.like(self.sel_src, name="cur_src")
@@ -922,7 +926,7 @@ class _Core:
             here = late | early
             mask = Mux(late, resolved["mask"], now["mask"])
             pc = Mux(late, resolved["pc"], now["pc"])
-            after = Mux(late, resolved["after"], (now["pc"] + 4)[:PC_WIDTH])
+            after = Mux(late, resolved["after"], now["after"])
             rpc = Mux(late, resolved["rpc"], NEVER) if "rpc" in resolved else NEVER
             m.d.comb += [
                 o.valid.eq(here),
