@@ -23,7 +23,7 @@ threads were among them, moves its PC past the ``bar`` and pops as above.
 
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Module, Mux, Signal, Value
 
 from reconverge.golden.blocks.stack_twins import SpsStackParams
 from reconverge.hdl.blocks.common import first_set, highest_kept, one_hot
@@ -116,10 +116,17 @@ class SpsStack(BlockComponent):
         new_mask = [Signal(w, name=f"e{i}_mask_next") for i in range(d)]
         new_rpc = [Signal(pcw, name=f"e{i}_rpc_next") for i in range(d)]
         new_call = [Signal(name=f"e{i}_call_next") for i in range(d)]
+        # where the pushes land: at ``base`` = sp - replace and the entry above, as one-hot
+        # compares of the stack pointer (no subtraction or addition on the way to the entries)
+        at_sp = [sp == i for i in range(d)]
+        below_sp = [sp > i for i in range(d)]
+        first = [pushing & (pushes != 0) & Mux(replace, is_top[i], at_sp[i]) for i in range(d)]
+        second = [
+            pushing & (pushes == 2) & Mux(replace, at_sp[i], at_sp[i - 1] if i else 0)
+            for i in range(d)
+        ]
         for i in range(d):
-            first = pushing & (pushes != 0) & (base == i)
-            second = pushing & (pushes == 2) & (base + 1 == i)
-            pushed = first | second
+            pushed = first[i] | second[i]
             with m.If(releasing):
                 m.d.comb += [
                     new_pc[i].eq(Mux(is_top[i] & top_released, released_pc, pc[i])),
@@ -127,8 +134,8 @@ class SpsStack(BlockComponent):
                 ]
             with m.Elif(pushed):
                 m.d.comb += [
-                    new_pc[i].eq(Mux(first, first_pc, u.lo.pc)),
-                    new_mask[i].eq(Mux(first, first_mask, u.lo.mask)),
+                    new_pc[i].eq(Mux(first[i], first_pc, u.lo.pc)),
+                    new_mask[i].eq(Mux(first[i], first_mask, u.lo.mask)),
                 ]
             with m.Else():
                 m.d.comb += [
@@ -139,20 +146,67 @@ class SpsStack(BlockComponent):
                 new_rpc[i].eq(Mux(pushed & ~releasing, outcome.rpc, rpc[i])),
                 new_call[i].eq(Mux(pushed & ~releasing, outcome.call, call[i])),
             ]
-        sp_mod = Signal(range(d + 3), name="sp_modified")
-        m.d.comb += sp_mod.eq(Mux(apply & pushing, base + pushes, sp))
 
-        # 4. pop every done entry above the highest one that stays
+        # 4. pop every done entry above the highest one that stays. An entry is done when its
+        # mask is empty, its PC is RETURN, it is the returning top entry, or (above the bottom,
+        # not a call entry) its PC equals its RPC. Compare before select: every PC an entry can
+        # get is compared with RETURN and with the RPC it gets, in parallel and from the ports
+        # and registers; the update's case only selects among those bits.
+        def flags(name: str, value: Value, against: Value) -> tuple[Signal, Signal]:
+            at_ret, at_rpc = Signal(name=f"{name}_ret"), Signal(name=f"{name}_at_rpc")
+            m.d.comb += [at_ret.eq(value == ret_code), at_rpc.eq(value == against)]
+            return at_ret, at_rpc
+
+        # the top entry's PC after an update (its RPC stays): the jump's group, the RPC, or its
+        # own; after a release, PC + 4
+        top_jump = flags("top_jump", u.lo.pc, top_rpc)
+        top_rpc_pc = flags("top_to_rpc", outcome.rpc, top_rpc)
+        top_stays = flags("top_stays", top_pc, top_rpc)
+        top_release = flags("top_release", released_pc, top_rpc)
+        to_rpc = (u.call | u.branch) & ~replace
+        top_ret = Mux(u.jump, top_jump[0], Mux(to_rpc, top_rpc_pc[0], top_stays[0]))
+        top_at_rpc = Mux(u.jump, top_jump[1], Mux(to_rpc, top_rpc_pc[1], top_stays[1]))
+        # a pushed group never has the update's RPC (the pushes leave that group out)
+        lo_ret = Signal(name="lo_ret")
+        first_ret = Signal(name="first_ret")
+        m.d.comb += [
+            lo_ret.eq(u.lo.pc == ret_code),
+            first_ret.eq(Mux(push_hi, u.hi.pc == ret_code, lo_ret)),
+        ]
         keep = []
         for i in range(d):
-            done = (
-                ~new_mask[i].any()
-                | (new_pc[i] == ret_code)
-                | (apply & u.ret & is_top[i])
-                | ((i > 0) & ~new_call[i] & (new_pc[i] == new_rpc[i]))
+            own_ret, own_at_rpc = flags(f"e{i}", pc[i], rpc[i])
+            if i > 0:  # the bottom entry has no RPC to reach
+                own_at_rpc = own_at_rpc & ~call[i]
+                top_at_rpc_i = top_at_rpc & ~call[i]
+                release_at_rpc = top_release[1] & ~call[i]
+            else:
+                own_at_rpc = top_at_rpc_i = release_at_rpc = Value.cast(0)
+            own = own_ret | own_at_rpc
+            done = Signal(name=f"e{i}_done")
+            with m.If(releasing):
+                m.d.comb += done.eq(
+                    ~mask[i].any()
+                    | Mux(is_top[i] & top_released, top_release[0] | release_at_rpc, own)
+                )
+            with m.Elif(first[i]):
+                m.d.comb += done.eq(first_ret)
+            with m.Elif(second[i]):
+                m.d.comb += done.eq(lo_ret)
+            with m.Else():
+                m.d.comb += done.eq(
+                    ~(mask[i] & ~outcome.exited).any()
+                    | (apply & u.ret & is_top[i])
+                    | Mux(is_top[i], top_ret | top_at_rpc_i, own)
+                )
+            # in the stack after the pushes: below ``base`` or pushed (with pushes), else below sp
+            in_stack = Mux(
+                apply & pushing,
+                first[i] | second[i] | (below_sp[i] & ~(replace & is_top[i])),
+                below_sp[i],
             )
             k = Signal(name=f"e{i}_keep")
-            m.d.comb += k.eq((sp_mod > i) & ~done)
+            m.d.comb += k.eq(in_stack & ~done)
             keep.append(k)
         popped_sp = highest_kept(m, keep, len(sp))
 

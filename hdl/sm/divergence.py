@@ -15,7 +15,10 @@ uses whatever the policy:
   ``after``; a ``bar``'s threads in ``barrier``), else it is the resolved outcome of the
   previous cycle's ``resolve``; the
   threads that ``exited``, whether it was a ``control`` instruction, a ``call`` or a ``ret``,
-  its ``rpc``, and the SP writes (``sp_we``, which only the stack-less control reads);
+  its ``rpc``, and the SP writes (``sp_we``, which only the stack-less control reads).
+  ``uniform`` says which values the unit takes and may be set without ``valid`` (a fault
+  withholds the update, not its kind); ``exited``, ``barrier``, ``ret`` and ``call`` are
+  0 unless ``valid``, so the unit takes them as they come;
 - ``release``: the block's barrier completed for these waiting ``lanes``;
 - out ``splits`` (``valid``, ``sid``, ``pc``, ``mask`` per split slot), ``busy`` (the unit is still
   applying an update and exposes nothing), ``overflow``, ``live``, ``waiting``.
@@ -275,7 +278,7 @@ class DivergenceUnit(wiring.Component):
                 bo.target_mask[1].eq(stage.second_mask),
             ]
 
-    def _common(self, m: Module, block: wiring.Component, first: Value) -> None:
+    def _common(self, m: Module, block: wiring.Component) -> None:
         """The block's launch and release, and what an update takes from the outcome alone in
         its first clock."""
         o, bo = self.outcome, block.outcome
@@ -284,9 +287,11 @@ class DivergenceUnit(wiring.Component):
             block.launch.mask.eq(self.launch.mask),
             block.launch.pc.eq(self.launch.pc),
             block.release.lanes.eq(self.release.lanes),
-            bo.exited.eq(Mux(first, o.exited, 0)),
-            bo.barrier.eq(Mux(first, o.barrier, 0)),
-            bo.ret.eq(first & o.ret),
+            # (the core sends exits, barrier lanes and a return only with a valid outcome,
+            # never in the later clocks of an update of several target groups)
+            bo.exited.eq(o.exited),
+            bo.barrier.eq(o.barrier),
+            bo.ret.eq(o.ret),
         ]
 
     # -- the SPS and dual-path stacks ----------------------------------------------------------
@@ -302,7 +307,7 @@ class DivergenceUnit(wiring.Component):
         advance = Signal(name="seq_advance")
         stage, _ = self._grouping(m, advance, "below_high")
         m.d.comb += [
-            single.eq(o.uniform | stage.at_most_two | (first & o.ret & block.status.in_call)),
+            single.eq(o.uniform | stage.at_most_two | (o.ret & block.status.in_call)),
             advance.eq(update & ~single),
         ]
         later = {  # the outcome's fields for the later updates of the same instruction
@@ -314,7 +319,7 @@ class DivergenceUnit(wiring.Component):
         slot = o.sid[: len(bo.slot)]  # dual-path: the path (sid = 2 x level + path)
         with m.If(first):
             m.d.sync += [later["rpc"].eq(rpc), later["call"].eq(o.call), later["slot"].eq(slot)]
-        self._common(m, block, first)
+        self._common(m, block)
         m.d.comb += [
             bo.valid.eq(update),
             bo.slot.eq(Mux(first, slot, later["slot"])),
@@ -357,7 +362,7 @@ class DivergenceUnit(wiring.Component):
         advance = Signal(name="seq_advance")
         stage, pend = self._grouping(m, advance, "rest")
         m.d.comb += advance.eq(consumed & ~o.uniform & (pend != 0))
-        self._common(m, block, first)
+        self._common(m, block)
         m.d.comb += [
             bo.valid.eq(consumed),
             bo.cont.eq(step),

@@ -921,8 +921,12 @@ class _Core:
             late = _named(m, f"w{w}_resolved_update", resolved["for_warp"][w])
             if single_pass:
                 early = _named(m, f"w{w}_plain_update", plain & (now["warp"] == w))
+                decided = early
             else:
                 early = _named(m, f"w{w}_plain_update", self.final_decided[w] & ~self.faulted)
+                # the kind of outcome (which values the unit takes) from the register alone:
+                # a fault only withholds the update's valid
+                decided = self.final_decided[w]
             here = late | early
             mask = Mux(late, resolved["mask"], now["mask"])
             pc = Mux(late, resolved["pc"], now["pc"])
@@ -941,7 +945,7 @@ class _Core:
                 o.exited.eq(Mux(late, resolved["exited"], 0)),
                 o.barrier.eq(Mux(early & pre.bar, now["mask"], 0)),
                 o.sp_we.eq(Mux(late, resolved["sp_we"], 0)),
-                o.uniform.eq(early),
+                o.uniform.eq(decided),
             ]
             with m.If(here):
                 # who the update is for, should the unit overflow on it (golden's fault names
