@@ -252,6 +252,17 @@ def format_synth(r: dict[str, Any]) -> str:
     )
     for name, sub in e.get("submodules", {}).items():
         lines.append(f"    {name}: {sub['luts']} LUT4, {sub['flip_flops']} FFs, {sub['ebr']} EBR")
+    slow = e.get("slow_paths")
+    if slow and slow["over"]:
+        lines.append(
+            f"  estimated before place and route: {slow['over']} of {slow['endpoints']} "
+            f"endpoints over {slow['period_ns']:g} ns (latest {slow['latest_ns']} ns); "
+            "the latest from each start:"
+        )
+        lines += [
+            f"    {p['arrival_ns']} ns: {p['start']} -> {p['endpoint']} ({p['cells']} cells)"
+            for p in slow["by_start"]
+        ]
     if "fmax_mhz" in e:
         used = ", ".join(f"{k} {v}" for k, v in e["utilization"].items())
         lines.append(f"  placed and routed: {used}; Fmax {e['fmax_mhz']} MHz")

@@ -46,7 +46,7 @@ BLOCK_STAGES: dict[str, str] = {
     "squeezer": "squeezer",
     "scoreboard": "scoreboard",
     "masked_scoreboard": "scoreboard",
-    "arbiter": "lsu_tree",
+    "arbiter": "unit",  # the grouping trees and the stack-less control's tree
 }
 
 

@@ -50,7 +50,7 @@ CALIBRATION = Path(__file__).with_name("calibration.json")
 #: Every SM stage of the area model (the cycle's clock and comparators reach all of them).
 STAGES = (
     "fetch", "decode", "regfile", "lane", "divider", "scoreboard", "unit", "squeezer",
-    "lsu_tree", "writeback", "scheduler", "lsu", "core",
+    "writeback", "scheduler", "lsu", "core",
 )  # fmt: skip
 
 #: The stages each event switches (the columns of each stage's fit).
@@ -63,8 +63,8 @@ EVENT_STAGES: dict[str, tuple[str, ...]] = {
     "alu_ops": ("lane",),
     "mul_ops": ("lane",),
     "div_ops": ("divider",),
-    "lsu_accesses": ("lsu", "lsu_tree", "unit"),
-    "memory_transactions": ("lsu", "lsu_tree", "unit"),
+    "lsu_accesses": ("lsu", "unit"),
+    "memory_transactions": ("lsu", "unit"),
     "shared_accesses": ("lsu",),
     "unit_updates": ("unit", "scheduler", "core"),
     "arbitrations": ("unit",),

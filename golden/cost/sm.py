@@ -1,7 +1,7 @@
 """The model's inventory of the whole SM (``hdl/sm/top.py``: ``SM``), by stage, with parts named
 after the submodules as Amaranth names them (docs/sm-hardware.md, "Stages, one file each"):
 ``fetch``, ``decode``, ``regfile``, ``lane``, ``divider``, ``scoreboard``, ``unit``,
-``squeezer``, ``lsu_tree``, ``writeback``, ``scheduler``, ``lsu`` and ``core`` (the top's own
+``squeezer``, ``writeback``, ``scheduler``, ``lsu`` and ``core`` (the top's own
 logic). Blocks come from :func:`reconverge.golden.cost.blocks.inventory` with the parameters the
 SM derives from its :class:`~reconverge.golden.geometry.Geometry`; the ISA-fixed logic (decoder,
 lane, divider) is counted from ``golden.isa.SPECS`` and ``XLEN``."""
@@ -41,7 +41,7 @@ from reconverge.golden.params import (
 from reconverge.golden.policies import Policy
 from reconverge.golden.sm import decode as golden_decode
 from reconverge.golden.sm.core import RETURN_REGS
-from reconverge.golden.sm.lsu import AMO_RESULTS, WORD_BYTES
+from reconverge.golden.sm.lsu import AMO_RESULTS, WORD_BYTES, shares_tree
 
 #: Submodules of the core that this model counts in the core's own logic: components of its
 #: bookkeeping (``hdl/sm/barrier.py``), not stages of their own.
@@ -199,8 +199,6 @@ def sm(params: SMParams) -> Inventory:
         inv.include(unit(p), prefix="unit")
     if p.config.hws:
         inv.include(inventory(SqueezerParams.of(g)), prefix="squeezer")
-    if p.policy is not Policy.STACKLESS:
-        inv.include(inventory(ArbiterParams.of(g, p.line_key_bits)), prefix="lsu_tree")
     inv.include(_writeback(p), prefix="writeback")
     inv.include(_scheduler(p), prefix="scheduler")
     inv.include(_lsu(p), prefix="lsu")
@@ -450,6 +448,20 @@ def _lsu(p: SMParams) -> Inventory:
     inv.add("control", add=3 * (COUNTER + 1), eq=8)
     # the reservation table: per slot and position a valid bit and a word, checked against the
     # thread's word (sc.w), the line written and every bank's written word
+    if not shares_tree(p.policy):
+        # the line order (``LSU._lowest_line``): at start each position's line (the local
+        # address or the address), every two lines compared (below, same), a bit per ordered
+        # pair; per position: no pending position below it; the lowest line as an OR of the
+        # keys on it
+        key, pairs = p.line_key_bits, w * (w - 1) // 2
+        inv.add(
+            "order",
+            ff=2 * pairs,
+            add=pairs * key,
+            eq=pairs * key,
+            mux=w * key,
+            gate=2 * pairs + w * (2 * w - 1) + (2 * w - 1) * key + 2,
+        )
     inv.add(
         "reservations",
         ff=n * w * (1 + at) + n,

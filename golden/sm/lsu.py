@@ -18,6 +18,10 @@ pending threads on it: a broadcast is free), so the shared part takes as many cy
 busiest bank has distinct words, the cycles beyond the first being bank conflicts; an AMO
 serves one thread per bank and cycle, so it takes as many cycles as the busiest bank has AMO
 threads. The shared cycles follow the line transactions.
+
+Only under stack-less does the LSU share the arbiter tree with the divergence unit (seed 000
+Sec 4.3, :func:`shares_tree`); the other policies' LSU serves the lines in the same order
+(lowest first) from a line order it computes as the instruction starts.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from reconverge.golden.blocks.arbiter import reduce
 from reconverge.golden.isa import SPEC_BY_NAME
 from reconverge.golden.memmap import SHARED_BASE, MemoryMap, Region
 from reconverge.golden.memory import AMO_OPS
+from reconverge.golden.policies import Policy
 from reconverge.golden.semantics import MemAccess
 
 WORD_BYTES = 4
@@ -93,6 +98,12 @@ class AccessCost:
     def cycles(self) -> int:
         """Cycles the LSU is busy: one per transaction or bank cycle."""
         return self.transactions + self.shared_cycles
+
+
+def shares_tree(policy: Policy) -> bool:
+    """Whether the LSU coalesces on the stack-less control's arbiter tree, and waits in the
+    cycles where the control arbitrates on it (seed 000 Sec 4.3, timing rule 3)."""
+    return policy is Policy.STACKLESS
 
 
 def local_physical(addr: int, position: int, slot: int, memmap: MemoryMap, warp_size: int) -> int:

@@ -98,6 +98,7 @@ from reconverge.golden.sm.lsu import (
     SIGNED_AMOS,
     WORD_BYTES,
     MemOp,
+    shares_tree,
 )
 from reconverge.hdl.blocks.common import mux_tree
 
@@ -196,14 +197,20 @@ def lsu_signature(params: SMParams, key_width: int) -> wiring.Signature:
         start=In(_group(valid=Out(1), **{name: Out(f.shape) for name, f in instr})),
         clear=In(params.geometry.warps),
         busy=Out(1),
-        tree=Out(
-            _group(
-                valid=Out(w),
-                key=Out(data.ArrayLayout(key_width, w)),
-                granted=In(1),
-                min_key=In(key_width),
-                mask=In(w),
-            )
+        **(
+            {
+                "tree": Out(
+                    _group(
+                        valid=Out(w),
+                        key=Out(data.ArrayLayout(key_width, w)),
+                        granted=In(1),
+                        min_key=In(key_width),
+                        mask=In(w),
+                    )
+                )
+            }
+            if shares_tree(params.policy)
+            else {}
         ),
         mem=Out(
             _group(
@@ -256,6 +263,7 @@ class _Thread:
 
     entry: data.View  # address, store data / operand, window
     physical: Signal  # the data-port address (local: interleaved)
+    line_key: Value  # its line (the address above the line offset)
     word_in_line: Value
     bank: Value  # shared bank
     row: Value  # shared row within the block's window
@@ -268,7 +276,7 @@ class _State:
     """The LSU's registers (advanced only in cycles without stall) and the signals of the
     current cycle that the parts of :meth:`LSU.elaborate` share."""
 
-    def __init__(self, w: int, line_bytes: int, instr: data.StructLayout) -> None:
+    def __init__(self, w: int, line_bytes: int, key_width: int, instr: data.StructLayout) -> None:
         self.active = Signal(name="active")  # in the LSU cycles of an instruction
         self.instr = Signal(instr, name="instr")
         self.pend_line = Signal(w, name="pend_line")  # global/local positions not yet served
@@ -285,6 +293,8 @@ class _State:
         self.line_cycle = Signal(name="line_cycle")
         self.shared_cycle = Signal(name="shared_cycle")
         self.line_served = Signal(w, name="line_served")
+        self.on_line = Signal(w, name="on_line")  # pending positions on the lowest line
+        self.min_key = Signal(key_width, name="min_key")  # that line
         self.shared_now = Signal(w, name="shared_now")  # positions the banks serve
         self.line = Signal(8 * line_bytes, name="line")  # the due response (or the held one)
         # the kind of instruction (``instr``)
@@ -333,14 +343,16 @@ class LSU(wiring.Component):
     def elaborate(self, platform: object) -> Module:
         m = Module()
         w = self.warp_size
-        s = _State(w, self.line_bytes, instr_layout(w, self.params.warp_bits))
+        s = _State(w, self.line_bytes, self.key_width, instr_layout(w, self.params.warp_bits))
         entries = [Signal(ENTRY, name=f"thread{i}") for i in range(w)]
         threads = [self._thread(m, s, i, entry) for i, entry in enumerate(entries)]
         self._stall(m, s)
         instr = s.instr
         m.d.comb += [
             self.busy.eq(s.active),
-            s.lsu_cycle.eq(s.active & self.tree.granted),
+            s.lsu_cycle.eq(
+                s.active & (self.tree.granted if shares_tree(self.params.policy) else 1)
+            ),
             s.line_cycle.eq(s.lsu_cycle & s.pend_line.any()),
             s.shared_cycle.eq(s.lsu_cycle & ~s.pend_line.any() & s.pend_shared.any()),
             s.lr.eq((instr.op == MemOp.AMO) & (instr.amo == LR_FUNCT5)),
@@ -352,7 +364,8 @@ class LSU(wiring.Component):
         line_written = self._line_request(m, s, threads)
         bank_words, bank_written = self._shared_banks(m, s, threads)
         self._results(m, s, threads, bank_words)
-        windows, bad = self._start(m, s, entries)
+        addrs, windows, bad = self._start(m, s, entries)
+        self._lowest_line(m, s, threads, addrs, windows, bad)
         self._advance(m, s, entries, windows, bad)
         self._reservation_update(m, s, threads, line_written, bank_written)
         return m
@@ -381,34 +394,44 @@ class LSU(wiring.Component):
         m.d.comb += window.eq(choice)
         return window
 
+    def _physical(
+        self, m: Module, name: str, i: int, addr: Value, window: Value, warp: Value
+    ) -> Signal:
+        """The data-port address of position ``i``'s ``addr``: local memory at
+        ``golden.sm.lsu.local_physical`` (byte, position, word, warp slot), else ``addr``."""
+        local = Cat(
+            addr[:WORD_SHIFT], Const(i, ceil_log2(self.warp_size)),
+            addr[WORD_SHIFT : ceil_log2(self.memmap.local_size)], warp,
+        )  # fmt: skip
+        physical = Signal(ADDR_BITS, name=name)
+        m.d.comb += physical.eq(Mux(window == Window.LOCAL, local, addr))
+        return physical
+
     def _thread(self, m: Module, s: _State, i: int, entry: data.View) -> _Thread:
         """Per-position values: the physical address (local memory at
         ``golden.sm.lsu.local_physical``: byte, position, word, warp slot), its word in the
         line, the shared bank and row, the bytes written and the data in their lanes."""
-        w, line_shift = self.warp_size, ceil_log2(self.line_bytes)
+        line_shift = ceil_log2(self.line_bytes)
         a, d, size = entry.addr, entry.data, s.instr.size
         byte = a[:WORD_SHIFT]
-        local = Cat(
-            byte, Const(i, ceil_log2(w)), a[WORD_SHIFT : ceil_log2(self.memmap.local_size)],
-            s.instr.warp,
-        )  # fmt: skip
-        physical = Signal(ADDR_BITS, name=f"physical{i}")
+        physical = self._physical(m, f"physical{i}", i, a, entry.window, s.instr.warp)
         byte_en = Signal(WORD_BYTES, name=f"byte_en{i}")
         spread = Signal(WORD_BITS, name=f"spread{i}")
         reserved = Signal(RESERVED_WORD, name=f"reserved_word{i}")
         shared_word = a[WORD_SHIFT : ceil_log2(self.memmap.shared_size)]
         shared = entry.window == Window.SHARED
         m.d.comb += [
-            physical.eq(Mux(entry.window == Window.LOCAL, local, a)),
             reserved.shared.eq(shared),
             reserved.word.eq(Mux(shared, Cat(shared_word, s.instr.block), physical[WORD_SHIFT:])),
             byte_en.eq(Mux(size == 0, 1 << byte, Mux(size == 1, 0b11 << byte, 0b1111))),
             spread.eq(Mux(size == 0, d[:8].replicate(4), Mux(size == 1, d[:16].replicate(2), d))),
-            self.tree.key[i].eq(physical[line_shift:]),
         ]
+        if shares_tree(self.params.policy):
+            m.d.comb += self.tree.key[i].eq(physical[line_shift:])
         return _Thread(
             entry=entry,
             physical=physical,
+            line_key=physical[line_shift:],
             word_in_line=physical[WORD_SHIFT:line_shift],
             bank=shared_word[: self.bank_bits],
             row=shared_word[self.bank_bits :],
@@ -462,9 +485,8 @@ class LSU(wiring.Component):
         (``sc.w`` writes the words of the served threads whose reservation holds, as a store;
         ``lr.w`` is a load). Returns the words of the line the request writes."""
         w, port, instr = self.warp_size, self.mem, s.instr
-        on_line = Signal(w, name="on_line")
+        on_line = s.on_line
         stores = (instr.op == MemOp.STORE) | s.rmw
-        m.d.comb += [self.tree.valid.eq(s.pend_line), on_line.eq(self.tree.mask & s.pend_line)]
         words, enables = [], []
         firsts: Value = Const(0, w)
         for k in range(self.line_bytes // WORD_BYTES):
@@ -480,7 +502,7 @@ class LSU(wiring.Component):
         written = Signal(len(enables), name="line_written")
         m.d.comb += [
             s.line_served.eq(Mux(s.per_word, firsts, on_line)),
-            port.req_addr.eq(Cat(Const(0, ceil_log2(self.line_bytes)), self.tree.min_key)),
+            port.req_addr.eq(Cat(Const(0, ceil_log2(self.line_bytes)), s.min_key)),
             port.req_op.eq(Mux(s.lr, MemOp.LOAD, Mux(s.sc, MemOp.STORE, instr.op))),
             port.req_amo.eq(instr.amo),
             port.req_be.eq(Cat(*enables)),
@@ -589,10 +611,12 @@ class LSU(wiring.Component):
                 wb.data[i].eq(Mux(s.sc, s.sc_fail[i], loaded)),
             ]
 
-    def _start(self, m: Module, s: _State, entries: list[Signal]) -> tuple[list[Signal], Signal]:
+    def _start(
+        self, m: Module, s: _State, entries: list[Signal]
+    ) -> tuple[list[Signal], list[Signal], Signal]:
         """The windows of the buffer merged with this cycle's capture, and the fault check of
         ``start`` over them (``WarpMemory._route``: misaligned before unmapped, the lowest
-        offending position). Returns (windows, a fault)."""
+        offending position). Returns (addresses, windows, a fault)."""
         w, cap, start = self.warp_size, self.capture, self.start
         addrs, windows = [], []
         for i, entry in enumerate(entries):
@@ -632,7 +656,55 @@ class LSU(wiring.Component):
             self.fault.position.eq(position),
             self.fault.addr.eq(fault_addr),
         ]
-        return windows, bad
+        return addrs, windows, bad
+
+    def _lowest_line(
+        self,
+        m: Module,
+        s: _State,
+        threads: list[_Thread],
+        addrs: list[Signal],
+        windows: list[Signal],
+        bad: Signal,
+    ) -> None:
+        """``on_line``, the pending global/local positions on the lowest pending line, and
+        ``min_key``, that line (seed 000 Sec 4.2: one transaction per LSU cycle, lowest line
+        first). Under stack-less the control's arbiter tree gives them (seed 000 Sec 4.3).
+        Else the LSU orders the lines itself: at ``start`` it compares every two positions'
+        lines (of the buffer merged with that cycle's capture) and keeps, per ordered pair,
+        whether the first one's line is lower; in each LSU cycle a pending position is on the
+        lowest line when no pending position's line is lower, two gate levels from the
+        registers rather than a tree of comparators in the loop that serves the lines."""
+        w, line_shift = self.warp_size, ceil_log2(self.line_bytes)
+        if shares_tree(self.params.policy):
+            m.d.comb += [
+                self.tree.valid.eq(s.pend_line),
+                s.on_line.eq(self.tree.mask & s.pend_line),
+                s.min_key.eq(self.tree.min_key),
+            ]
+            return
+        start = self.start
+        keys = [
+            self._physical(m, f"start_physical{i}", i, addr, windows[i], start.warp)[line_shift:]
+            for i, addr in enumerate(addrs)
+        ]
+        # lower[j, i]: position j's line is below position i's (registered at start)
+        lower = {
+            (j, i): Signal(name=f"line{j}_below{i}") for j in range(w) for i in range(w) if j != i
+        }
+        with m.If(s.adv & start.valid & ~bad):
+            for i in range(w):
+                for j in range(i + 1, w):
+                    below, same = keys[i] < keys[j], keys[i] == keys[j]
+                    m.d.sync += [lower[i, j].eq(below), lower[j, i].eq(~below & ~same)]
+        for i in range(w):
+            beneath = Cat(s.pend_line[j] & lower[j, i] for j in range(w) if j != i)
+            m.d.comb += s.on_line[i].eq(s.pend_line[i] & ~beneath.any())
+        # every position on the line has its key: an OR of them, no selection
+        key: Value = Const(0, self.key_width)
+        for i, t in enumerate(threads):
+            key = key | Mux(s.on_line[i], t.line_key, 0)
+        m.d.comb += s.min_key.eq(key)
 
     def _advance(
         self, m: Module, s: _State, entries: list[Signal], windows: list[Signal], bad: Signal
@@ -739,7 +811,7 @@ class LSU(wiring.Component):
                 on_line = (
                     s.line_cycle
                     & ~at.shared
-                    & (at.word[line_shift:] == self.tree.min_key)
+                    & (at.word[line_shift:] == s.min_key)
                     & line_written.bit_select(at.word[:line_shift], 1)
                 )  # fmt: skip
                 in_bank: Value = Const(0)

@@ -41,7 +41,6 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from reconverge.golden.blocks import (
-    ArbiterParams,
     MaskedScoreboardParams,
     ScoreboardParams,
     SqueezerParams,
@@ -62,8 +61,7 @@ from reconverge.golden.params import (
     SMParams,
 )
 from reconverge.golden.policies import Policy
-from reconverge.golden.sm.lsu import MemOp
-from reconverge.hdl.blocks.arbiter import Arbiter
+from reconverge.golden.sm.lsu import MemOp, shares_tree
 from reconverge.hdl.blocks.common import any_of, encode, first_set
 from reconverge.hdl.blocks.scoreboard import MaskedScoreboard, Scoreboard
 from reconverge.hdl.blocks.squeezer import Squeezer
@@ -274,10 +272,6 @@ class _Core:
         m.submodules.scoreboard = self.scoreboard
         if p.config.hws:
             m.submodules.squeezer = self.squeezer = Squeezer(SqueezerParams.of(self.g))
-        if p.policy is not Policy.STACKLESS:
-            m.submodules.lsu_tree = self.lsu_tree = Arbiter(
-                ArbiterParams.of(self.g, p.line_key_bits)
-            )
 
     def _unit_status(self) -> None:
         """Per warp: its unit settled from an update this cycle (V); it is quiet (settled, not
@@ -1339,19 +1333,10 @@ class _Core:
         return Mux(waiting, FaultCode.BARRIER, FaultCode.DEADLOCK)
 
     def _tree(self) -> None:
-        """The arbiter tree the LSU coalesces with: its own, or (stackless) the stack-less
-        control's of the warp it serves (seed 000 Sec 4.3)."""
+        """Under stack-less the LSU coalesces on the stack-less control's arbiter tree of the
+        warp it serves (seed 000 Sec 4.3); the other policies' LSU orders its lines itself."""
         m, lsu = self.m, self.lsu
-        if self.p.policy is not Policy.STACKLESS:
-            tree = self.lsu_tree
-            m.d.comb += [
-                tree.valid.eq(lsu.tree.valid),
-                lsu.tree.granted.eq(1),
-                lsu.tree.min_key.eq(tree.min_key),
-                lsu.tree.mask.eq(tree.mask),
-            ]
-            for t in range(self.W):
-                m.d.comb += tree.key[t].eq(lsu.tree.key[t])
+        if not shares_tree(self.p.policy):
             return
         for w, unit in enumerate(self.units):
             here = self.lsu_warp == w

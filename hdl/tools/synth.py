@@ -39,6 +39,7 @@ from typing import Any
 from reconverge.golden.blocks.base import BlockParams
 from reconverge.golden.errors import UserError
 from reconverge.hdl.registry import lookup
+from reconverge.hdl.tools.timing import slow_paths
 
 #: synth_ecp5 with the classic ABC LUT mapper (what ``synth_ecp5 -noabc9 -nowidelut`` used to
 #: run): the ABC9 mapper of the YoWASP build dies on some of these netlists (the pipelined
@@ -53,7 +54,13 @@ abc -lut 4 -dress
 clean
 synth_ecp5 -noflatten -top {top} -run map_cells: -json {top}.json
 tee -q -o ecp5.json stat -json
+flatten
+opt_clean
+write_json flat.json
 """
+
+#: The period whose slow paths ``ecp5`` lists (``hdl.tools.timing``): the SM's 50 MHz goal.
+SLOW_PERIOD_NS = 20.0
 
 #: The rest of Yosys ``synth``'s ``fine`` step without ``memory_map``: generic gates by ABC
 #: (also the cell counts of the RTL's switching activity, ``golden/cost/activity.py``).
@@ -358,6 +365,7 @@ def ecp5(
     }
     if breakdown:
         result["submodules"] = submodule_breakdown(work / "ecp5.json", inner)
+    result["slow_paths"] = slow_paths(work / "flat.json", top, SLOW_PERIOD_NS)
     if place_and_route and not result["fits"] and refuse_overflow:
         raise UserError(
             f"the design does not fit {dev.name}: {total['luts']} LUT4, "

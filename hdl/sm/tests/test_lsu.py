@@ -39,6 +39,7 @@ from reconverge.golden.faults import FaultCode, MemoryFault
 from reconverge.golden.memmap import GLOBAL_BASE, SHARED_BASE, Region
 from reconverge.golden.memory import AMO_OPS, GlobalMemory, LocalMemory, SharedMemory, WarpMemory
 from reconverge.golden.params import COSIM, SMParams
+from reconverge.golden.policies import Policy
 from reconverge.golden.semantics import MemAccess
 from reconverge.golden.sm.lsu import (
     AMO_BY_FUNCT5,
@@ -49,6 +50,7 @@ from reconverge.golden.sm.lsu import (
     access_cost,
     local_physical,
     lsu_cycles,
+    shares_tree,
 )
 from reconverge.hdl.blocks.arbiter import Arbiter
 from reconverge.hdl.sm.lsu import LSU
@@ -72,12 +74,17 @@ def kind_of(op: MemOp, funct5: int) -> str:
 FAULT_BY_KIND = {code.kind: code for code in FaultCode}
 
 
-def sm_params(warp_size: int, simd_width: int, line_bytes: int, banks: int) -> SMParams:
-    """The co-simulation SM with another geometry, line size and bank count."""
+def sm_params(
+    warp_size: int, simd_width: int, line_bytes: int, banks: int, policy: Policy = Policy.SPS
+) -> SMParams:
+    """The co-simulation SM with another geometry, line size, bank count and policy (under
+    stack-less the LSU coalesces on a tree it shares, else it orders the lines itself)."""
     return dataclasses.replace(
         COSIM,
         geometry=dataclasses.replace(COSIM.geometry, warp_size=warp_size, simd_width=simd_width),
-        config=dataclasses.replace(COSIM.config, line_bytes=line_bytes, shared_banks=banks),
+        config=dataclasses.replace(
+            COSIM.config, line_bytes=line_bytes, shared_banks=banks, policy=policy
+        ),
     )
 
 
@@ -85,6 +92,7 @@ GEOMETRIES = {
     "W8-L4-line32-banks8": sm_params(8, 4, 32, 8),
     "W8-L8-line16-banks4": sm_params(8, 8, 16, 4),
     "W16-L4-line64-banks8": sm_params(16, 4, 64, 8),
+    "W8-L4-line32-banks8-stackless": sm_params(8, 4, 32, 8, Policy.STACKLESS),
 }
 
 
@@ -93,18 +101,19 @@ GEOMETRIES = {
 
 
 class LsuWithTree(wiring.Component):
-    """The LSU and a combinational ``Arbiter`` on its ``tree`` port; ``granted`` is an input
-    (a stack-less control would lower it in the cycles where it arbitrates its PC)."""
+    """The LSU; under stack-less with a combinational ``Arbiter`` on its ``tree`` port and
+    ``granted`` an input (the stack-less control lowers it in the cycles where it arbitrates
+    its PC)."""
 
     def __init__(self, params: SMParams) -> None:
         self.lsu = LSU(params)
         members = {k: v for k, v in self.lsu.signature.members.items() if k != "tree"}
-        super().__init__({**members, "granted": In(1)})
+        grant = {"granted": In(1)} if shares_tree(params.policy) else {}
+        super().__init__({**members, **grant})
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
         m.submodules.lsu = lsu = self.lsu
-        m.submodules.tree = tree = Arbiter(ArbiterParams(lsu.warp_size, lsu.key_width))
         for name, member in self.signature.members.items():
             if name == "granted":
                 continue
@@ -114,6 +123,9 @@ class LsuWithTree(wiring.Component):
                 m.d.comb += getattr(lsu, name).eq(getattr(self, name))
             else:
                 m.d.comb += getattr(self, name).eq(getattr(lsu, name))
+        if not shares_tree(lsu.params.policy):
+            return m
+        m.submodules.tree = tree = Arbiter(ArbiterParams(lsu.warp_size, lsu.key_width))
         m.d.comb += [
             tree.valid.eq(lsu.tree.valid),
             tree.key.eq(lsu.tree.key),
@@ -363,10 +375,11 @@ def outputs(io: PortIO, prefix: str, names: tuple[str, ...]) -> tuple[int, ...] 
 async def drive(io: PortIO, params: SMParams, stream: list[MemInstr], seed: int | None) -> Run:
     """Run ``stream`` through the LSU as the SM's top would (one pass per cycle, the next
     memory instruction once ``busy`` is low, everything frozen while ``stall``); ``seed``
-    turns on back-pressure and denied grants."""
+    turns on back-pressure and (stack-less: the shared tree) denied grants."""
     w, simd = params.geometry.warp_size, params.geometry.simd_width
     lb = params.config.line_bytes
     rng = random.Random(seed) if seed is not None else None
+    tree = shares_tree(params.policy)
     mem = LineMemory(lb)
     observed = [Observed() for _ in stream]
     queue = list(range(len(stream)))
@@ -384,12 +397,13 @@ async def drive(io: PortIO, params: SMParams, stream: list[MemInstr], seed: int 
             passes = stream[current].passes(simd)
         ins = stream[current] if passes else None
         inputs = top_inputs(ins, passes[0] if passes else 0, len(passes) == 1)
-        granted = int(not rng or rng.random() < 0.8)
+        granted = int(not (rng and tree) or rng.random() < 0.8)
         ready = int(not rng or rng.random() < 0.7)
         deliver = bool(mem.responses) and mem.responses[0][0] <= cycle
+        if tree:
+            inputs["granted"] = granted
         inputs.update(
             {
-                "granted": granted,
                 "mem__req_ready": ready,
                 "mem__resp_valid": int(deliver),
                 "mem__resp_rdata": mem.responses.pop(0)[1] if deliver else 0,
@@ -629,10 +643,11 @@ def test_lsu_matches_golden(name: str, data: st.DataObject) -> None:
     check(params, stream, simulate(params, stream, seed))
 
 
+@pytest.mark.parametrize("name", ["W8-L4-line32-banks8", "W8-L4-line32-banks8-stackless"])
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
-def test_back_pressure_changes_only_the_stall_count(data: st.DataObject) -> None:
-    params = GEOMETRIES["W8-L4-line32-banks8"]
+def test_back_pressure_changes_only_the_stall_count(name: str, data: st.DataObject) -> None:
+    params = GEOMETRIES[name]
     stream = data.draw(st.lists(instructions(params), min_size=4, max_size=16))
     ideal = simulate(params, stream, None)
     pressed = simulate(params, stream, data.draw(st.integers(0, 2**32 - 1)))
