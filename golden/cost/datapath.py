@@ -30,6 +30,26 @@ def arbiter(p: ArbiterParams) -> Inventory:
     return inv
 
 
+def two_lowest(n: int, key_width: int) -> Inventory:
+    """The divergence unit's two-lowest grouping tree (``hdl.sm.divergence.two_lowest``): an
+    arbiter tree whose N - 1 nodes carry two groups; a node makes four lower-of-two merges,
+    each with a comparison (< and ==), the key select and its leaves' masks gated, and picks
+    the second group among three (valid, key, mask); on the first level the leaves have no
+    second group, so only the lowest's merge is logic."""
+    inv, kw = Inventory(), key_width
+    sizes = [1] * n
+    for level in range(1, (n - 1).bit_length() + 1):
+        merged = [a + b for a, b in zip(sizes[::2], sizes[1::2], strict=False)]
+        merges = 1 if level == 1 else 4
+        for leaves in merged:
+            inv.add("compare", add=merges * kw, eq=merges * kw)
+            inv.add("select", mux=merges * 2 * kw, gate=merges * (kw + 6))
+            inv.add("mask", gate=merges * leaves)
+            inv.add("second", mux=2 * (1 + kw + leaves))
+        sizes = merged + sizes[2 * len(merged) :]
+    return inv
+
+
 def squeezer(p: SqueezerParams) -> Inventory:
     """Seed 001 Sec 4.1-4.3 / Appendix A: per quarter a popcount, the exchange sort's
     Q(Q-1)/2 compare-and-swap cells, per lane the gather in sorted order and the hole filling,

@@ -39,6 +39,11 @@ def _table(p: ScoreboardParams) -> Inventory:
     # entries seen after write-backs: the table's, and (bypassing after the read) each port's
     copies = stored + (0 if first else ports * e)
     inv.add("entries", ff=stored * (rb + held))
+    # the incoming reservation (the registered issue port): valid, warp, rd (masked: mask);
+    # cleared by this cycle's write-backs as an entry is
+    inv.add("incoming", ff=1 + wb + rb + (w if p.masked else 0), eq=b * (wb + rb), gate=b * 3 + rb)
+    if p.masked:
+        inv.add("incoming", mux=b * w, gate=reduce(b) * w + w + reduce(w))
     # a read port: its warp's set, a warps-way selection of the set's entries (bypassing
     # first, masked: with each entry's valid bit)
     inv.add("read", mux=ports * pick(p.warps, e * seen_bits(p)))
@@ -84,5 +89,12 @@ def _table(p: ScoreboardParams) -> Inventory:
     }
     if p.masked:  # each entry's R-mask shares a lane with the instruction's mask
         per_lookup["gate"] += e * (w + reduce(w)) + OPERANDS * e
+    # the incoming entry (its warp's): its register against the three operands, shared lanes
+    # (masked); at least two free entries when it takes one
+    per_lookup["eq"] += OPERANDS * rb + wb
+    per_lookup["gate"] += 2 * OPERANDS + e * (e - 1) // 2 + reduce(e * (e - 1) // 2) + 3
+    per_lookup["mux"] = 1
+    if p.masked:
+        per_lookup["gate"] += w + reduce(w) + OPERANDS
     inv.add("lookup", **{k: p.lookups * n for k, n in per_lookup.items()})
     return inv

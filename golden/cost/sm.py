@@ -20,7 +20,7 @@ from reconverge.golden.blocks.scoreboard import OPERANDS
 from reconverge.golden.blocks.units import BUFFER_ENTRIES, sm_lookups, sm_unit
 from reconverge.golden.config import WRITEBACK_LATENCIES, ScoreboardKind, division_cycles
 from reconverge.golden.cost.blocks import inventory
-from reconverge.golden.cost.datapath import popcount
+from reconverge.golden.cost.datapath import popcount, two_lowest
 from reconverge.golden.cost.inventory import Inventory, Kind, decode, log2, reduce, select
 from reconverge.golden.cost.scoreboard import seen_bits
 from reconverge.golden.faults import FaultCode
@@ -229,8 +229,9 @@ def _block(kind: ScoreboardKind, p: SMParams) -> Inventory:
 
 def unit(p: SMParams) -> Inventory:
     """One warp's divergence unit (docs/sm-hardware.md, "Target grouping"): the policy's block;
-    for the stacks and tables also the three grouping trees (lowest, second lowest, highest
-    next PC: seed 000 Fig 4b) and the sequence registers of an update spread over clocks."""
+    for the stacks and tables also the grouping trees (the two lowest next PCs in one tree,
+    the highest in another: seed 000 Fig 4b) and the sequence registers of an update spread
+    over clocks."""
     w = p.geometry.warp_size
     block = sm_unit(p)
     inv = Inventory().include(inventory(block), prefix="block")
@@ -249,8 +250,8 @@ def unit(p: SMParams) -> Inventory:
     if block.name == "stackless":
         # the resolve stage keeps the next PCs and SPs; a decided outcome's PC + 4 instead
         return inv.add("resolve", ff=w * (PC_WIDTH + SP_WIDTH), mux=w * PC_WIDTH)
-    for _ in range(3):
-        inv.include(inventory(ArbiterParams(w, PC_WIDTH)), prefix="groups")
+    inv.include(two_lowest(w, PC_WIDTH), prefix="groups")  # the lowest two, the highest
+    inv.include(inventory(ArbiterParams(w, PC_WIDTH)), prefix="groups")
     # the stage register: three groups (PC, threads) and whether two take every thread
     inv.add("groups", eq=w, gate=4 * w, ff=3 * (PC_WIDTH + w) + 1)
     # the pending threads and their PCs, the selection between the outcome and them
@@ -521,7 +522,8 @@ def _core(p: SMParams) -> Inventory:
     # (multi-pass without hws: per warp slot whether the next cycle is the last pass of a
     # decided outcome, which the slot's unit takes, registered)
     final = n if q > 1 and not p.config.hws else 0
-    inv.add("issue", mux=select(cand, buffer + sid + w + 1), ff=flight + final)
+    # (the buffer, its split's sid and mask, PC + 4 from the fetch stage)
+    inv.add("issue", mux=select(cand, buffer + sid + w + 1 + PC_WIDTH), ff=flight + final)
     inv.add("issue", mux=flight + n * (issued + sid), add=3 * bits_for(q + 1), gate=decode(wb, n))
     # passes, per lane: its position, its CSR value (a W-way selection), its operands (from
     # the W / L banks of its positions), the divider's tag; per thread position the CSR

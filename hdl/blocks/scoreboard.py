@@ -3,13 +3,18 @@ masked scoreboard with an R-mask per entry (Fig 8b). Golden: ``golden.blocks.sco
 
 A set-associative table: one set per warp (indexed by the warp id), ``entries`` entries per
 set, each holding a register id and a valid bit (plain) or an R-mask of W bits (masked; the
-entry is valid while its R-mask is not zero). Every clock edge::
+entry is valid while its R-mask is not zero). The reservation port is registered: the
+``issue`` of a cycle waits one clock in the *incoming* register (warp, rd, mask), which the
+lookups see as one more entry of its warp, so the issue logic's decision ends at a register
+rather than at the table's allocation. Every clock edge::
 
     after write-backs   plain:  valid  &= ~(some write-back names this warp and register)
                         masked: rmask  &= ~(OR of the masks of the write-backs that name it)
-    reservation         plain:  the first free entry of the warp takes (1, rd)
+                        (the incoming reservation likewise)
+    incoming            plain:  the first free entry of its warp takes (1, rd)
                         masked: the entry holding rd ORs the mask in (Fig 9 state 5), else the
                                 first free entry takes (rd, mask)
+                        then the incoming register takes this cycle's ``issue``
 
 Every read port (the reservation's and each lookup's) selects its warp's set (a multiplexer
 over the warps: the read port of the seed's table) with this cycle's write-backs applied (the
@@ -23,6 +28,10 @@ each entry's R-mask with the instruction's active mask. The dependency mask has 
 operand r when it hit, ``hazard`` says some operand hit (the OR of the three hits, which the
 SM's issue logic waits on instead of reducing the mask); ``full`` says the destination needs
 an entry and the set has none free.
+
+Seen from the ports this is the twin's timing (a reservation counts from the next cycle on):
+the incoming entry hits the lookups as the table entry would, and ``full`` counts it where it
+takes a new entry (at least two free entries then, else one).
 
 The masked table costs W bits per entry instead of one, an AND/OR-reduce of W bits per entry
 per lookup operand, the per-entry clearing by write-back masks and a merge comparator on the
@@ -81,22 +90,46 @@ class Scoreboard(BlockComponent):
             )  # fmt: skip
         else:  # the ports select stored entries (reg, valid bit or R-mask) and bypass them
             rows = Array(Cat(*(Cat(reg, held) for reg, held in entries)) for entries in table)
-        chosen = self._read(m, rows, issue.warp, "issue")
-        new, merge = self._reserve(m, chosen)
+        # the incoming reservation: last cycle's issue, after this cycle's write-backs
+        inc_valid = Signal(name="incoming_valid")
+        inc_warp = Signal.like(issue.warp, name="incoming_warp")
+        inc_rd = Signal.like(issue.rd, name="incoming_rd")
+        inc_mask = Signal.like(issue.mask, name="incoming_mask")
+        m.d.sync += [
+            inc_valid.eq(issue.valid),
+            inc_warp.eq(issue.warp),
+            inc_rd.eq(issue.rd),
+            inc_mask.eq(issue.mask),
+        ]
+        held_in = inc_mask if params.masked else inc_valid
+        inc_live, inc_after = self._written_back(m, "incoming", inc_warp, inc_rd, held_in)
+        # (x0 is never reserved: tested after the register, not on the issue's path)
+        incoming = (inc_live & inc_valid & (inc_rd != 0), inc_rd, inc_after)
+        chosen = self._read(m, rows, inc_warp, "incoming")
+        new, merge = self._reserve(m, chosen, incoming)
         for w, entries in enumerate(table):
             for e, (reg, held) in enumerate(entries):
                 valid, after, _ = bypassed[w][e]
-                here = issue.warp == w
+                here = inc_warp == w
                 alloc = Signal(name=f"w{w}_e{e}_alloc")
                 m.d.comb += alloc.eq(here & new[e])
-                m.d.sync += reg.eq(Mux(alloc, issue.rd, reg))
+                m.d.sync += reg.eq(Mux(alloc, inc_rd, reg))
                 if after is None:
                     m.d.sync += held.eq(valid | alloc)
                 else:
-                    mask = issue.mask
-                    m.d.sync += held.eq(Mux(alloc, mask, after | Mux(here & merge[e], mask, 0)))
+                    assert inc_after is not None
+                    m.d.sync += held.eq(
+                        Mux(alloc, inc_after, after | Mux(here & merge[e], inc_after, 0))
+                    )
+        # the incoming entry takes a new entry of its warp's set (not merged into one)
+        takes = Signal(name="incoming_takes_entry")
+        m.d.comb += takes.eq(any_of(new))
         for p in range(params.lookups):
-            self._lookup(m, p, self._read(m, rows, self.lookup.warp[p], f"lookup{p}"))
+            ours = self.lookup.warp[p] == inc_warp
+            extra = (incoming[0] & ours, inc_rd, incoming[2])
+            self._lookup(
+                m, p, self._read(m, rows, self.lookup.warp[p], f"lookup{p}"), extra, takes & ours
+            )
         return m
 
     def _written_back(
@@ -142,32 +175,41 @@ class Scoreboard(BlockComponent):
 
     # -- reservation ---------------------------------------------------------------------------
 
-    def _reserve(self, m: Module, chosen: list[Entry]) -> tuple[list[Value], list[Value]]:
-        """Per entry of the issuing warp's set: (takes the reservation as a new entry, ORs
-        the mask in). Plain: the first free entry; masked: the entry already holding rd
-        (Fig 9 state 5), else the first free one."""
-        params, issue = self.params, self.issue
+    def _reserve(
+        self, m: Module, chosen: list[Entry], incoming: Entry
+    ) -> tuple[list[Value], list[Value]]:
+        """Per entry of the incoming reservation's set: (takes it as a new entry, ORs its mask
+        in). Plain: the first free entry; masked: the entry already holding rd (Fig 9 state
+        5), else the first free one."""
+        params = self.params
+        live, rd, _ = incoming
         present: list[Value] = []
         if params.masked:
             for e, (valid, reg, _) in enumerate(chosen):
-                hit = Signal(name=f"issue_present{e}")
-                m.d.comb += hit.eq(issue.valid & valid & (reg == issue.rd))
+                hit = Signal(name=f"incoming_present{e}")
+                m.d.comb += hit.eq(live & valid & (reg == rd))
                 present.append(hit)
-        alloc = Signal(name="issue_alloc")
-        m.d.comb += alloc.eq(issue.valid & (issue.rd != 0) & ~any_of(present))
+        alloc = Signal(name="incoming_alloc")
+        m.d.comb += alloc.eq(live & ~any_of(present))
         first = first_set([~valid for valid, _, _ in chosen])
         new = []
         for e in range(params.entries):
-            sig = Signal(name=f"issue_new{e}")
+            sig = Signal(name=f"incoming_new{e}")
             m.d.comb += sig.eq(alloc & first[e])
             new.append(sig)
         return new, present
 
     # -- lookups -------------------------------------------------------------------------------
 
-    def _lookup(self, m: Module, p: int, chosen: list[Entry]) -> None:
-        """Dependency mask and ``full`` of lookup port ``p`` from its warp's set."""
+    def _lookup(
+        self, m: Module, p: int, chosen: list[Entry], incoming: Entry, takes: Value
+    ) -> None:
+        """Dependency mask and ``full`` of lookup port ``p`` from its warp's set and the
+        incoming reservation (when its warp's; ``takes``: it takes one of the set's free
+        entries)."""
         params, lookup = self.params, self.lookup
+        table = chosen
+        chosen = [*chosen, incoming]
         mask = lookup.mask[p]
         any_lane = mask.any()
         dep = Value.cast(Const(0, params.regs))
@@ -195,7 +237,10 @@ class Scoreboard(BlockComponent):
         needs = (lookup.operands[OPERANDS * p + OPERANDS - 1] != 0) & ~present
         if params.masked:
             needs = needs & any_lane
-        free = any_of([~valid for valid, _, _ in chosen])
+        free_bits = [~valid for valid, _, _ in table]
+        free = any_of(free_bits)
+        two_free = any_of([a & b for i, a in enumerate(free_bits) for b in free_bits[i + 1 :]])
+        free = Mux(takes, two_free, free)
         m.d.comb += [
             lookup.dep_mask[p].eq(dep),
             lookup.hazard[p].eq(any_of(hits)),

@@ -38,7 +38,7 @@ the load/store unit shares (seed 000 Sec 4.3).
 
 from __future__ import annotations
 
-from amaranth.hdl import Const, Module, Mux, Signal, Value
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -113,36 +113,89 @@ def divergence_signature(params: SMParams) -> wiring.Signature:
     return wiring.Signature(members)
 
 
+#: A group in a grouping tree: (valid, PC, the threads at it among the node's leaves).
+Group = tuple[Value, Value, Value]
+
+
+def _lower(m: Module, name: str, x: Group, y: Group) -> tuple[Group, Value, Value]:
+    """The lower of a group of a node's left leaves (``x``) and one of its right leaves
+    (``y``): (the group over both, its mask both masks on a tie; x taken; a tie), with a
+    comparator of its own. An invalid group loses."""
+    (vx, kx, mx), (vy, ky, my) = x, y
+    lt, eq = Signal(name=f"{name}_lt"), Signal(name=f"{name}_eq")
+    take_x, tie = Signal(name=f"{name}_take_x"), Signal(name=f"{name}_tie")
+    valid, key = Signal(name=f"{name}_v"), Signal.like(kx, name=f"{name}_pc")
+    mask = Signal(len(mx) + len(my), name=f"{name}_mask")
+    take_y = vy & (~vx | ~lt)
+    m.d.comb += [
+        lt.eq(kx < ky),
+        eq.eq(kx == ky),
+        take_x.eq(vx & (~vy | lt | eq)),
+        tie.eq(vx & vy & eq),
+        valid.eq(vx | vy),
+        key.eq(Mux(take_x, kx, 0) | Mux(take_y, ky, 0)),
+        mask.eq(Cat(Mux(take_x, mx, 0), Mux(take_y, my, 0))),
+    ]
+    return (valid, key, mask), take_x, tie
+
+
+def two_lowest(m: Module, name: str, pending: Value, pcs: list[Value]) -> tuple[Group, Group]:
+    """The lowest and the second lowest PC among the ``pending`` threads, each with its
+    threads (masks in thread order): an arbiter tree (seed 000 Fig 4b) whose nodes carry two
+    groups. A node compares its children's lowest groups and, in parallel, the three pairs the
+    second lowest can come from (both seconds on a tie, else the first's second against the
+    other's lowest), then selects: one comparator delay per level, where a second tree over
+    the threads the first left would add a whole tree behind it."""
+    w = len(pcs)
+    nodes: list[tuple[Group, Group]] = [
+        ((pending[t], pcs[t], pending[t]), (Const(0), Const(0, PC_WIDTH), Const(0, 1)))
+        for t in range(w)
+    ]  # leaves: one thread each, no second group
+    level = 0
+    while len(nodes) > 1:
+        level += 1
+        merged = []
+        for i in range(len(nodes) // 2):
+            (a1, a2), (b1, b2) = nodes[2 * i], nodes[2 * i + 1]
+            tag = f"{name}_l{level}_{i}"
+            first, a_first, tie = _lower(m, f"{tag}_first", a1, b1)
+            seconds, _, _ = _lower(m, f"{tag}_seconds", a2, b2)  # on a tie of the lowest
+            after_a, _, _ = _lower(m, f"{tag}_after_a", a2, b1)  # a's lowest is the lowest
+            after_b, _, _ = _lower(m, f"{tag}_after_b", a1, b2)  # b's lowest is
+            second = tuple(
+                Mux(tie, both, Mux(a_first, x, y))
+                for both, x, y in zip(seconds, after_a, after_b, strict=True)
+            )
+            merged.append((first, second))
+        if len(nodes) % 2:
+            merged.append(nodes[-1])
+        nodes = merged
+    return nodes[0]  # type: ignore[return-value]
+
+
 class _Groups:
     """The target groups of a set of threads (``pending``) with their next PCs (``pcs``): the
-    lowest PC, the second lowest and the highest, each with its threads (arbiter trees)."""
+    lowest PC and the second lowest (:func:`two_lowest`) and the highest (an arbiter tree on
+    the inverted PCs), each with its threads."""
 
     def __init__(self, m: Module, name: str, pending: Value, pcs: list[Value]) -> None:
         w = len(pcs)
-        trees = {}
-        for which in ("low", "second", "high"):
-            trees[which] = m.submodules[f"{name}_{which}"] = Arbiter(ArbiterParams(w, PC_WIDTH))
-        low, second, high = trees["low"], trees["second"], trees["high"]
+        (_, low_pc, low_mask), (_, second_pc, second_mask) = two_lowest(
+            m, f"{name}_low", pending, pcs
+        )
+        high = m.submodules[f"{name}_high"] = Arbiter(ArbiterParams(w, PC_WIDTH))
         for t in range(w):
-            m.d.comb += [
-                low.key[t].eq(pcs[t]),
-                second.key[t].eq(pcs[t]),
-                high.key[t].eq(~pcs[t]),
-            ]
-        m.d.comb += [
-            low.valid.eq(pending),
-            second.valid.eq(pending & ~low.mask),
-            high.valid.eq(pending),
-        ]
+            m.d.comb += high.key[t].eq(~pcs[t])
+        m.d.comb += high.valid.eq(pending)
         self.fields = {
-            "low_pc": low.min_key,
-            "low_mask": low.mask,
-            "second_pc": second.min_key,
-            "second_mask": second.mask,
+            "low_pc": low_pc,
+            "low_mask": low_mask,
+            "second_pc": second_pc,
+            "second_mask": second_mask,
             "high_pc": ~high.min_key,
             "high_mask": high.mask,
             # at most two groups: the lowest and the highest take every thread
-            "at_most_two": (low.mask | high.mask) == pending,
+            "at_most_two": (low_mask | high.mask) == pending,
         }
         #: the threads after the highest group (the stacks' next update), after the lowest two
         #: (the tables')
@@ -150,7 +203,7 @@ class _Groups:
         self.rest = Signal(w, name=f"{name}_rest")
         m.d.comb += [
             self.below_high.eq(pending & ~high.mask),
-            self.rest.eq(pending & ~low.mask & ~second.mask),
+            self.rest.eq(pending & ~low_mask & ~second_mask),
         ]
 
 

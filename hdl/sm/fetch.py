@@ -25,6 +25,8 @@ compare, and takes the check of the entry that hits. The top asks for a slot's c
 split's, the snapshot's while its unit updates); ``dispatch`` reads ``entry`` instead (the
 slot's warp is dispatched: the dispatch decision stays out of ``hit``, which the issue stage
 waits for). A PC outside the store is marked ``in_range = 0``: fetching it is a fetch fault.
+``after`` is ``pc + 4`` (the prefetch address, and the PC after the instruction that issues
+from the buffer when it hits).
 Loading the store empties every buffer.
 """
 
@@ -90,6 +92,7 @@ class Fetch(wiring.Component):
                 "hit_b": Out(self.buffers),
                 "buffer": Out(data.ArrayLayout(BUFFER, self.buffers)),
                 "hit": Out(self.buffers),
+                "after": Out(data.ArrayLayout(PC_WIDTH, self.buffers)),
             }
         )
 
@@ -143,7 +146,8 @@ class Fetch(wiring.Component):
             with m.Elif(hit_a):
                 m.d.sync += [b.eq(a), b_valid.eq(1)]
             hit = hit_a | hit_b
-            next_pc = Mux(hit, wanted + 4, wanted)
+            m.d.comb += self.after[i].eq(wanted + 4)
+            next_pc = Mux(hit, self.after[i], wanted)
             m.d.comb += [
                 address.eq(Mux(self.dispatch[i], self.entry, next_pc)),
                 offset.eq(address - GLOBAL_BASE),

@@ -137,7 +137,10 @@ class Lane(wiring.Component):
         sign_a = _ops(lambda s: MUL_SIGNS.get(s.name, (False, False))[0])
         sign_b = _ops(lambda s: MUL_SIGNS.get(s.name, (False, False))[1])
         mul_a = named("mul_a", Cat(a, a[-1] & instr.op.matches(*sign_a)), signed(XLEN + 1))
-        mul_b = named("mul_b", Cat(b, b[-1] & instr.op.matches(*sign_b)), signed(XLEN + 1))
+        # (the multiplies take rs2, never an immediate: the multiplier's operands come from
+        # the registers, not through the immediate's select)
+        rs2 = self.b
+        mul_b = named("mul_b", Cat(rs2, rs2[-1] & instr.op.matches(*sign_b)), signed(XLEN + 1))
         product = named("product", mul_a * mul_b, signed(2 * XLEN + 2))
         alu = _alu(a, b, product[:XLEN], product[XLEN : 2 * XLEN])
 

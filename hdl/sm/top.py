@@ -412,15 +412,22 @@ class _Core:
         buf = Signal(self.fetch.buffer.shape().elem_shape, name="sel_buffer")
         sid = Signal(self.unit.sid_bits, name="sel_sid")
         mask = Signal(W, name="sel_mask")
+        # PC + 4 (a decided outcome's target), registered with the instruction so that the
+        # units' update paths start at a register: the fetch stage's PC + 4 of each buffer (its
+        # prefetch address, from the asked-for PC), the selection picks one (no adder behind
+        # the scheduler)
+        after = Signal(PC_WIDTH, name="sel_after")
+        fetch = self.fetch
         for w in range(N):
             for s in range(S):
                 i = w * S + s
                 with m.If(sel[i]):
                     unit = self.units[w]
                     m.d.comb += [
-                        buf.eq(self.fetch.buffer[i]),
+                        buf.eq(fetch.buffer[i]),
                         sid.eq(unit.splits.sid[s]),
                         mask.eq(unit.splits.mask[s]),
+                        after.eq(fetch.after[i]),
                     ]
         faulty = _named(m, "sel_faulty", _faulty(buf))
         # the issue stage sees the instruction through its predecode bits only (the word is
@@ -432,7 +439,7 @@ class _Core:
             resolved = resolved | (buf.pre.sb_rd == REG_SP)
         self.sel = {"warp": sched.warp, "slot": sched.slot, "sid": sid, "pc": buf.pc,
                     "mask": mask, "rpc": buf.rpc, "word": buf.word, "pre": buf.pre,
-                    "in_range": buf.in_range, "faulty": faulty,
+                    "in_range": buf.in_range, "faulty": faulty, "after": after,
                     "resolved": _named(m, "sel_resolved", resolved)}  # fmt: skip
 
         # passes of the selected split (hws: the squeezer's non-empty quarters in sorted order)
@@ -483,9 +490,6 @@ class _Core:
             "resolved": Signal(name="cur_resolved"),
         }
         self.sel["cycle"] = self.cycle
-        # PC + 4, a decided outcome's target, registered with the instruction: the units'
-        # update paths start at a register, not behind an adder
-        self.sel["after"] = _named(m, "sel_after", buf.pc + 4, PC_WIDTH)
         cur_quarter = Signal.like(self.pass_quarter, name="cur_pass_quarter")
         cur_lanes = Signal(W, name="cur_lane_mask")
         cur_src = Signal.like(self.sel_src, name="cur_src")

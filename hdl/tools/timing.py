@@ -5,7 +5,7 @@ endpoints over the period, through unrelated logic, and fixing the worst one sho
 next. This estimate gives them all from Yosys's ECP5 netlist before place and route: each
 cell input's latest arrival after the clock edge, with fixed delays per cell
 (:data:`DELAYS`, the speed-grade-6 figures nextpnr's reports show) and a mean routing delay per
-net hop (:data:`ROUTING`), the endpoints (flip-flop, block RAM and DSP inputs) over the period,
+net hop (:data:`ROUTING`), the endpoints (flip-flop and block RAM inputs) over the period,
 and for each register or RAM a path starts at, its latest endpoint. On the SM at
 ``--config synth`` the estimate of the critical endpoint is within about 1 ns of nextpnr's
 (e2030e3: 27.6 against 28.6 ns; routing varies from 0.4 to 2 ns a hop).
@@ -28,8 +28,7 @@ DELAYS = {
     "TRELLIS_FF": 0.52,
     "DP16KD": 5.8,
     "PDPW16KD": 5.8,
-    "MULT18X18D": 4.0,
-    "ALU54B": 4.0,
+    "MULT18X18D": 3.93,
     "LUT4": 0.24,
     "CARRY_IN": 0.45,
     "CARRY_CHAIN": 0.06,
@@ -39,8 +38,9 @@ DELAYS = {
     "other": 0.5,
 }
 
-#: Cells whose outputs start paths (their inputs end them).
-SOURCES = ("TRELLIS_FF", "DP16KD", "PDPW16KD", "MULT18X18D", "ALU54B", "TRELLIS_DPR16X4")
+#: Cells whose outputs start paths (their inputs end them). A DSP multiplier without its
+#: registers (as Yosys maps the lanes' ``*``) is combinational: its inputs to its product.
+SOURCES = ("TRELLIS_FF", "DP16KD", "PDPW16KD", "TRELLIS_DPR16X4")
 
 #: Clock inputs, which end no path.
 CLOCKS = ("CLK", "CLKA", "CLKB", "CLKW", "WCK")
