@@ -75,13 +75,17 @@ def sps_stack(p: SpsStackParams) -> Inventory:
         gate=d * (w + 8) + decode(spb, d - 1) + decode(spb + 1, d - 1),
     )
     # pop: an entry is done (empty, RETURN, returning top, at its RPC); kept below sp; the
-    # new sp is one above the highest kept entry
+    # new sp is one above the highest kept entry. Compared before selected: each entry's own
+    # PC against RETURN and its RPC, the top's four possible PCs (the jump's group, the RPC,
+    # its own, PC + 4 after a release) and the pushed groups against RETURN, the top's also
+    # against its RPC; per entry its mask's emptiness after a release and after the exits,
+    # and the case's selection of those bits
     inv.add(
         "pop",
-        eq=(d - 1) * pcw,
+        eq=(d - 1) * pcw + 4 * pcw,
         add=d * (spb + 1) + spb + 1,
         mux=d * spb + spb + 1,
-        gate=d * (reduce(w) + 6 + reduce(pcw)),  # RETURN: against a constant
+        gate=d * (2 * reduce(w) + 14 + reduce(pcw)) + 6 * reduce(pcw),  # RETURN: a constant
     )
     # a launch loads entry 0 and the masks; waiting and live follow the update or release
     inv.add("state", mux=fields + 2 * w, gate=5 * w)

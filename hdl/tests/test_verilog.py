@@ -179,8 +179,9 @@ def test_synth_split_tables_registers(capsys) -> None:
 @pytest.mark.synth
 def test_synth_scoreboard_storage_and_submodules(capsys) -> None:
     """The scoreboards' flip-flops are their tables (plain: valid + register id per entry,
-    masked: R-mask + register id); the stack-less control's cells include its arbiter tree
-    (a submodule: counted in, flattened for the generic flow)."""
+    masked: R-mask + register id) and the incoming reservation (valid, warp, register id;
+    masked: its mask); the stack-less control's cells include its arbiter tree (a submodule:
+    counted in, flattened for the generic flow)."""
 
     def synth(block: str, **params: int) -> dict:
         argv = ["synth", block, "--no-pnr", "--json"]
@@ -190,8 +191,15 @@ def test_synth_scoreboard_storage_and_submodules(capsys) -> None:
 
     shape = {"warp_size": 4, "regs": 8, "warps": 2, "entries": 2, "lookups": 1}
     plain, masked = synth("scoreboard", **shape), synth("masked_scoreboard", **shape)
-    assert plain["generic"]["flip_flops"] == plain["ecp5"]["flip_flops"] == 2 * 2 * (1 + 3)
-    assert masked["generic"]["flip_flops"] == masked["ecp5"]["flip_flops"] == 2 * 2 * (4 + 3)
+    incoming = 1 + 1 + 3  # valid, one warp bit, register id
+    assert (
+        plain["generic"]["flip_flops"] == plain["ecp5"]["flip_flops"] == 2 * 2 * (1 + 3) + incoming
+    )
+    assert (
+        masked["generic"]["flip_flops"]
+        == masked["ecp5"]["flip_flops"]
+        == 2 * 2 * (4 + 3) + incoming + 4
+    )
     assert masked["generic"]["cells"] > plain["generic"]["cells"]
     tree = synth("arbiter", n=4, key_width=8)
     control = synth("stackless", warp_size=4, pc_width=5, sp_width=3)
