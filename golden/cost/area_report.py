@@ -77,10 +77,12 @@ Do not edit by hand. How the numbers are obtained: docs/hdl.md, "Synthesis".
   become logic), then `stat` and `stat -tech cmos` (a CMOS transistor estimate). Memories
   are not in these counts (the blocks have none; the SM's are listed apart), so the SM's
   transistor estimate is a lower bound (`+`).
-- **LUT4**, **FFs (ECP5)**: the design's own cells after `synth_ecp5 -noflatten` with the
-  classic ABC LUT mapper (a CCU2C carry cell counts as 2 LUT4), inside the harness that
-  registers and serialises its I/O. ABC maps for depth, so a long combinational cone can
-  take more LUTs than the same logic cut by a register stage.
+- **LUT4**, **FFs (ECP5)**: the design's own cells after `synth_ecp5` with the classic ABC
+  LUT mapper (a CCU2C carry cell counts as 2 LUT4), flattened (logic optimised across its
+  modules) inside the harness that registers and serialises its I/O. ABC maps for depth, so
+  a long combinational cone can take more LUTs than the same logic cut by a register stage.
+  The SM's table by submodule comes from the same mapping with the hierarchy kept: its parts
+  add up to more than the flattened SM.
 - **Fmax**: nextpnr-ecp5 (target {target} MHz, seed 1; blocks on {block_device}), for the
   harnessed design: register to register through the design, harness flip-flops included.
 """

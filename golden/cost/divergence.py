@@ -135,10 +135,11 @@ def dual_path_stack(p: DualPathStackParams) -> Inventory:
     spb, sid = d.bit_length(), (2 * d - 1).bit_length()
     path = pcw + w + 3  # PC, mask, done, suspended, returned
     entry = pcw + 2 + p.paired + 2 * path  # RPC, call, two, (current), the two paths
-    # a real RPC reached (explicit modes): per path of a release, a resume, the top's jump and
-    # the push, against the RPCs of the registers, the modified entries, the top and the port;
-    # each RPC is neither NEVER nor RETURN
-    at_rpc = 0 if p.implicit else (4 * d + 2) * pcw
+    # a real RPC reached (explicit modes): per path of a release (its PC + 4), a resume (both
+    # PCs it may resume at, compared before the selection), the top's jump and the push,
+    # against the RPCs of the registers, the modified entries, the top and the port; each RPC
+    # is neither NEVER nor RETURN
+    at_rpc = 0 if p.implicit else (2 * d + 2 * 2 * (d - 1) + 4) * pcw
     sentinels = 0 if p.implicit else (2 * d + 1) * decode(pcw, 2)
     inv.add("entries", ff=d * entry)
     inv.add("state", ff=spb + 2 * w + 1)  # sp, waiting and live masks, overflow flag

@@ -42,18 +42,20 @@ from reconverge.golden.policies import Policy
 from reconverge.golden.sm import decode as golden_decode
 from reconverge.golden.sm.core import RETURN_REGS
 from reconverge.golden.sm.lsu import AMO_RESULTS, WORD_BYTES, shares_tree
+from reconverge.hdl.sm.lanes import MUL_SPLIT, PARTIALS
 
-#: Submodules of the core that this model counts in the core's own logic: components of its
-#: bookkeeping (``hdl/sm/barrier.py``), not stages of their own.
-CORE_PARTS = frozenset({"barriers"})
+#: Submodules that this model counts in another part: the core's bookkeeping
+#: (``hdl/sm/barrier.py``) in the core's own logic, each lane's multiplier (a stage ahead of
+#: the lane, ``hdl/sm/lanes.py``) in its lane.
+PART_OF = {"barriers": "core", "multiplier": "lane"}
 
 
 def stage(submodule: str) -> str:
     """The part of this model that an SM submodule (as Amaranth names it, below the SM) is:
     ``core.lane1`` -> ``lane``, ``core.decode`` -> ``decode``, ``lsu`` -> ``lsu``,
-    ``core.barriers`` -> ``core`` (:data:`CORE_PARTS`)."""
+    ``core.barriers`` -> ``core``, ``core.multiplier0`` -> ``lane`` (:data:`PART_OF`)."""
     part = submodule.rsplit(".", 1)[-1].rstrip("0123456789")
-    return "core" if part in CORE_PARTS else part
+    return PART_OF.get(part, part)
 
 
 #: Register-number bits.
@@ -131,13 +133,15 @@ def predecoder() -> Inventory:
 
 
 def lane() -> Inventory:
-    """One lane (``hdl/sm/lanes.py``: ``Lane``; ``golden/semantics.py``): a (XLEN+1)^2 signed
-    multiplier, the ALU (adder, subtractor, shifters, two set-less-than, logic), the branch
-    comparisons, adders for PC + 4, the PC-relative target and the address, the result and
-    next-PC selection by operation."""
+    """One lane (``hdl/sm/lanes.py``: ``Lane`` and its ``Multiplier``; ``golden/semantics.py``):
+    a (XLEN+1)^2 signed multiplier in four partial products (the two mixed ones a sign bit
+    wider) and their sum (the middle two, then one 2 XLEN-bit addition), the ALU (adder,
+    subtractor, shifters, two set-less-than, logic), the branch comparisons, adders for PC + 4,
+    the PC-relative target and the address, the result and next-PC selection by operation."""
     inv, x = Inventory(), XLEN
     shamt = log2(x)
-    inv.add("multiply", mul=(x + 1) ** 2, gate=2)
+    high = x + 1 - MUL_SPLIT  # bits of an operand's high part
+    inv.add("multiply", mul=(x + 1) ** 2 + 2 * high, add=2 * high + 1 + 2 * x + 1, gate=2)
     # add/sub, slt/sltu, the shifters (sll as the wider left shift Amaranth writes)
     inv.add("alu", add=2 * (x + 1) + 2 * x, mux=(2 * x - 1) * shamt + 2 * x * shamt, gate=3 * x)
     inv.add("branch", eq=2 * x, add=4 * x, mux=6)
@@ -537,19 +541,18 @@ def _core(p: SMParams) -> Inventory:
     # the CSR values per position (tid = warp in block * W + position: with one warp slot
     # the warp in its block is 0)
     inv.add("passes", mux=w * csrs * XLEN, add=w * (8 + pos) if n > 1 else 0)
-    # per thread position, in an If per lane (the lane runs it): the register file's lane
-    # data, the LSU's address and data (three chains of a multiplexer per lane; the divider's
-    # operands a and b are the values of the buffered a's chain and the store data's), the
-    # buffers of this pass's values for the outcome (two chains): the next PC and a, and the
-    # result only for the stack-less unit (its SP writes; the other units take no SP: its
-    # chain is the register file's lane data, merged); the values of this pass
-    # (``_lane_value``: a chain over the lanes per buffered value)
+    # per thread position, from the one lane that runs it (position mod L): the register
+    # file's lane data, the LSU's address and data, the divider's operands (wires); the
+    # buffers of this pass's values for the outcome, loaded when the lane runs the position:
+    # the next PC and a, and the result only for the stack-less unit (its SP writes; the
+    # other units take no SP); the values of this pass (``_lane_value``: a chain over the
+    # lanes per buffered value)
     stackless = p.policy is Policy.STACKLESS
     values = 3 if stackless else 2
     inv.add(
         "results",
         ff=w * values * XLEN,
-        mux=w * lanes * (3 + 2) * XLEN + 2 * w * lanes * XLEN,
+        mux=2 * w * lanes * XLEN,
         # each lane's position and its divider's tag decoded; its syscall number checked
         gate=2 * lanes * decode(pos, w) + lanes * reduce(XLEN),
     )
@@ -569,7 +572,8 @@ def _core(p: SMParams) -> Inventory:
     fields = 3 + wb + sid + PC_WIDTH + w + rpc + DECODED_BITS + bits_for(q + 1) + COUNTER + 3
     low = log2(lanes)
     positions = sum(pos - low + j.bit_count() for j in range(lanes))
-    stages = 3 + qb + (fields + qb + w + w * qb) + fields + positions + lanes * (1 + 2 * XLEN)
+    stages = 3 + qb + (fields + qb + w + w * qb) + fields + positions
+    stages += lanes * (1 + 2 * XLEN + PARTIALS.size)
     slots = n if n > 1 else 0
     if p.policy is Policy.STACKLESS:  # (its threads keep their own PCs: no sid, PC, calls)
         resolved = 1 + slots + PC_WIDTH + 2 + w + 1 + 2 * w
@@ -657,6 +661,7 @@ def _core(p: SMParams) -> Inventory:
     inv.add("progress", mux=bits_for(len(FaultCode)) + 3 * 32 + n * 5 * 32)
     inv.add("progress", gate=classes * reduce(REG_BITS) + n * classes * 2)
     inv.add("progress", gate=cand * TIMER_BITS + 4 * n + 10 + 40)
+    inv.add("progress", gate=reduce(XLEN))  # the blocks left tested for 0 (``quiescent``)
     # the lowest thread of a mask (``_lowest``: a priority chain, its position encoded): the
     # faults' (issue, bad target, bad syscall) and the update's (one for every warp: the
     # mask is the instruction's), which names an overflow the stack-less unit cannot have

@@ -170,12 +170,19 @@ class DualPathStack(BlockComponent):
         for s, parent in enumerate((parent0, parent1)):
             p = e.paths[s]
             hit = popped & parent
-            pc = Mux(above.call, above.rpc, p.pc)
+            resumed = Mux(above.call, above.rpc, p.pc)
             if self.params.implicit:
-                pc = Mux(above.call | all_ret | ~(live[0] | live[1]), pc, first_pc)
-            pc = Mux(hit, pc, p.pc)
+                resumed = Mux(above.call | all_ret | ~(live[0] | live[1]), resumed, first_pc)
+            pc = Mux(hit, resumed, p.pc)
             ret = p.ret | (hit & ~above.call & all_ret)
-            done = Mux(hit, self._at_rpc(e.rpc, e.call, pc) & ~ret, p.done)
+            # whether the resumed path is at the RPC, compared before the selection: both PCs
+            # it can resume at come from the modified entries, not from the ripple
+            at_rpc = Mux(
+                above.call,
+                self._at_rpc(e.rpc, e.call, above.rpc),
+                self._at_rpc(e.rpc, e.call, p.pc),
+            )
+            done = Mux(hit, at_rpc & ~ret, p.done)
             paths.append(PathBits(pc, p.mask, done, p.susp & ~hit, ret))
         return self._named(m, name, replace(e, paths=(paths[0], paths[1])))
 
@@ -353,8 +360,10 @@ class DualPathStack(BlockComponent):
         paths = []
         for p in e.paths:
             go = used & (p.mask & self.release.lanes).any() & ~(p.done | p.susp | p.ret)
-            pc = Mux(go, p.pc + 4, p.pc)
-            paths.append(replace(p, pc=pc, done=Mux(go, self._at_rpc(e.rpc, e.call, pc), p.done)))
+            after = p.pc + 4
+            # (at the RPC compared from the registers: the release's lanes only select)
+            done = Mux(go, self._at_rpc(e.rpc, e.call, after), p.done)
+            paths.append(replace(p, pc=Mux(go, after, p.pc), done=done))
         return replace(e, paths=(paths[0], paths[1]))
 
     def _replacement(self, m: Module, u: Decoded, top: EntryBits, rpc: Value, sp: Value) -> Signal:

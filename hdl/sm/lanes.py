@@ -1,13 +1,18 @@
 """The SM's lanes (docs/sm-hardware.md, "Stages": lanes): what one thread's instruction
 computes, exactly as ``golden/semantics.py`` defines it.
 
-* :class:`Lane` (combinational): the register result of ALU, multiply, CSR read, ``lui`` /
-  ``auipc`` and the link of ``jal`` / ``jalr``; the next PC (a taken branch's or a jump's
-  target, the ``bar``'s own PC, else PC + 4, as golden's ``Outcome``); a misaligned jump or
-  taken-branch target (golden's "misaligned instruction address"); the memory address
-  (rs1 + imm; an AMO's immediate is 0) and store data. One adder each for the ALU, the
-  address / ``jalr`` target, the PC-relative target and PC + 4; one 33 x 33 signed multiplier
-  serves the four RV32M multiplies.
+* :class:`Multiplier` (combinational): the four partial products of the 33 x 33 signed
+  multiply that serves the four RV32M multiplies, each at most 17 x 17 bits, so that each is
+  one of the ECP5's 18 x 18 DSP multipliers. The SM computes them in the read stage from the
+  register file's words and registers them into the execute stage (docs/sm-hardware.md,
+  "Results"): a DSP multiplier and the sum of its outputs in one clock behind the operand
+  selects was the SM's longest path.
+* :class:`Lane` (combinational): the register result of ALU, multiply (the partial products'
+  sum), CSR read, ``lui`` / ``auipc`` and the link of ``jal`` / ``jalr``; the next PC (a taken
+  branch's or a jump's target, the ``bar``'s own PC, else PC + 4, as golden's ``Outcome``); a
+  misaligned jump or taken-branch target (golden's "misaligned instruction address"); the
+  memory address (rs1 + imm; an AMO's immediate is 0) and store data. One adder each for the
+  ALU, the address / ``jalr`` target, the PC-relative target and PC + 4.
 * :class:`Divider`: the RV32M divisions, iterative restoring division on the operands'
   magnitudes, ``steps`` quotient bits per cycle; division by zero and -2^31 / -1 give what
   RV32M and golden's ``_div`` define. The SM has one per thread position, with
@@ -97,12 +102,72 @@ def _ops(pred: Callable[[Spec], bool]) -> list[Op]:
     return [op(s.name) for s in SPECS if pred(s)]
 
 
+#: Where each operand of the 33 x 33 multiply is split: the low 16 bits (unsigned) and the
+#: high 17 (signed), so that every partial product fits an 18 x 18 signed DSP multiplier.
+MUL_SPLIT = 16
+#: The partial products (low x low, low x high, high x low, high x high of rs1 x rs2).
+PARTIALS = data.StructLayout(
+    {
+        "ll": unsigned(2 * MUL_SPLIT),
+        "lh": signed(2 * (XLEN + 1 - MUL_SPLIT)),
+        "hl": signed(2 * (XLEN + 1 - MUL_SPLIT)),
+        "hh": signed(2 * (XLEN + 1 - MUL_SPLIT)),
+    }
+)
+
+
+class Multiplier(wiring.Component):
+    """The partial products of ``instr``'s multiply of ``a`` (rs1) by ``b`` (rs2): each
+    operand widened to 33 bits by the sign the multiply gives it (:data:`MUL_SIGNS`; the low
+    word needs none), split at :data:`MUL_SPLIT`. :func:`product` sums them."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            wiring.Signature(
+                {"instr": In(DECODED), "a": In(WORD), "b": In(WORD), "partials": Out(PARTIALS)}
+            )
+        )
+
+    def elaborate(self, platform: object) -> Module:
+        m = Module()
+        op = self.instr.op
+        sign_a = _ops(lambda s: MUL_SIGNS.get(s.name, (False, False))[0])
+        sign_b = _ops(lambda s: MUL_SIGNS.get(s.name, (False, False))[1])
+        wide_a = Signal(signed(XLEN + 1), name="mul_a")
+        wide_b = Signal(signed(XLEN + 1), name="mul_b")
+        m.d.comb += [
+            wide_a.eq(Cat(self.a, self.a[-1] & op.matches(*sign_a))),
+            wide_b.eq(Cat(self.b, self.b[-1] & op.matches(*sign_b))),
+        ]
+        low_a, high_a = wide_a.as_unsigned()[:MUL_SPLIT], wide_a[MUL_SPLIT:].as_signed()
+        low_b, high_b = wide_b.as_unsigned()[:MUL_SPLIT], wide_b[MUL_SPLIT:].as_signed()
+        p = self.partials
+        m.d.comb += [
+            p.ll.eq(low_a * low_b),
+            p.lh.eq(low_a * high_b),
+            p.hl.eq(high_a * low_b),
+            p.hh.eq(high_a * high_b),
+        ]
+        return m
+
+
+def product(partials: data.View) -> Value:
+    """The low 64 bits of the multiply whose :data:`PARTIALS` these are: high x high above
+    low x low is their concatenation, so one sum of 35 bits (the middle products) and one of
+    64 (the middle one shifted in, sign-extended)."""
+    middle = partials.lh.as_signed() + partials.hl.as_signed()
+    outer = Cat(partials.ll, partials.hh[: 2 * (XLEN - MUL_SPLIT)])
+    shifted = Cat(Const(0, MUL_SPLIT), middle)
+    inner = Cat(shifted, shifted[-1].replicate(2 * XLEN - len(shifted)))
+    return (outer + inner)[: 2 * XLEN]
+
+
 class Lane(wiring.Component):
-    """One lane: ``instr`` (:data:`DECODED`) at ``pc`` with ``a`` = rs1, ``b`` = rs2 and
-    ``csr_value`` = this thread's value of CSR ``instr.csr``. ``result`` is 0 for the
-    instructions whose register another unit writes (loads, AMOs: the LSU; divisions: the
-    :class:`Divider`) or that write none; ``addr`` and ``store_data`` matter only to memory
-    instructions."""
+    """One lane: ``instr`` (:data:`DECODED`) at ``pc`` with ``a`` = rs1, ``b`` = rs2,
+    ``partials`` = its multiply's partial products (:class:`Multiplier`) and ``csr_value`` =
+    this thread's value of CSR ``instr.csr``. ``result`` is 0 for the instructions whose
+    register another unit writes (loads, AMOs: the LSU; divisions: the :class:`Divider`) or
+    that write none; ``addr`` and ``store_data`` matter only to memory instructions."""
 
     def __init__(self) -> None:
         super().__init__(
@@ -112,6 +177,7 @@ class Lane(wiring.Component):
                     "pc": In(WORD),
                     "a": In(WORD),
                     "b": In(WORD),
+                    "partials": In(PARTIALS),
                     "csr_value": In(WORD),
                     "result": Out(WORD),
                     "next_pc": Out(WORD),
@@ -134,15 +200,8 @@ class Lane(wiring.Component):
         immediate_ops = _ops(lambda s: s.name in IMM_OPS)
         uses_imm = named("uses_imm", instr.op.matches(*immediate_ops), 1)
         b = named("alu_b", Mux(uses_imm, instr.imm, self.b))
-        sign_a = _ops(lambda s: MUL_SIGNS.get(s.name, (False, False))[0])
-        sign_b = _ops(lambda s: MUL_SIGNS.get(s.name, (False, False))[1])
-        mul_a = named("mul_a", Cat(a, a[-1] & instr.op.matches(*sign_a)), signed(XLEN + 1))
-        # (the multiplies take rs2, never an immediate: the multiplier's operands come from
-        # the registers, not through the immediate's select)
-        rs2 = self.b
-        mul_b = named("mul_b", Cat(rs2, rs2[-1] & instr.op.matches(*sign_b)), signed(XLEN + 1))
-        product = named("product", mul_a * mul_b, signed(2 * XLEN + 2))
-        alu = _alu(a, b, product[:XLEN], product[XLEN : 2 * XLEN])
+        wide = named("product", product(self.partials), 2 * XLEN)
+        alu = _alu(a, b, wide[:XLEN], wide[XLEN:])
 
         seq_pc = named("seq_pc", pc + ILEN_BYTES)
         pc_target = named("pc_target", pc + instr.imm)  # branches, jal, auipc

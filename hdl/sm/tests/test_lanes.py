@@ -24,7 +24,7 @@ from reconverge.golden.memory import GlobalMemory, LocalMemory, SharedMemory, Wa
 from reconverge.golden.semantics import ALU_OPS, WarpContext, execute
 from reconverge.golden.sm import decode as golden
 from reconverge.hdl.sm.decode import Decoder
-from reconverge.hdl.sm.lanes import DIV_KINDS, WORD, Divider, Lane, op
+from reconverge.hdl.sm.lanes import DIV_KINDS, WORD, Divider, Lane, Multiplier, op
 from reconverge.hdl.sm.tests.harness import simulate_amaranth, simulate_icarus
 
 M32 = isa.MASK32
@@ -40,7 +40,9 @@ LANE_OUTPUTS = ("result", "next_pc", "bad_target", "addr", "store_data")
 
 
 class DecodedLane(wiring.Component):
-    """A :class:`Decoder` feeding a :class:`Lane`: the lane driven by an instruction word."""
+    """A :class:`Decoder` feeding a :class:`Lane` and its :class:`Multiplier`: the lane
+    driven by an instruction word (the partial products, registered in the SM, here
+    combinational)."""
 
     def __init__(self) -> None:
         members = {"word": In(WORD), "pc": In(WORD), "a": In(WORD), "b": In(WORD)}
@@ -53,7 +55,14 @@ class DecodedLane(wiring.Component):
         m = Module()
         m.submodules.decoder = decoder = Decoder()
         m.submodules.lane = lane = Lane()
+        m.submodules.multiplier = multiplier = Multiplier()
         m.d.comb += [decoder.word.eq(self.word), lane.instr.eq(decoder.instr)]
+        m.d.comb += [
+            multiplier.instr.eq(decoder.instr),
+            multiplier.a.eq(self.a),
+            multiplier.b.eq(self.b),
+            lane.partials.eq(multiplier.partials),
+        ]
         m.d.comb += [getattr(lane, n).eq(getattr(self, n)) for n in ("pc", "a", "b", "csr_value")]
         m.d.comb += [getattr(self, n).eq(getattr(lane, n)) for n in LANE_OUTPUTS]
         return m
