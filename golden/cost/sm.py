@@ -42,7 +42,7 @@ from reconverge.golden.policies import Policy
 from reconverge.golden.sm import decode as golden_decode
 from reconverge.golden.sm.core import RETURN_REGS
 from reconverge.golden.sm.lsu import AMO_RESULTS, WORD_BYTES, shares_tree
-from reconverge.hdl.sm.lanes import MUL_SPLIT, PARTIALS
+from reconverge.hdl.sm.lanes import MUL_HIGH, PARTIALS
 
 #: Submodules that this model counts in another part: the core's bookkeeping
 #: (``hdl/sm/barrier.py``) in the core's own logic, each lane's multiplier (a stage ahead of
@@ -140,8 +140,7 @@ def lane() -> Inventory:
     the PC-relative target and the address, the result and next-PC selection by operation."""
     inv, x = Inventory(), XLEN
     shamt = log2(x)
-    high = x + 1 - MUL_SPLIT  # bits of an operand's high part
-    inv.add("multiply", mul=(x + 1) ** 2 + 2 * high, add=2 * high + 1 + 2 * x + 1, gate=2)
+    inv.add("multiply", mul=(x + 1) ** 2 + 2 * MUL_HIGH, add=2 * MUL_HIGH + 1 + 2 * x + 1, gate=2)
     # add/sub, slt/sltu, the shifters (sll as the wider left shift Amaranth writes)
     inv.add("alu", add=2 * (x + 1) + 2 * x, mux=(2 * x - 1) * shamt + 2 * x * shamt, gate=3 * x)
     inv.add("branch", eq=2 * x, add=4 * x, mux=6)

@@ -105,13 +105,16 @@ def _ops(pred: Callable[[Spec], bool]) -> list[Op]:
 #: Where each operand of the 33 x 33 multiply is split: the low 16 bits (unsigned) and the
 #: high 17 (signed), so that every partial product fits an 18 x 18 signed DSP multiplier.
 MUL_SPLIT = 16
-#: The partial products (low x low, low x high, high x low, high x high of rs1 x rs2).
+#: Bits of an operand's high part.
+MUL_HIGH = XLEN + 1 - MUL_SPLIT
+#: The partial products (low x low, low x high, high x low, high x high of rs1 x rs2; a low
+#: part enters a mixed product as a signed value, one bit wider).
 PARTIALS = data.StructLayout(
     {
         "ll": unsigned(2 * MUL_SPLIT),
-        "lh": signed(2 * (XLEN + 1 - MUL_SPLIT)),
-        "hl": signed(2 * (XLEN + 1 - MUL_SPLIT)),
-        "hh": signed(2 * (XLEN + 1 - MUL_SPLIT)),
+        "lh": signed(2 * MUL_HIGH),
+        "hl": signed(2 * MUL_HIGH),
+        "hh": signed(2 * MUL_HIGH),
     }
 )
 

@@ -62,13 +62,13 @@ def ecp5_mapping(top: str, *, hierarchy: bool = False) -> str:
     )
 
 
+#: After the mapping: the netlist ``{top}.json`` and its statistics ``ecp5.json`` (without
+#: the scope cells flattening leaves).
+_ECP5_OUTPUTS = "delete t:$scopeinfo\nwrite_json {top}.json\ntee -q -o ecp5.json stat -json\n"
+
 #: A design with its own pins (a board's top, the netlist of ``reconverge cosim --netlist``)
-#: mapped flat: the netlist ``{top}.json`` and its statistics ``ecp5.json``.
-ECP5_SCRIPT = (
-    "read_rtlil {top}.il\n"
-    + ecp5_mapping("{top}")
-    + "delete t:$scopeinfo\nwrite_json {top}.json\ntee -q -o ecp5.json stat -json\n"
-)
+#: mapped flat.
+ECP5_SCRIPT = "read_rtlil {top}.il\n" + ecp5_mapping("{top}") + _ECP5_OUTPUTS
 
 #: ``reconverge synth``: the design ``{inner}`` flattened but kept apart from the harness
 #: around it (its count is the design's), and the whole netlist flattened for the slow-path
@@ -76,8 +76,8 @@ ECP5_SCRIPT = (
 ECP5_SYNTH_SCRIPT = (
     "read_rtlil {top}.il\nsetattr -mod -set keep_hierarchy 1 {inner}\n"
     + ecp5_mapping("{top}")
-    + "delete t:$scopeinfo\nwrite_json {top}.json\ntee -q -o ecp5.json stat -json\n"
-    "setattr -mod -unset keep_hierarchy {inner}\nflatten\nopt_clean\nwrite_json flat.json\n"
+    + _ECP5_OUTPUTS
+    + "setattr -mod -unset keep_hierarchy {inner}\nflatten\nopt_clean\nwrite_json flat.json\n"
 )
 
 #: Each submodule's share (``breakdown``): the same mapping with the hierarchy kept, so no
