@@ -48,6 +48,12 @@ PIPELINE_RESOLVE = PIPELINE_EXECUTE + 2
 #: is read by an instruction that issued ``RESULT_LATENCY`` cycles after it (whose decode
 #: stage's read address the block RAM samples at that edge, transparent for the write).
 RESULT_LATENCY = PIPELINE_EXECUTE - PIPELINE_READ + 1
+#: The fetch stage ahead of the issue stage: the instruction store is read in the cycle a PC
+#: is asked for and its word registered into the split slot's instruction buffer the cycle
+#: after, from which it issues. A PC that shows in cycle V issues from V + ``FETCH_LATENCY``:
+#: the least ``branch`` latency (counted from V - 1) is ``FETCH_LATENCY + 1``.
+FETCH_LATENCY = 2
+LEAST_BRANCH = FETCH_LATENCY + 1
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from reconverge.golden.config import (
+    LEAST_BRANCH,
     PIPELINE_EXECUTE,
     PIPELINE_RESOLVE,
     RESULT_LATENCY,
@@ -44,11 +45,13 @@ def _power_of_two(value: int) -> bool:
 
 
 def hardware_config(config: SMConfig) -> SMConfig:
-    """``config`` with ``alu`` and ``mul`` raised to the pipeline's least result latency, the
-    least the hardware's pipeline keeps (a golden machine may forward a result the hardware writes
-    a cycle later; the other latencies stay)."""
+    """``config`` with ``alu`` and ``mul`` raised to the pipeline's least result latency and
+    ``branch`` to its fetch stage's least, the least the hardware's pipeline keeps (a golden
+    machine may forward a result the hardware writes a cycle later, or fetch a new PC sooner;
+    the other latencies stay)."""
     lat = config.latencies
     least = {k: max(getattr(lat, k), RESULT_LATENCY) for k in ("alu", "mul")}
+    least["branch"] = max(lat.branch, LEAST_BRANCH)
     return replace(config, latencies=replace(lat, **least))
 
 
@@ -69,10 +72,11 @@ class SMParams:
         if self.config.warp_formation is not WarpFormation.STATIC:
             raise ValueError("dynamic warp formation (dwf, en-dwf) exists in golden only")
         lat = self.config.latencies
-        if lat.branch < 2:
+        if lat.branch < LEAST_BRANCH:
             raise ValueError(
-                "the hardware needs branch latency >= 2 (a new PC is fetched the cycle after it "
-                f"shows), not {lat.branch}"
+                f"the hardware needs branch latency >= {LEAST_BRANCH} (a new PC is read from the "
+                "instruction store the cycle it shows and issues from the instruction buffer "
+                f"two cycles later), not {lat.branch}"
             )
         for name in ("global_", "shared"):
             if getattr(lat, name) < 2:
@@ -173,7 +177,8 @@ class SMParams:
 #: tables and windows; a radix-4 divider per thread (16 cycles a division, one division every
 #: 16 cycles); an ALU result two cycles after its issue, what the pipeline needs (a dependent
 #: instruction reads its registers the cycle after its issue, the result is written in the
-#: execute stage, docs/sm-hardware.md).
+#: execute stage, docs/sm-hardware.md); a redirected split issues two cycles after its PC shows
+#: (``branch`` 3: the fetch stage registers the instruction store's word).
 COSIM = SMParams(
     geometry=Geometry(
         warp_size=8,
@@ -185,7 +190,7 @@ COSIM = SMParams(
         scoreboard_entries=8,
     ),
     config=SMConfig(
-        latencies=Latencies(alu=2, mul=2, div=18, shared=2, global_=3, branch=2, div_interval=16),
+        latencies=Latencies(alu=2, mul=2, div=18, shared=2, global_=3, branch=3, div_interval=16),
         line_bytes=32,
         shared_banks=8,
     ),
@@ -221,7 +226,7 @@ SYNTH = SMParams(
 #: (GPGPU-Sim runs the core at half the 1.4 GHz shader clock so that a warp takes one cycle on
 #: Fermi's 16-wide pipelines: L = 32 here), greedy-then-oldest, 8 scoreboard entries per warp
 #: (seed 002 Sec 6.6), ST entries = W (Sec 3.2), integer latencies add 4, mul 4, div 145 with
-#: a division every 8 cycles (``-ptx_opcode_initiation_int``),
+#: a division every 8 cycles (``-ptx_opcode_initiation_int``), branch 3 (the hardware's fetch),
 #: 128-byte lines, 32 shared banks, and global memory at the DRAM path's 120 (ROP) + 100 (DRAM)
 #: cycles: this SM has no data cache, so every global access pays it. Shared-memory latency is
 #: not a parameter of that file; 24 cycles is of its class (Fermi microbenchmarks).
@@ -237,7 +242,7 @@ EVAL = SMParams(
     ),
     config=SMConfig(
         latencies=Latencies(
-            alu=4, mul=4, div=145, shared=24, global_=220, branch=2, div_interval=8
+            alu=4, mul=4, div=145, shared=24, global_=220, branch=3, div_interval=8
         ),
         line_bytes=128,
         shared_banks=32,

@@ -1006,9 +1006,9 @@ class _Core:
             m.d.sync += self.last_sid_valid.bit_select(self.sel["warp"], 1).eq(1)
 
     def _fetch_addresses(self) -> None:
-        """The PC each instruction buffer is asked for (the fetch stage prefetches the next one
+        """The PC each instruction buffer is asked for (the fetch stage prefetches the next two
         while the buffer holds it): a slot's PC; the PCs before the update while the unit is
-        busy; the entry (slot 0) while its warp is dispatched."""
+        busy; the entry (slot 0) while its warp is dispatched, and while the slot is idle."""
         m, N, S = self.m, self.N, self.S
         for w in range(N):
             unit = self.units[w]
@@ -1018,6 +1018,8 @@ class _Core:
                     Mux(unsettled, self.snap[w][s].pc, unit.splits.pc[s])
                 )
             m.d.comb += self.fetch.dispatch.bit_select(w * S, 1).eq(self.launching[w])
+            for s in range(S):
+                m.d.comb += self.fetch.idle.bit_select(w * S + s, 1).eq(~self.active[w])
         m.d.comb += self.fetch.entry.eq(self.sm.launch.entry)
 
     # -- 4. barriers -------------------------------------------------------------------------------

@@ -67,7 +67,7 @@ def test_an_option_overrides_its_field(options: list[str], changed: dict[str, ob
         (["--warps", "0"], "warps per SM must be at least 1"),
         (["--line-bytes", "256"], "line size 256 above 128 bytes"),
         (["--imem-words", "1000"], "imem_words=1000 must be a power of two"),
-        (["--latency", "branch=1"], "branch latency >= 2"),
+        (["--latency", "branch=2"], "branch latency >= 3"),
         (["--latency", "alu=1"], "alu latency >= 2"),
         (["--latency", "resolve=0"], f"pipeline has resolve {PIPELINE_RESOLVE}, not 0"),
         (["--latency", "nope=3"], "--latency takes NAME=CYCLES"),

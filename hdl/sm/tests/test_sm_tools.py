@@ -138,7 +138,7 @@ def test_board_top_passed_needs_every_exit_code_zero(tmp_path, capsys, block, pa
         (["verilog", "arbiter", "nested"], "nested: only for sm"),
         (["verilog", "sm", "--grid", "2"], "--grid needs a program"),
         (["verilog", "sm", "--warp-size", "6"], "W=6 must be a power of two"),
-        (["verilog", "sm", "--latency", "branch=1"], "branch latency >= 2"),
+        (["verilog", "sm", "--latency", "branch=2"], "branch latency >= 3"),
         (["verilog", "sm", "nested", "--config", "synth"], "more than the 1 warp slots"),
         (["verilog", "sm", "no_such_kernel"], "nor a suite kernel"),
         (
