@@ -26,6 +26,7 @@ from reconverge.hdl.sm.tests.harness import pack, simulate_amaranth, simulate_ic
 PARAMS = replace(SMParams(geometry=Geometry(warp_size=4, simd_width=2, warps=2)), imem_words=16)
 SLOTS = PARAMS.geometry.warps  # sps: one split slot per warp slot
 Cycle = dict[str, int]
+MASK = (1 << PC_WIDTH) - 1
 #: PCs asked for: the store's 16 words and two past its end (fetch faults)
 PCS = [GLOBAL_BASE + 4 * k for k in range(PARAMS.imem_words + 2)]
 
@@ -83,22 +84,24 @@ def asked(cycle: Cycle, slot: int) -> int:
     """The PC a slot is asked for in a cycle: its own, or the entry while dispatched or idle."""
     if (cycle["dispatch"] | cycle["idle"]) >> slot & 1:
         return cycle["entry"]
-    return cycle["pc"] >> PC_WIDTH * slot & (1 << PC_WIDTH) - 1
+    return cycle["pc"] >> PC_WIDTH * slot & MASK
 
 
 def promised(cycles: list[Cycle], hits: list[list[bool]], t: int, slot: int) -> str:
     """Why the slot must hit in cycle t (empty if it need not): no store write in the two
-    cycles before, and its PC asked for in both of them, or the next after one it hit on and
+    cycles before, and its PC asked for in both of them (unless the slot was dispatched while
+    not idle: that takes the entry register alone, below), or the next after one it hit on and
     was asked for the cycle before that (or hit on then too: it issued back to back; a slot
     never issues in the cycle it is dispatched), or the entry after a dispatch once slot 0 was
     asked for the entry since the last write."""
     if t < 2 or any(cycles[c].get("load__valid") for c in (t - 2, t - 1)):
         return ""
-    pc = asked(cycles[t], slot) if not cycles[t]["idle"] >> slot & 1 else -1
+    pc = -1 if cycles[t]["idle"] >> slot & 1 else cycles[t]["pc"] >> PC_WIDTH * slot & MASK
     before, earlier = asked(cycles[t - 1], slot), asked(cycles[t - 2], slot)
-    if pc == before == earlier:
+    redispatched = (cycles[t - 1]["dispatch"] & ~cycles[t - 1]["idle"]) >> slot & 1
+    if pc == before == earlier and not redispatched:
         return "asked for two cycles"
-    own = cycles[t - 1]["pc"] >> PC_WIDTH * slot & (1 << PC_WIDTH) - 1
+    own = cycles[t - 1]["pc"] >> PC_WIDTH * slot & MASK
     issued = hits[t - 1][slot] and not cycles[t - 1]["dispatch"] >> slot & 1
     back_to_back = earlier == own or (earlier == own - 4 and hits[t - 2][slot])
     if pc == own + 4 and before == own and issued and back_to_back:
@@ -116,7 +119,7 @@ def check(cycles: list[Cycle], outputs: list[dict[str, int]]) -> None:
     for t, (cycle, out) in enumerate(zip(cycles, outputs, strict=True)):
         hits.append([bool(out["hit"] >> slot & 1) for slot in range(SLOTS)])
         for slot in range(SLOTS):
-            pc = cycle["pc"] >> PC_WIDTH * slot & (1 << PC_WIDTH) - 1
+            pc = cycle["pc"] >> PC_WIDTH * slot & MASK
             why = promised(cycles, hits, t, slot)
             assert hits[t][slot] or not why, f"cycle {t} slot {slot}: {pc:#x} ({why})"
             # each entry that says it hits holds the PC's store entry; ``buffer`` is the one
