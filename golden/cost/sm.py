@@ -176,19 +176,24 @@ def sm(params: SMParams) -> Inventory:
     candidates = n * s
 
     # fetch: the store (word, RPC, predecode bits), a read-port copy per split slot of every
-    # warp slot with its two-entry buffer (A: the port's tag, range and valid bits; B: a whole
-    # entry with tag, range and valid, loaded by its enable), A and B against the asked-for
-    # PC, the view, the read address (PC + 4 on a hit, the entry on a dispatch) and its
-    # offset into the store; the predecoder at its write port; the decoder in the decode stage
+    # warp slot: its output R registered with its tag, the tag's predecessor, range and valid
+    # bits; the two-entry buffer (A: the asked-for PC's entry from A, B, R or the entry
+    # register, on a re-dispatch the entry register's; B: the next PC's, from B or R, with its
+    # predecessor); A and B against the split's PC (the view), and with R and the entry
+    # register against the asked-for PC; the read address (the asked-for PC, + 4 or + 8; on
+    # a re-dispatch the entry or + 4, shared) with its predecessor and window checks; PC + 4;
+    # the entry register, loaded from slot 0's R; the predecoder at the store's write port; the decoder
+    # in the decode stage
     entry = XLEN + PC_WIDTH + PREDECODED_BITS
     buffer = PC_WIDTH + entry + 1
     inv.add(
         "fetch",
         ram=candidates * p.imem_words * entry,
-        ff=candidates * (PC_WIDTH + 2 + buffer + 1),
-        eq=candidates * 2 * PC_WIDTH,
-        add=candidates * (PC_WIDTH + 1 + 2 * PC_WIDTH),
-        mux=candidates * (buffer + 2 * PC_WIDTH + 1),
+        ff=candidates * (2 * buffer + 3 * PC_WIDTH + 4) + buffer + 1,
+        eq=(candidates * 8 + 2) * PC_WIDTH,
+        add=(candidates * 4 + 2) * PC_WIDTH,
+        mux=candidates * (5 * buffer + 10 * PC_WIDTH + 4) + buffer,
+        gate=candidates * (3 * (PC_WIDTH - p.imem_bits - 2) + 24),
     )
     inv.include(predecoder(), prefix="fetch")
     inv.include(decoder(), prefix="decode")
