@@ -182,8 +182,8 @@ def sm(params: SMParams) -> Inventory:
     # predecessor); A and B against the split's PC (the view), and with R and the entry
     # register against the asked-for PC; the read address (the asked-for PC, + 4 or + 8; on
     # a re-dispatch the entry or + 4, shared) with its predecessor and window checks; PC + 4;
-    # the entry register, loaded from slot 0's R; the predecoder at the store's write port; the decoder
-    # in the decode stage
+    # the entry register, loaded from slot 0's R; the predecoder at the store's write port;
+    # the decoder in the decode stage
     entry = XLEN + PC_WIDTH + PREDECODED_BITS
     buffer = PC_WIDTH + entry + 1
     inv.add(
