@@ -523,8 +523,10 @@ def test_an_entry_not_loaded_holds_zeros() -> None:
         await ctx.tick()
         ctx.set(fetch.load.valid, 0)
         for index in (2, 3, 15):
+            # read the cycle it is asked for, in the buffer the cycle after that
             ctx.set(fetch.pc[0], GLOBAL_BASE + 4 * index)
-            await ctx.tick()
+            await ctx.tick().repeat(2)
+            assert ctx.get(fetch.hit[0]), index
             buffer = fetch.buffer[0]
             seen[index] = (ctx.get(buffer.word), ctx.get(buffer.rpc))
 
