@@ -137,6 +137,14 @@ class Fetch(wiring.Component):
         def inside(pc: Value) -> Value:
             return pc[window:] == GLOBAL_BASE >> window
 
+        # a re-dispatched slot's read, the same for every slot: the entry register holds the
+        # entry PC (then the one after it is read), else the entry PC itself
+        start = self.entry
+        ready = Signal(name="entry_ready")
+        m.d.comb += ready.eq(entry.holds(start))
+        dispatched = Mux(ready, start + 4, start)
+        dispatched_before = Mux(ready, start, start - 4)
+        dispatched_inside = Mux(ready, inside(start + 4), inside(start))
         for i in range(self.buffers):
             read = store.read_port(domain="sync")
             # R: the port's output, tagged with the address it was read from (and the PC
@@ -188,11 +196,7 @@ class Fetch(wiring.Component):
             # PC already): the entry register's, the one after it read; the dispatch
             # decision only picks, at the end
             redispatch = Signal(name=f"redispatch{i}")
-            ready = Signal(name=f"entry_ready{i}")
-            m.d.comb += [
-                redispatch.eq(self.dispatch[i] & ~self.idle[i]),
-                ready.eq(entry.holds(self.entry)),
-            ]
+            m.d.comb += redispatch.eq(self.dispatch[i] & ~self.idle[i])
             with m.If(loading):
                 m.d.sync += [a.valid.eq(0), b.valid.eq(0)]
             with m.Elif(redispatch):
@@ -213,13 +217,10 @@ class Fetch(wiring.Component):
             own = Mux(first, asked, Mux(second, then, beyond))
             own_before = Mux(first, asked - 4, Mux(second, asked, then))
             own_inside = Mux(first, inside(asked), Mux(second, inside(then), inside(beyond)))
-            start = self.entry
             m.d.comb += [
-                address.eq(Mux(redispatch, Mux(ready, start + 4, start), own)),
-                address_before.eq(Mux(redispatch, Mux(ready, start, start - 4), own_before)),
-                in_range.eq(
-                    Mux(redispatch, Mux(ready, inside(start + 4), inside(start)), own_inside)
-                ),
+                address.eq(Mux(redispatch, dispatched, own)),
+                address_before.eq(Mux(redispatch, dispatched_before, own_before)),
+                in_range.eq(Mux(redispatch, dispatched_inside, own_inside)),
             ]
             if i == 0:
                 with m.If(loading):
