@@ -293,12 +293,17 @@ def _regfile(p: SMParams) -> Inventory:
     # (and its flip-flops' enable: any of them)
     inv.add("live", ff=w * rows * live, mux=w * rows * (WRITE_PORTS + 1) * live)
     inv.add("live", gate=w * rows * live)
-    # the read rows, registered as the memories' synchronous read ports register them; the
-    # lookup of a read row: its one-hot row (shared by the positions), an AND-OR over the rows
-    # per position; the copy or initial value it selects
-    inv.add("read", ff=READ_PORTS * row_bits)
+    # the lookup of a read row in its address cycle: its one-hot row (shared by the
+    # positions), an AND-OR over the rows per position, then the entry's next value (the
+    # write ports whose row it is, compared once per read port, and the launch's clear),
+    # registered as the memories' synchronous read ports register their words; the read
+    # rows, registered for the initial values; the copy or initial value it selects
+    inv.add("read", ff=READ_PORTS * (row_bits + w * live))
     inv.add("read", mux=READ_PORTS * (rows + (1 << row_bits) - 1) * row_bits)
     inv.add("read", gate=READ_PORTS * w * live * (2 * rows - 1))
+    inv.add("read", eq=READ_PORTS * WRITE_PORTS * row_bits, mux=READ_PORTS * select(g.warps, 1))
+    inv.add("read", mux=READ_PORTS * w * (WRITE_PORTS + 1) * live)
+    inv.add("read", gate=READ_PORTS * w * WRITE_PORTS)
     inv.add("read", mux=READ_PORTS * w * select(WRITE_PORTS + 1, XLEN))
     # the initial values (``golden.functional.initial_registers``): a Switch over the
     # registers not initially 0 (sp, gp, a0..a7)

@@ -129,21 +129,26 @@ class LiveValueTable(wiring.Component):
     """The live-value table of every thread position (LaForest and Steffan, FPGA 2010): per
     (position, slot, register) which copy holds the register's value, in flip-flops: 0 for
     none (the register is unwritten and reads its initial value), ``k + 1`` for write port k's.
-    ``set``: per write port and position, the rows written this cycle (a later port's write
-    wins); ``clear``: rows a launch marks unwritten (a launch wins over a write). ``live``:
-    for each read row, every position's entry. Its own module, so that synthesis builds each
-    lookup once instead of once per data bit of the copies it selects."""
+    ``write``: per write port the row it writes and the positions it writes it for (a later
+    port's write wins); ``clear``: the slots a launch marks unwritten (a launch wins over a
+    write). ``row``: the rows the read ports ask for; ``live``: in the next cycle, each read
+    row's entry per position, as the copies' synchronous read ports give their words: the
+    lookup is registered, and a write or launch in the address cycle is in it (the entry's
+    next value), so that the select behind the copies starts at flip-flops. Its own module,
+    so that synthesis builds each lookup once instead of once per data bit of the copies it
+    selects."""
 
     def __init__(self, params: SMParams, reads: int) -> None:
         self.width = params.geometry.warp_size
-        self.rows = params.geometry.warps * NUM_REGS
+        self.slots = params.geometry.warps
+        self.rows = self.slots * NUM_REGS
         row = unsigned(REG.width + params.warp_bits)
         entries = data.ArrayLayout(unsigned(bits_for(len(WRITE_PORTS))), self.width)
-        rows = data.ArrayLayout(self.rows, self.width)
+        write = data.StructLayout({"row": row, "en": self.width})
         super().__init__(
             {
-                "set": In(data.ArrayLayout(rows, len(WRITE_PORTS))),
-                "clear": In(self.rows),
+                "write": In(data.ArrayLayout(write, len(WRITE_PORTS))),
+                "clear": In(self.slots),
                 "row": In(data.ArrayLayout(row, reads)),
                 "live": Out(data.ArrayLayout(entries, reads)),
             }
@@ -151,23 +156,37 @@ class LiveValueTable(wiring.Component):
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        hits = []
+        ports = range(len(WRITE_PORTS))
+        sets = [_decoded(m, f"{WRITE_PORTS[k]}_row", self.write[k].row, self.rows) for k in ports]
+        hits = [_decoded(m, f"read{k}_row", row, self.rows) for k, row in enumerate(self.row)]
+        # per read port, whether each write port writes its row this cycle, and whether a
+        # launch clears it (compares shared by the positions)
+        same = [[Signal(name=f"read{k}_{WRITE_PORTS[p]}") for p in ports] for k in range(len(hits))]
+        cleared = [Signal(name=f"read{k}_cleared") for k in range(len(hits))]
         for k, row in enumerate(self.row):
-            hits.append(_decoded(m, f"read{k}_row", row, self.rows))
+            m.d.comb += [same[k][p].eq(self.write[p].row == row) for p in ports]
+            m.d.comb += cleared[k].eq(self.clear.bit_select(row[REG.width :], 1))
         for j in range(self.width):
             table = [
                 Signal(range(len(WRITE_PORTS) + 1), name=f"live{j}_{r}") for r in range(self.rows)
             ]
             for r, entry in enumerate(table):
-                for k in range(len(WRITE_PORTS)):
-                    with m.If(self.set[k][j][r]):
-                        m.d.sync += entry.eq(k + 1)
-                with m.If(self.clear[r]):
-                    m.d.sync += entry.eq(0)
+                m.d.sync += entry.eq(
+                    self._next(entry, [s[r] for s in sets], j, self.clear[r // NUM_REGS])
+                )
             for k, hit in enumerate(hits):
                 terms = (entry & hit[r].replicate(len(entry)) for r, entry in enumerate(table))
-                m.d.comb += self.live[k][j].eq(reduce(or_, terms))
+                found = Signal.like(table[0], name=f"read{k}_live{j}")  # before this cycle
+                m.d.comb += found.eq(reduce(or_, terms))
+                m.d.sync += self.live[k][j].eq(self._next(found, same[k], j, cleared[k]))
         return m
+
+    def _next(self, entry: Value, written: list[Value], j: int, cleared: Value) -> Value:
+        """An entry's value after this cycle: the last port that writes it for position j,
+        unless a launch clears it."""
+        for k, row in enumerate(written):
+            entry = Mux(row & self.write[k].en[j], k + 1, entry)
+        return Mux(cleared, 0, entry)
 
 
 class RegisterFile(wiring.Component):
@@ -192,23 +211,19 @@ class RegisterFile(wiring.Component):
         read = self.read
         reads = ((read.rs1, read.rs1_data), (read.rs2, read.rs2_data))
         m.submodules.live = table = LiveValueTable(self.params, len(reads))
-        m.d.comb += table.clear.eq(
-            Cat(self.launch.slots[s].replicate(NUM_REGS) for s in range(slots))
-        )
+        m.d.comb += table.clear.eq(self.launch.slots)
         write_rows = [Cat(port.rd, port.warp) for port in ports]
         for k, (row, enable) in enumerate(zip(write_rows, enables, strict=True)):
-            one_hot = _decoded(m, f"{WRITE_PORTS[k]}_row", row, rows)
-            for j in range(width):
-                m.d.comb += table.set[k][j].eq(one_hot & enable[j].replicate(rows))
-        # the read rows as the memories register them: the live-value lookup and the
-        # initial values follow the words into the next cycle
+            m.d.comb += [table.write[k].row.eq(row), table.write[k].en.eq(enable)]
+        # the read rows as the memories register them: the initial values follow the words
+        # into the next cycle (the live-value lookup registers its own result)
         addresses = [Cat(reg, read.warp) for reg, _ in reads]
+        m.d.comb += [table.row[k].eq(address) for k, address in enumerate(addresses)]
         read_rows = []
         for k, address in enumerate(addresses):
             row = Signal(len(address), name=f"read{k}_row")
             m.d.sync += row.eq(address)
             read_rows.append(row)
-        m.d.comb += [table.row[k].eq(row) for k, row in enumerate(read_rows)]
         initial = [
             self._initial(m, f"init_rs{k + 1}", row[: REG.width]) for k, row in enumerate(read_rows)
         ]
