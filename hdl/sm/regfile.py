@@ -215,18 +215,16 @@ class RegisterFile(wiring.Component):
         write_rows = [Cat(port.rd, port.warp) for port in ports]
         for k, (row, enable) in enumerate(zip(write_rows, enables, strict=True)):
             m.d.comb += [table.write[k].row.eq(row), table.write[k].en.eq(enable)]
-        # the read rows as the memories register them: the initial values follow the words
-        # into the next cycle (the live-value lookup registers its own result)
         addresses = [Cat(reg, read.warp) for reg, _ in reads]
         m.d.comb += [table.row[k].eq(address) for k, address in enumerate(addresses)]
-        read_rows = []
-        for k, address in enumerate(addresses):
-            row = Signal(len(address), name=f"read{k}_row")
-            m.d.sync += row.eq(address)
-            read_rows.append(row)
-        initial = [
-            self._initial(m, f"init_rs{k + 1}", row[: REG.width]) for k, row in enumerate(read_rows)
-        ]
+        # the registers read, registered as the memories register their addresses: the
+        # initial values follow the words into the next cycle (the live-value lookup
+        # registers its own result)
+        initial = []
+        for k, (reg, _) in enumerate(reads):
+            registered = Signal.like(reg, name=f"read{k}_reg")
+            m.d.sync += registered.eq(reg)
+            initial.append(self._initial(m, f"init_rs{k + 1}", registered))
         for j in range(width):
             for k, ((_, out), address) in enumerate(zip(reads, addresses, strict=True)):
                 copies = []
