@@ -41,19 +41,19 @@ def stackless(p: StacklessParams) -> Inventory:
 
 
 def sps_stack(p: SpsStackParams) -> Inventory:
-    """Seed 002 Sec 2.2, Fig 3: ``stack_depth`` entries of (PC, mask, RPC, call flag) and the
-    stack pointer; a copy of the top entry in registers; per entry its next state (the exits,
-    the top's new PC, up to two pushes at ``base``, ``base + 1``, a release's top PC + 4, one
-    adder on the top copy), then
-    the pop of every done entry above the highest one that stays (a priority encoder), whose
-    one-hot selects the next top entry."""
+    """Seed 002 Sec 2.2, Fig 3: the entries below the top (``stack_depth - 1``: the highest
+    is only ever the top) of (PC, mask, RPC, call flag) and the stack pointer; a copy of the
+    top entry in registers; per entry its next state (the exits, the top's new PC, up to two
+    pushes at ``base``, ``base + 1``, a release's top PC + 4, one adder on the top copy); the
+    pop: the new top is the highest kept of the second push, the first, the top and the
+    highest kept entry below the top (a priority encoder over the registers, whose one-hot
+    selects it)."""
     inv, w, d, pcw = Inventory(), p.warp_size, p.stack_depth, p.pc_width
+    n = d - 1  # entries in registers
     spb = d.bit_length()  # the stack pointer, 0..d
     fields = 2 * pcw + w + 1  # an entry: PC, mask, RPC, call flag
-    inv.add("entries", ff=d * fields)
+    inv.add("entries", ff=n * fields)
     inv.add("state", ff=spb + 2 * w + 1)  # sp, waiting and live masks, overflow flag
-    inv.include(_top(d, spb, fields))
-    inv.add("top", gate=2 * d)  # the highest kept entry, one-hot
     inv.include(_decode(w, pcw))
     inv.include(_stack_outputs(w, pcw, spb))
     # the pushes (the groups other than the RPC, the higher first), the loop-exit replacement
@@ -65,29 +65,34 @@ def sps_stack(p: SpsStackParams) -> Inventory:
         mux=pcw + w + 2 * pcw,
         gate=reduce(w) + 20,
     )
-    # per entry: pushed first or second (base and base + 1 decoded), its next PC and mask
-    # (release, push, top or kept: two levels of selection), RPC and call flag of a push; the
-    # released top's PC + 4
+    # per entry: pushed first or second (base and base + 1 decoded), its next PC (release,
+    # push, top or kept, and the case's selection), mask, RPC and call flag, each loaded on
+    # the update's enable; the released top's PC + 4
     inv.add(
         "update",
         add=pcw,
-        mux=d * (3 * pcw + w + 2 * (pcw + w) + pcw + 1),
-        gate=d * (w + 8) + decode(spb, d - 1) + decode(spb + 1, d - 1),
+        mux=n * (7 * pcw + 3 * w + 7),
+        gate=n * (w + 8) + decode(spb, n) + decode(spb + 1, n),
     )
-    # pop: an entry is done (empty, RETURN, returning top, at its RPC); kept below sp; the
-    # new sp is one above the highest kept entry. Compared before selected: each entry's own
-    # PC against RETURN and its RPC, the top's four possible PCs (the jump's group, the RPC,
-    # its own, PC + 4 after a release) and the pushed groups against RETURN, the top's also
-    # against its RPC; per entry its mask's emptiness after a release and after the exits,
-    # and the case's selection of those bits
+    # pop: compared before selected: each entry's own PC against RETURN and its RPC, the
+    # top's possible PCs (the jump's group, its own, PC + 4 after a release; the RPC's compare
+    # is the replacement's) and the pushed groups against RETURN, the top's also against its
+    # RPC. Below the top: kept when not empty after the exits and not done, the highest kept
+    # (a priority encoder, its depth) and its fields (a one-hot select); the candidates'
+    # order (second push, first, top, below) gives the new sp (sp + 1, sp + 2 or the depth
+    # below; each entry's sp > i + 1)
     inv.add(
         "pop",
-        eq=(d - 1) * pcw + 4 * pcw,
-        add=d * (spb + 1) + spb + 1,
-        mux=d * spb + spb + 1,
-        gate=d * (2 * reduce(w) + 14 + reduce(pcw)) + 6 * reduce(pcw),  # RETURN: a constant
+        eq=(n - 1) * pcw + 3 * pcw,
+        add=n * spb + spb + 6,
+        mux=n * spb + 2 * spb,
+        gate=n * (2 * w + 2 * pcw + 22) + 4 * reduce(pcw) + 2 * w + 24,  # RETURN: constant
     )
-    # a launch loads entry 0 and the masks; waiting and live follow the update or release
+    # the top copy and whether a call entry is on the stack: loaded with the launch's entry
+    # or the new top (the pushes' group, the top's next state, the entry below), its next PC
+    inv.add("top", ff=fields + 1, mux=4 * fields + 4 * pcw + w + 2 * spb, gate=2 * w + 8)
+    # a launch loads the bottom entry, the top copy and the masks; waiting and live follow
+    # the update or release
     inv.add("state", mux=fields + 2 * w, gate=5 * w)
     return inv
 

@@ -1,7 +1,9 @@
 """SPS reconvergence stack (seed 002 Sec 2.2, Fig 3): ``stack_depth`` entries of (PC, active
-mask, RPC, call flag) in flip-flops, a stack pointer ``sp`` (= ``status.stack``), the top
-entry's split on ``splits``. Parameters and the meaning of every port:
-``golden.blocks.stack_twins.SpsStackParams``; behaviour: ``ReconvergenceStack.update``.
+mask, RPC, call flag), a stack pointer ``sp`` (= ``status.stack``), the top entry's split on
+``splits``. The top entry is a copy in registers of its own; the entries below it are in
+``stack_depth - 1`` registers (the highest entry is only ever the top one). Parameters and the
+meaning of every port: ``golden.blocks.stack_twins.SpsStackParams``; behaviour:
+``ReconvergenceStack.update``.
 
 One update per clock, all in one combinational step from the registers:
 
@@ -12,10 +14,13 @@ One update per clock, all in one combinational step from the registers:
 3. up to two pushes at ``base`` and ``base + 1``: the target groups other than the RPC, the
    higher PC first, so the lower one is on top; ``overflow`` when they do not fit, and then
    nothing else changes;
-4. pop: every entry is *done* when its mask is empty, its PC is RETURN, it is the returning
-   top entry, or (above the bottom, not a call entry) its PC equals its RPC; the new ``sp`` is
-   one above the highest entry that is not done (a priority encoder, so one clock pops any
-   number of entries, as the functional ``_reconverge`` loop does).
+4. pop: an entry is *done* when its mask is empty, its PC is RETURN, it is the returning top
+   entry, or (above the bottom, not a call entry) its PC equals its RPC; every done entry
+   above the highest one that is not done goes, so one clock pops any number of entries, as
+   the functional ``_reconverge`` loop does. Only the top and the pushed entries change, so
+   the new top is the highest kept of four candidates (the second push, the first, the top,
+   the highest kept entry below the top: a priority encoder over the registers, which runs
+   beside the decode).
 
 A barrier release (a cycle of its own) clears the waiting lanes and, when the top entry's
 threads were among them, moves its PC past the ``bar`` and pops as above.
@@ -23,7 +28,7 @@ threads were among them, moves its PC past the ``bar`` and pops as above.
 
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux, Signal, Value
+from amaranth.hdl import Cat, Module, Mux, Signal, Value
 
 from reconverge.golden.blocks.stack_twins import SpsStackParams
 from reconverge.hdl.blocks.common import first_set, highest_kept, one_hot
@@ -49,10 +54,13 @@ class SpsStack(BlockComponent):
         never, ret_code = params.never, params.return_code
         outcome, lanes = self.outcome, self.release.lanes
         sp = Signal(range(d + 1), name="sp")
-        pc = [Signal(pcw, name=f"e{i}_pc") for i in range(d)]
-        mask = [Signal(w, name=f"e{i}_mask") for i in range(d)]
-        rpc = [Signal(pcw, name=f"e{i}_rpc") for i in range(d)]
-        call = [Signal(name=f"e{i}_call") for i in range(d)]
+        # the entries in registers: every one but the highest, which is only ever the top
+        # entry, held in the top copy below (an entry is read only once it is below the top)
+        n = d - 1
+        pc = [Signal(pcw, name=f"e{i}_pc") for i in range(n)]
+        mask = [Signal(w, name=f"e{i}_mask") for i in range(n)]
+        rpc = [Signal(pcw, name=f"e{i}_rpc") for i in range(n)]
+        call = [Signal(name=f"e{i}_call") for i in range(n)]
         waiting = Signal(w, name="waiting")
         live_threads = Signal(w, name="live_threads")
         overflow = Signal(name="overflow_flag")
@@ -60,8 +68,8 @@ class SpsStack(BlockComponent):
         # the top entry: a copy of entry sp - 1 in registers of its own, loaded with the entry
         # that is on top after each clock, so that the split the SM issues from starts at a
         # register rather than behind a select over the entries
-        is_top = [Signal(name=f"e{i}_top") for i in range(d)]
-        m.d.comb += [is_top[i].eq(sp == i + 1) for i in range(d)]
+        is_top = [Signal(name=f"e{i}_top") for i in range(n)]
+        m.d.comb += [is_top[i].eq(sp == i + 1) for i in range(n)]
         top_pc, top_mask = Signal(pcw, name="top_pc"), Signal(w, name="top_mask")
         top_rpc, top_call = Signal(pcw, name="top_rpc"), Signal(name="top_call")
         in_call = Signal(name="any_call")  # a call entry is on the stack (loaded as top is)
@@ -112,20 +120,19 @@ class SpsStack(BlockComponent):
         # a release moves only the top entry past the ``bar``: one adder, on the top copy
         released_pc = Signal(pcw, name="released_top_pc")
         m.d.comb += released_pc.eq(top_pc + 4)
-        new_pc = [Signal(pcw, name=f"e{i}_pc_next") for i in range(d)]
-        new_mask = [Signal(w, name=f"e{i}_mask_next") for i in range(d)]
-        new_rpc = [Signal(pcw, name=f"e{i}_rpc_next") for i in range(d)]
-        new_call = [Signal(name=f"e{i}_call_next") for i in range(d)]
+        new_pc = [Signal(pcw, name=f"e{i}_pc_next") for i in range(n)]
+        new_mask = [Signal(w, name=f"e{i}_mask_next") for i in range(n)]
+        new_rpc = [Signal(pcw, name=f"e{i}_rpc_next") for i in range(n)]
+        new_call = [Signal(name=f"e{i}_call_next") for i in range(n)]
         # where the pushes land: at ``base`` = sp - replace and the entry above, as one-hot
         # compares of the stack pointer (no subtraction or addition on the way to the entries)
-        at_sp = [sp == i for i in range(d)]
-        below_sp = [sp > i for i in range(d)]
-        first = [pushing & (pushes != 0) & Mux(replace, is_top[i], at_sp[i]) for i in range(d)]
+        at_sp = [sp == i for i in range(n)]
+        first = [pushing & (pushes != 0) & Mux(replace, is_top[i], at_sp[i]) for i in range(n)]
         second = [
             pushing & (pushes == 2) & Mux(replace, at_sp[i], at_sp[i - 1] if i else 0)
-            for i in range(d)
+            for i in range(n)
         ]
-        for i in range(d):
+        for i in range(n):
             pushed = first[i] | second[i]
             with m.If(releasing):
                 m.d.comb += [
@@ -149,16 +156,35 @@ class SpsStack(BlockComponent):
 
         # 4. pop every done entry above the highest one that stays. An entry is done when its
         # mask is empty, its PC is RETURN, it is the returning top entry, or (above the bottom,
-        # not a call entry) its PC equals its RPC. Compare before select: every PC an entry can
-        # get is compared with RETURN and with the RPC it gets, in parallel and from the ports
-        # and registers; the update's case only selects among those bits.
+        # not a call entry) its PC equals its RPC. Only the top entry and the (at most two)
+        # pushed ones change in a clock: every entry below the top keeps its PC and RPC, and
+        # its mask loses the exits. So the entry on top afterwards is the highest kept of four
+        # candidates: the second push, the first push, the top entry, and the highest kept
+        # entry below the top, which is found from the registers and the exits alone, in
+        # parallel with the update's decode. Compare before select: every PC the top entry
+        # can get is compared with RETURN and its RPC from the ports and registers; the
+        # update's kind only selects among those bits.
         def flags(name: str, value: Value, against: Value) -> tuple[Signal, Signal]:
             at_ret, at_rpc = Signal(name=f"{name}_ret"), Signal(name=f"{name}_at_rpc")
             m.d.comb += [at_ret.eq(value == ret_code), at_rpc.eq(value == against)]
             return at_ret, at_rpc
 
-        # the top entry's PC after an update (its RPC stays): the jump's group, the RPC, or its
-        # own; after a release, PC + 4
+        # the entries below the top: kept unless empty after the exits or at their own RETURN
+        # or RPC (a call entry, and the bottom one, have no RPC to reach); a release exits none
+        below_keep = []
+        for i in range(n):
+            own_ret, own_at_rpc = flags(f"e{i}", pc[i], rpc[i])
+            own = own_ret | (own_at_rpc & ~call[i]) if i > 0 else own_ret
+            k = Signal(name=f"e{i}_kept_below")
+            m.d.comb += k.eq((sp > i + 1) & (mask[i] & ~outcome.exited).any() & ~own)
+            below_keep.append(k)
+        below = first_set(below_keep[::-1])[::-1]  # one-hot: the highest kept below the top
+        below_depth = highest_kept(m, below_keep, len(sp), "below_depth")
+        calls_below = Signal(name="calls_below")  # a call entry below the top (all stay)
+        m.d.comb += calls_below.eq(Cat(*(call[i] & (sp > i + 1) for i in range(n))).any())
+
+        # the top entry after an update (its RPC stays): the jump's group, the RPC, or its own
+        # PC; after a release, PC + 4. Done also when it returns or its threads all exited.
         top_jump = flags("top_jump", u.lo.pc, top_rpc)
         top_rpc_pc = flags("top_to_rpc", outcome.rpc, top_rpc)
         top_stays = flags("top_stays", top_pc, top_rpc)
@@ -166,61 +192,54 @@ class SpsStack(BlockComponent):
         to_rpc = (u.call | u.branch) & ~replace
         top_ret = Mux(u.jump, top_jump[0], Mux(to_rpc, top_rpc_pc[0], top_stays[0]))
         top_at_rpc = Mux(u.jump, top_jump[1], Mux(to_rpc, top_rpc_pc[1], top_stays[1]))
-        # a pushed group never has the update's RPC (the pushes leave that group out)
+        may_reach = ~top_call & nested(sp, d)  # the top entry has an RPC to reach
+        top_mask_next = Signal(w, name="top_mask_next")
+        m.d.comb += top_mask_next.eq(top_mask & ~outcome.exited)
+        top_done_update = ~top_mask_next.any() | u.ret | top_ret | (top_at_rpc & may_reach)
+        top_done_release = ~top_mask.any() | top_release[0] | (top_release[1] & may_reach)
+        # the pushes: a pushed group is never at the update's RPC, so done only at RETURN
         lo_ret = Signal(name="lo_ret")
         first_ret = Signal(name="first_ret")
         m.d.comb += [
             lo_ret.eq(u.lo.pc == ret_code),
             first_ret.eq(Mux(push_hi, u.hi.pc == ret_code, lo_ret)),
         ]
-        keep = []
-        for i in range(d):
-            own_ret, own_at_rpc = flags(f"e{i}", pc[i], rpc[i])
-            if i > 0:  # the bottom entry has no RPC to reach
-                own_at_rpc = own_at_rpc & ~call[i]
-                top_at_rpc_i = top_at_rpc & ~call[i]
-                release_at_rpc = top_release[1] & ~call[i]
-            else:
-                own_at_rpc = top_at_rpc_i = release_at_rpc = Value.cast(0)
-            own = own_ret | own_at_rpc
-            done = Signal(name=f"e{i}_done")
-            with m.If(releasing):
-                m.d.comb += done.eq(
-                    ~mask[i].any()
-                    | Mux(is_top[i] & top_released, top_release[0] | release_at_rpc, own)
-                )
-            with m.Elif(first[i]):
-                m.d.comb += done.eq(first_ret)
-            with m.Elif(second[i]):
-                m.d.comb += done.eq(lo_ret)
-            with m.Else():
-                m.d.comb += done.eq(
-                    ~(mask[i] & ~outcome.exited).any()
-                    | (apply & u.ret & is_top[i])
-                    | Mux(is_top[i], top_ret | top_at_rpc_i, own)
-                )
-            # in the stack after the pushes: below ``base`` or pushed (with pushes), else below sp
-            in_stack = Mux(
-                apply & pushing,
-                first[i] | second[i] | (below_sp[i] & ~(replace & is_top[i])),
-                below_sp[i],
+        kept_second = Signal(name="kept_second_push")
+        kept_first = Signal(name="kept_first_push")
+        kept_top = Signal(name="kept_top")
+        m.d.comb += [
+            kept_second.eq(~releasing & pushing & (pushes == 2) & ~lo_ret),
+            kept_first.eq(~releasing & pushing & (pushes != 0) & ~first_ret),
+            kept_top.eq(Mux(releasing, ~top_done_release, ~(pushing & replace) & ~top_done_update)),
+        ]
+        # sp after the pops: above the kept push (at base, base + 1), at the top, or below it
+        sp_up = [Signal(range(d + 3), name=f"sp_plus{k}") for k in (1, 2)]
+        m.d.comb += [sp_up[0].eq(sp + 1), sp_up[1].eq(sp + 2)]
+        popped_sp = Signal(range(d + 3), name="popped_sp")
+        m.d.comb += popped_sp.eq(
+            Mux(
+                kept_second,
+                Mux(replace, sp_up[0], sp_up[1]),
+                Mux(kept_first, Mux(replace, sp, sp_up[0]), Mux(kept_top, sp, below_depth)),
             )
-            k = Signal(name=f"e{i}_keep")
-            m.d.comb += k.eq(in_stack & ~done)
-            keep.append(k)
-        popped_sp = highest_kept(m, keep, len(sp))
+        )
 
-        # the entry on top after the pops (one-hot: the highest kept entry)
-        new_top = first_set(keep[::-1])[::-1]
+        def next_top(pushed: Value, top: Value, entries: list[Signal]) -> Value:
+            """The new top entry's field: a kept push's, the top's, or the entry below's."""
+            under = one_hot(below, entries)
+            return Mux(kept_second | kept_first, pushed, Mux(kept_top, top, under))
+
+        in_call_next = Mux(
+            kept_second | kept_first,
+            outcome.call | (top_call & ~replace) | calls_below,
+            Mux(kept_top, top_call | calls_below, in_call_after(call, below)),
+        )
+        top_pc_next = Mux(releasing, released_pc, new_top_pc)
 
         launch = self.launch.valid
         with m.If(launch):
             m.d.sync += [
                 sp.eq(1),
-                pc[0].eq(self.launch.pc),
-                mask[0].eq(self.launch.mask),
-                rpc[0].eq(never),
-                call[0].eq(0),
                 top_pc.eq(self.launch.pc),
                 top_mask.eq(self.launch.mask),
                 top_rpc.eq(never),
@@ -230,16 +249,29 @@ class SpsStack(BlockComponent):
                 live_threads.eq(self.launch.mask),
                 overflow.eq(0),
             ]
+            if n:  # the bottom entry, read once a push is above it
+                m.d.sync += [
+                    pc[0].eq(self.launch.pc),
+                    mask[0].eq(self.launch.mask),
+                    rpc[0].eq(never),
+                    call[0].eq(0),
+                ]
         with m.Elif(apply | (releasing & top_released)):
             m.d.sync += [
                 sp.eq(popped_sp),
-                top_pc.eq(one_hot(new_top, new_pc)),
-                top_mask.eq(one_hot(new_top, new_mask)),
-                top_rpc.eq(one_hot(new_top, new_rpc)),
-                top_call.eq(one_hot(new_top, new_call)),
-                in_call.eq(in_call_after(new_call, keep)),
+                top_pc.eq(next_top(Mux(kept_second, u.lo.pc, first_pc), top_pc_next, pc)),
+                top_mask.eq(
+                    next_top(
+                        Mux(kept_second, u.lo.mask, first_mask),
+                        top_mask_next,
+                        [x & ~outcome.exited for x in mask],
+                    )
+                ),
+                top_rpc.eq(next_top(outcome.rpc, top_rpc, rpc)),
+                top_call.eq(next_top(outcome.call, top_call, call)),
+                in_call.eq(in_call_next),
             ]
-            for i in range(d):
+            for i in range(n):
                 m.d.sync += [
                     pc[i].eq(new_pc[i]),
                     mask[i].eq(new_mask[i]),

@@ -19,15 +19,16 @@ from reconverge.testbench.scenarios import dual_path_stack, rng_for
 
 @pytest.mark.synth
 def test_sps_stack_registers(capsys) -> None:
-    """Per entry PC, mask, RPC and call flag, and a copy of the top entry; the stack pointer,
-    the waiting and live lanes, the overflow flag and whether a call entry is on the stack:
-    2 + 3 x (8 + 4 + 8 + 1) + 4 + 4 + 1 + 1 flip-flops for W = 4, depth 2, 8-bit PCs."""
+    """Per entry below the top PC, mask, RPC and call flag (one entry at depth 2: the higher
+    is only ever the top), and the copy of the top entry; the stack pointer, the waiting and
+    live lanes, the overflow flag and whether a call entry is on the stack:
+    2 + 2 x (8 + 4 + 8 + 1) + 4 + 4 + 1 + 1 flip-flops for W = 4, depth 2, 8-bit PCs."""
     argv = ["synth", "sps_stack", "--param", "warp_size=4", "--param", "stack_depth=2"]
     assert main([*argv, "--param", "pc_width=8", "--no-pnr", "--json"]) == 0
     r = json.loads(capsys.readouterr().out)
-    # sp; per entry (and the top's copy) PC, mask, RPC, call flag; waiting and live; overflow;
-    # in a call
-    assert r["generic"]["flip_flops"] == 2 + 3 * (8 + 4 + 8 + 1) + 4 + 4 + 1 + 1
+    # sp; per stored entry and the top's copy PC, mask, RPC, call flag; waiting and live;
+    # overflow; in a call
+    assert r["generic"]["flip_flops"] == 2 + 2 * (8 + 4 + 8 + 1) + 4 + 4 + 1 + 1
 
 
 def test_stack_cli(capsys) -> None:
