@@ -518,22 +518,27 @@ class _Core:
         m.d.comb += self.now_src.eq(Mux(self.issue, self.sel_src, cur_src))
         self.now_pass = _named(m, "now_pass", Mux(self.issue, 0, pass_index), len(pass_index))
         self.executing = _named(m, "executing", self.issue | (self.busy_passes != 0))
-        self.last_pass = _named(
-            m, "last_pass", self.executing & (self.now_pass == self.now["passes"] - 1)
-        )
+
+        # after its issue cycle, ``busy_passes`` counts an instruction's passes left with this
+        # cycle's, and nothing issues while it is not 0: so whether this cycle's pass is the
+        # last, or the one before, comes from the register, and at issue from the
+        # selection's passes (a constant without hws), compared before the issue selects
+        def left(k: int) -> Value:
+            return Mux(self.issue, passes == k, self.busy_passes == k)
+
+        self.last_pass = _named(m, "last_pass", left(1))
         # per warp slot (one-hot): the next cycle is the last pass of its instruction in
         # flight, one the issue stage decides alone (registered, so that what its unit takes
         # from the registered copy does not depend on this cycle's issue)
         self.final_decided = Signal(N, name="final_decided")
-        penultimate = self.now_pass + 2 == self.now["passes"]
-        decided = penultimate & ~self.now["faulty"] & ~self.now["resolved"]
+        decided = left(2) & ~self.now["faulty"] & ~self.now["resolved"]
         with m.If(self.executing):
             with m.If(self.last_pass):
                 m.d.sync += [self.busy_passes.eq(0), pass_index.eq(0), self.final_decided.eq(0)]
             with m.Else():
                 m.d.sync += [
-                    self.busy_passes.eq(self.now["passes"] - 1 - self.now_pass),
-                    pass_index.eq(self.now_pass + 1),
+                    self.busy_passes.eq(Mux(self.issue, passes, self.busy_passes) - 1),
+                    pass_index.eq(Mux(self.issue, 1, pass_index + 1)),
                     self.final_decided.eq(Mux(decided, 1 << self.now["warp"], 0)[:N]),
                 ]
 
