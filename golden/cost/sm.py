@@ -338,26 +338,37 @@ def _writeback(p: SMParams) -> Inventory:
 
 
 def _scheduler(p: SMParams) -> Inventory:
-    """The scheduler (``hdl/sm/scheduler.py``): one arbiter tree over every candidate's key
-    (warp class, order, slot class, slot), the key's classes, the winner's encoding."""
+    """The scheduler (``hdl/sm/scheduler.py``): every two warps' keys (warp class and order)
+    compared, and every two splits' of a warp (slot class and slot, the slot classes from the
+    sid compares); the ready bits select: per warp whether one before it has a ready split,
+    per split whether one of its warp before it is ready; the winner's encoding."""
     g = p.geometry
     n, s = g.warps, sm_unit(p).slots
     inv = Inventory()
     if n * s == 1:
         return inv
-    slot_bits = bits_for(s)
     gto = p.config.scheduler.name == "GTO"
-    key = 1 + (AGE_BITS if gto else p.warp_bits) + 1 + slot_bits
-    inv.include(inventory(ArbiterParams(n * s, key)), prefix="tree")
-    # the scheduler reads the tree's mask and valid, never the root's key: the root's key
-    # selection (two multiplexers and the OR of the key) is unused logic, removed by Yosys
-    tree = inv.parts["tree/select"]
-    tree[Kind.MUX] -= 2 * key
-    tree[Kind.GATE] -= key
-    inv.add("keys", eq=n * p.warp_bits, add=n * s * sm_unit(p).sid_bits, gate=n * (1 + s))
-    # the winner: an If chain over the candidates setting (warp, slot) constants; with one
-    # warp slot the warp is the constant 0
-    inv.add("winner", mux=select(n * s, slot_bits + (p.warp_bits if n > 1 else 0)))
+    pairs = n * (n - 1) // 2
+    # the warp keys: GTO the class (last warp decoded) above the age, compared per pair; LRR
+    # the class above the constant slot number (a compare of the two classes)
+    inv.add(
+        "keys", add=pairs * (AGE_BITS + 1) if gto else 0, gate=n * 2 + pairs * (0 if gto else 3)
+    )
+    if gto:
+        inv.add("keys", gate=decode(p.warp_bits, n) if n > 1 else 0)
+    if s > 1:
+        inv.add("keys", add=n * s * sm_unit(p).sid_bits, gate=n * s)
+    # per warp: ready (an OR of its splits), first (no warp before it with a ready split);
+    # per split: no split of its warp before it ready (two gates a pair), its grant; the
+    # winner's warp and slot numbers (ORs of the one-hot grants)
+    inv.add(
+        "winner",
+        gate=n * reduce(s)
+        + n * (2 * (n - 1))
+        + n * s * (2 * (s - 1) + 2)
+        + p.warp_bits * n
+        + bits_for(s) * n * s,
+    )
     return inv
 
 

@@ -6,8 +6,8 @@ else the oldest warp by dispatch order) or loose round robin (the warp slots in 
 after the slot that issued last); within the chosen warp, its splits in round robin: the first
 ready split whose sid is above the sid that issued last, else the first ready split.
 
-Every candidate (warp slot w, split slot s) gets a key, and one arbiter tree
-(``reconverge.hdl.arbiter``, seed 000 Fig 4b) takes the minimum over the ready candidates::
+Every candidate (warp slot w, split slot s) gets a key, and the minimum over the ready
+candidates issues::
 
     GTO:  warp_class = not (greedy and w == last)    order = age[w]
     LRR:  warp_class = issued and w <= last          order = w
@@ -16,21 +16,25 @@ Every candidate (warp slot w, split slot s) gets a key, and one arbiter tree
 
 The orders are unique, so the minimum names one warp: the first in the scheduler's warp order
 that has a ready split, and in it the first ready split in round-robin order (split slots are
-in sid order). Combinational.
+in sid order). Compare before select: the keys come from registers, so every two warps'
+keys (warp class and order) and every two splits' of a warp (slot class and slot) are compared
+beside the scoreboard's lookups; the ready bits only select: a split issues when it is ready,
+no ready split of its warp comes before it, and no warp with a ready split comes before its
+warp (an arbiter tree would put a comparator per level behind the ready bits).
+Combinational.
 """
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from reconverge.golden.blocks.arbiter import ArbiterParams
 from reconverge.golden.blocks.units import sm_unit
 from reconverge.golden.config import Scheduler as SchedulerKind
 from reconverge.golden.geometry import bits_for
 from reconverge.golden.params import AGE_BITS, SMParams
-from reconverge.hdl.blocks.arbiter import Arbiter
+from reconverge.hdl.blocks.common import encode
 
 
 class Scheduler(wiring.Component):
@@ -64,38 +68,58 @@ class Scheduler(wiring.Component):
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        p = self.params
-        slot_bits = bits_for(self.slots)
+        p, n, slots = self.params, self.warps, self.slots
         gto = p.config.scheduler is SchedulerKind.GTO
-        order_bits = AGE_BITS if gto else p.warp_bits
-        key_width = 1 + order_bits + 1 + slot_bits
-        m.submodules.tree = tree = Arbiter(ArbiterParams(self.warps * self.slots, key_width))
-        for w in range(self.warps):
+        ready = [[self.ready[w * slots + s] for s in range(slots)] for w in range(n)]
+        warp_ready = [Cat(*r).any() for r in ready]
+        # the warps' keys (class, order), every two compared; ties (never between resident
+        # warps) go to the lower slot, so that ``before`` is a strict order
+        keys = []
+        for w in range(n):
             warp_class = Signal(name=f"w{w}_class")
             if gto:
                 m.d.comb += warp_class.eq(~(self.greedy & (self.last_warp == w)))
-                order = self.age[w]
+                keys.append(Cat(self.age[w], warp_class))
             else:
                 m.d.comb += warp_class.eq(self.issued & (w <= self.last_warp))
-                order = Const(w, order_bits)
-            for s in range(self.slots):
-                i = w * self.slots + s
+                keys.append(Cat(Const(w, p.warp_bits), warp_class))
+        before: dict[tuple[int, int], Value] = {}  # (v, w): warp v comes before warp w
+        for v in range(n):
+            for w in range(v + 1, n):
+                first = Signal(name=f"w{v}_before_w{w}")
+                m.d.comb += first.eq(keys[v] <= keys[w])
+                before[v, w], before[w, v] = first, ~first
+        first_warp = []
+        for w in range(n):
+            beaten = [warp_ready[v] & before[v, w] for v in range(n) if v != w]
+            first = Signal(name=f"w{w}_first")
+            m.d.comb += first.eq(~Cat(*beaten).any() if beaten else 1)
+            first_warp.append(first)
+        # within a warp: the splits after the last sid first (slot class 0), in slot order
+        grant = []
+        for w in range(n):
+            late = []
+            for s in range(slots):
                 slot_class = Signal(name=f"w{w}_s{s}_class")
-                m.d.comb += [
-                    slot_class.eq(self.last_sid_valid[w] & (self.sid[i] <= self.last_sid[w])),
-                    tree.valid[i].eq(self.ready[i]),
-                    tree.key[i].eq(Cat(Const(s, slot_bits), slot_class, order, warp_class)),
+                i = w * slots + s
+                m.d.comb += slot_class.eq(
+                    self.last_sid_valid[w] & (self.sid[i] <= self.last_sid[w])
+                )
+                late.append(slot_class)
+            for s in range(slots):
+                # split r comes before split s: a lower slot class, or the same and a lower slot
+                beaten = [
+                    ready[w][r] & (Mux(late[r], 0, late[s]) if r > s else ~late[r] | late[s])
+                    for r in range(slots)
+                    if r != s
                 ]
-        warp = Signal(p.warp_bits)
-        slot = Signal(slot_bits)
-        for w in range(self.warps):
-            for s in range(self.slots):
-                with m.If(tree.mask[w * self.slots + s]):
-                    m.d.comb += [warp.eq(w), slot.eq(s)]
+                g = Signal(name=f"w{w}_s{s}_grant")
+                m.d.comb += g.eq(ready[w][s] & first_warp[w] & ~Cat(*beaten).any())
+                grant.append(g)
         m.d.comb += [
-            self.valid.eq(tree.out_valid),
-            self.grant.eq(tree.mask),
-            self.warp.eq(warp),
-            self.slot.eq(slot),
+            self.valid.eq(self.ready.any()),
+            self.grant.eq(Cat(*grant)),
+            self.warp.eq(encode([first_warp[w] & warp_ready[w] for w in range(n)])),
+            self.slot.eq(encode([Cat(*grant[s::slots]).any() for s in range(slots)])),
         ]
         return m
