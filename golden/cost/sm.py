@@ -349,25 +349,30 @@ def _scheduler(p: SMParams) -> Inventory:
         return inv
     gto = p.config.scheduler.name == "GTO"
     pairs = n * (n - 1) // 2
-    # the warp keys: GTO the class (last warp decoded) above the age, compared per pair; LRR
-    # the class above the constant slot number (a compare of the two classes)
-    inv.add(
-        "keys", add=pairs * (AGE_BITS + 1) if gto else 0, gate=n * 2 + pairs * (0 if gto else 3)
-    )
+    # the warp keys: GTO the class (the last warp decoded) above the age, compared per pair;
+    # LRR the class above the constant slot number (a compare of the two classes)
     if gto:
-        inv.add("keys", gate=decode(p.warp_bits, n) if n > 1 else 0)
+        inv.add(
+            "keys", add=pairs * (AGE_BITS + 1), gate=n + (decode(p.warp_bits, n) if n > 1 else 0)
+        )
+    else:
+        inv.add("keys", gate=3 * n + 3 * pairs)
+    # per split of a warp with several: its slot class (a sid compare), and no split before
+    # it ready (per other split a gate for the order of the two and one for its ready bit,
+    # their OR); its grant; per warp: ready (an OR of its splits) and first (no warp before
+    # it with a ready split); the valid (an OR of all); the winner's warp and slot numbers
+    # (ORs of the one-hot grants)
     if s > 1:
         inv.add("keys", add=n * s * sm_unit(p).sid_bits, gate=n * s)
-    # per warp: ready (an OR of its splits), first (no warp before it with a ready split);
-    # per split: no split of its warp before it ready (two gates a pair), its grant; the
-    # winner's warp and slot numbers (ORs of the one-hot grants)
+        inv.add("winner", gate=n * s * (2 * (s - 1) + reduce(s - 1) + 1) + n * reduce(s))
+        inv.add("winner", gate=bits_for(s) * (n * s - 2) // 2)
+    else:
+        inv.add("winner", gate=n)
     inv.add(
         "winner",
-        gate=n * reduce(s)
-        + n * (2 * (n - 1))
-        + n * s * (2 * (s - 1) + 2)
-        + p.warp_bits * n
-        + bits_for(s) * n * s,
+        gate=n * (2 * (n - 1) - 1 if n > 1 else 0)
+        + (reduce(n * s) if n > 1 else 0)  # (one warp: its ready OR is the valid)
+        + (p.warp_bits * (n - 2) if n > 2 else 0),
     )
     return inv
 
@@ -514,10 +519,12 @@ def _core(p: SMParams) -> Inventory:
     # 8-bit field) and the window (with one slot both are always 0: registers Yosys removes);
     # the last warp, issued; per split slot its timer and snapshot (valid, sid, PC); per warp
     # the issued instruction (valid, slot, sid, PC, control); the next block and age
-    per_warp = 1 + 32 + 1 + w + AGE_BITS + PENDING_BITS + sid + 1 + 2 + PC_WIDTH + 1
+    # (the ages only where the GTO scheduler compares them: more than one warp slot)
+    age = AGE_BITS if p.config.scheduler.name == "GTO" and n > 1 else 0
+    per_warp = 1 + 32 + 1 + w + age + PENDING_BITS + sid + 1 + 2 + PC_WIDTH + 1
     issued = 1 + bits_for(s) + sid + PC_WIDTH + 1
     inv.add("state", ff=3 + COUNTER + n * per_warp + (n * (8 + wb) if n > 1 else 0) + wb + 1)
-    inv.add("state", ff=cand * (TIMER_BITS + 1 + sid + PC_WIDTH) + n * issued + 32 + AGE_BITS)
+    inv.add("state", ff=cand * (TIMER_BITS + 1 + sid + PC_WIDTH) + n * issued + 32 + age)
     # their next states: the snapshot taken at an issue or a barrier release, the issued
     # instruction, the timers
     inv.add("state", mux=2 * cand * (1 + sid + PC_WIDTH) + n * issued + cand * TIMER_BITS)
@@ -569,6 +576,8 @@ def _core(p: SMParams) -> Inventory:
     # lanes per buffered value)
     stackless = p.policy is Policy.STACKLESS
     values = 3 if stackless else 2
+    # the LSU's results registered on their way to the register file (enables, warp, rd, words)
+    inv.add("results", ff=w * XLEN + w + wb + REG_BITS)
     inv.add(
         "results",
         ff=w * values * XLEN,

@@ -26,7 +26,7 @@ Combinational.
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
+from amaranth.hdl import Cat, Const, Module, Signal, Value
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -109,7 +109,7 @@ class Scheduler(wiring.Component):
             for s in range(slots):
                 # split r comes before split s: a lower slot class, or the same and a lower slot
                 beaten = [
-                    ready[w][r] & (Mux(late[r], 0, late[s]) if r > s else ~late[r] | late[s])
+                    ready[w][r] & (~late[r] & late[s] if r > s else ~late[r] | late[s])
                     for r in range(slots)
                     if r != s
                 ]

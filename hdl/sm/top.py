@@ -741,12 +741,14 @@ class _Core:
             lsu.capture.valid.eq(good & memory),
             lsu.capture.mask.eq(self.pass_positions),
         ]
-        m.d.comb += [
-            rf.write_lsu.en.eq(lsu.wb.en),
-            rf.write_lsu.warp.eq(lsu.wb.warp),
-            rf.write_lsu.rd.eq(lsu.wb.rd),
-            rf.write_lsu.data.eq(lsu.wb.data),
-        ]
+        # the LSU's results reach the register file a clock later, from registers (the
+        # shared banks' block RAM output and the byte extraction in a clock of their own):
+        # written by L + 2, before a dependent instruction, issued at the release (L +
+        # ``shared`` or L + ``global_``, both >= 2), gives its read address
+        written = self._stage_register(
+            "lsu_wb", {k: getattr(lsu.wb, k) for k in ("en", "warp", "rd", "data")}
+        )
+        m.d.comb += [getattr(rf.write_lsu, k).eq(v) for k, v in written.items()]
         self.memory_instr = memory
 
     def _divider_interlock(self, division: Value) -> None:
