@@ -229,9 +229,10 @@ class SpsStack(BlockComponent):
             under = one_hot(below, entries)
             return Mux(kept_second | kept_first, pushed, Mux(kept_top, top, under))
 
+        # (a replaced top entry is never a call entry: the replacement needs its RPC)
         in_call_next = Mux(
             kept_second | kept_first,
-            outcome.call | (top_call & ~replace) | calls_below,
+            outcome.call | top_call | calls_below,
             Mux(kept_top, top_call | calls_below, in_call_after(call, below)),
         )
         top_pc_next = Mux(releasing, released_pc, new_top_pc)
