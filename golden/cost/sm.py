@@ -297,8 +297,9 @@ def _regfile(p: SMParams) -> Inventory:
     # positions), an AND-OR over the rows per position, then the entry's next value (the
     # write ports whose row it is, compared once per read port, and the launch's clear),
     # registered as the memories' synchronous read ports register their words; the
-    # registers read, registered for the initial values; the copy or initial value it selects
-    inv.add("read", ff=READ_PORTS * (REG_BITS + w * live))
+    # registers' initial values, found in the address cycle and registered; the copy or
+    # initial value it selects
+    inv.add("read", ff=READ_PORTS * (XLEN + w * live))
     inv.add("read", mux=READ_PORTS * (rows + (1 << row_bits) - 1) * row_bits)
     inv.add("read", gate=READ_PORTS * w * live * (2 * rows - 1))
     inv.add("read", eq=READ_PORTS * WRITE_PORTS * row_bits, mux=READ_PORTS * select(g.warps, 1))

@@ -21,7 +21,8 @@ one cycle, so dispatching a warp costs no cycles.
 Timing: the read port takes its slot and registers in one cycle and gives the words in the
 next, as a block RAM does; a write in the cycle of the read address is seen (each copy's read
 port is transparent for its write port: synthesis adds the bypass around the block RAM), so a
-read returns every write up to and including its address cycle. Of several ports writing the
+read returns every write up to and including its address cycle, and an unwritten register
+the initial value for the ``init`` inputs of that cycle. Of several ports writing the
 same (slot, register) of a position in one cycle the last of ``write_lane``, ``write_div``,
 ``write_lsu`` wins (the earlier ones' enables are dropped). Writes to x0 are dropped. A write
 to a slot in the cycle it is launched belongs to the slot's previous warp and is lost. Reset
@@ -217,14 +218,14 @@ class RegisterFile(wiring.Component):
             m.d.comb += [table.write[k].row.eq(row), table.write[k].en.eq(enable)]
         addresses = [Cat(reg, read.warp) for reg, _ in reads]
         m.d.comb += [table.row[k].eq(address) for k, address in enumerate(addresses)]
-        # the registers read, registered as the memories register their addresses: the
-        # initial values follow the words into the next cycle (the live-value lookup
-        # registers its own result)
+        # the initial values of the registers read, found in the address cycle and
+        # registered as the memories register their words (the live-value lookup registers
+        # its own result), so that the select behind the memories starts at flip-flops
         initial = []
         for k, (reg, _) in enumerate(reads):
-            registered = Signal.like(reg, name=f"read{k}_reg")
-            m.d.sync += registered.eq(reg)
-            initial.append(self._initial(m, f"init_rs{k + 1}", registered))
+            registered = Signal(WORD, name=f"init_rs{k + 1}_reg")
+            m.d.sync += registered.eq(self._initial(m, f"init_rs{k + 1}", reg))
+            initial.append(registered)
         for j in range(width):
             for k, ((_, out), address) in enumerate(zip(reads, addresses, strict=True)):
                 copies = []

@@ -52,10 +52,11 @@ class Model:
         config = LaunchConfig(grid=1, block=1, memmap=self.params.memmap, args=tuple(args))
         return [int(v) for v in initial_registers(1, image, config)[0]]
 
-    def read(self, cycle: Cycle, address: Cycle, field: str) -> int:
-        """The words a read gives in ``cycle`` for the slot and register of ``address`` (the
-        cycle before: the port is synchronous)."""
-        initial = self.initial(cycle["init__gp"], elements(cycle["init__args"], ARG_REGS))
+    def read(self, address: Cycle, field: str) -> int:
+        """The words a read gives the cycle after ``address`` (the port is synchronous) for its
+        slot and register; an unwritten register reads its initial value for the launch values
+        of the address cycle."""
+        initial = self.initial(address["init__gp"], elements(address["init__args"], ARG_REGS))
         warp, reg = address["read__warp"], address[f"read__{field}"]
         width = self.params.geometry.warp_size
         return words([self.values.get((warp, j, reg), initial[reg]) for j in range(width)])
@@ -81,7 +82,7 @@ def check(params: SMParams, cycles: list[Cycle], outputs: list[dict[str, int]]) 
     for t, (cycle, got) in enumerate(zip(cycles, outputs, strict=True)):
         if address is not None and not cycle.get("rst"):
             for field in ("rs1", "rs2"):
-                want = model.read(cycle, address, field)
+                want = model.read(address, field)
                 assert got[f"read__{field}_data"] == want, (
                     f"cycle {t} {field}: hdl {elements(got[f'read__{field}_data'], 64)} "
                     f"model {elements(want, 64)}"
