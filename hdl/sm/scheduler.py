@@ -73,7 +73,7 @@ class Scheduler(wiring.Component):
         ready = [[self.ready[w * slots + s] for s in range(slots)] for w in range(n)]
         warp_ready = [Cat(*r).any() for r in ready]
         # the warps' keys (class, order), every two compared; ties (never between resident
-        # warps) go to the lower slot, so that ``before`` is a strict order
+        # warps) go to the lower warp slot, so that ``before`` is a strict order
         keys = []
         for w in range(n):
             warp_class = Signal(name=f"w{w}_class")
