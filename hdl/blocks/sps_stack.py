@@ -171,17 +171,19 @@ class SpsStack(BlockComponent):
 
         # the entries below the top: kept unless empty after the exits or at their own RETURN
         # or RPC (a call entry, and the bottom one, have no RPC to reach); a release exits none
+        under_top = [sp > i + 1 for i in range(n)]
         below_keep = []
         for i in range(n):
             own_ret, own_at_rpc = flags(f"e{i}", pc[i], rpc[i])
             own = own_ret | (own_at_rpc & ~call[i]) if i > 0 else own_ret
             k = Signal(name=f"e{i}_kept_below")
-            m.d.comb += k.eq((sp > i + 1) & (mask[i] & ~outcome.exited).any() & ~own)
+            m.d.comb += k.eq(under_top[i] & (mask[i] & ~outcome.exited).any() & ~own)
             below_keep.append(k)
         below = first_set(below_keep[::-1])[::-1]  # one-hot: the highest kept below the top
         below_depth = highest_kept(m, below_keep, len(sp), "below_depth")
         calls_below = Signal(name="calls_below")  # a call entry below the top (all stay)
-        m.d.comb += calls_below.eq(Cat(*(call[i] & (sp > i + 1) for i in range(n))).any())
+        calls = [c & u for c, u in zip(call, under_top, strict=True)]
+        m.d.comb += calls_below.eq(Cat(*calls).any())
 
         # the top entry after an update (its RPC stays): the jump's group, the RPC, or its own
         # PC; after a release, PC + 4. Done also when it returns or its threads all exited.
