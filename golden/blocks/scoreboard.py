@@ -152,7 +152,8 @@ class ScoreboardParams(BlockParams):
     - group ``issue`` in: ``valid``, ``warp``, ``rd``, ``mask`` (W): reserve ``rd`` for
       ``mask`` (the issued instruction's destination and active mask; rd 0 = none);
     - group ``writeback`` in: ``valid`` (B bits), ``warp`` [B], ``rd`` [B], ``mask`` [B] x W:
-      release (this cycle's write-backs, with the active mask the instruction issued with);
+      release, one cycle ahead (the write-backs of the *next* cycle, with the active mask the
+      instruction issued with: the SM's write-back lines know them a cycle early);
     - group ``lookup``: in ``warp`` [P], ``operands`` [3P] (rs1, rs2, rd of lookup p at
       3p..3p+2; 0 = none), ``mask`` [P] x W: the instructions being decoded; out
       ``dep_mask`` [P] x R: the dependency mask of each lookup (bit r = register r),
@@ -193,15 +194,6 @@ class ScoreboardParams(BlockParams):
     @property
     def warp_bits(self) -> int:
         return bits_for(self.warps)
-
-    @property
-    def bypass_first(self) -> bool:
-        """Where the hardware applies this cycle's write-backs (the bypass the lookups see):
-        to every stored entry before the read ports select a warp's set (a copy per stored
-        entry, warps x entries) when there are more read ports (the reservation's and the
-        lookups') than warps, else to each port's selected set (a copy per port): the fewer
-        copies. The same entries either way."""
-        return 1 + self.lookups > self.warps
 
     @property
     def reg_bits(self) -> int:
@@ -269,9 +261,14 @@ class ScoreboardBlock(Block):
     (``issue``), ``writebacks`` release ports and ``lookups`` decode ports
     (:class:`ScoreboardParams`).
 
-    Timing: the lookups see this cycle's write-backs (bypass) but not this cycle's reservation,
-    which takes effect at the clock edge after the write-backs: state' = (state - releases) +
-    reservation. This is the golden SM's order (write-backs due at t, then issue at t).
+    Timing: the write-back ports carry the releases of the next cycle, so both this cycle's
+    reservation and this cycle's write-back inputs take effect at the clock edge, the
+    reservation first: state' = (state + reservation) - releases; the lookups see the state
+    only. Seen from the SM this is the golden SM's order (the write-backs due at t, then the
+    issue at t, against the state after them): the write-back lines present at t - 1 what they
+    release at t, and an instruction that issues at t - 1 is never released at t (it leaves its
+    line at least ``latency >= 2`` cycles after its last pass), nor reserves a register that is
+    (its lookup would have found it).
     Invalid input (a double reservation, a reservation with no free entry, a warp or register
     out of range) is a ValueError: the issue logic must not present it.
     """
@@ -294,24 +291,18 @@ class ScoreboardBlock(Block):
             raise ValueError(f"warp {warp} is not one of the {self.params.warps} warps")
         return warp
 
-    def _released(self, inputs: Mapping[str, PortValue]) -> list[Scoreboard]:
-        """The boards after this cycle's write-backs (copies where they change)."""
-        boards = list(self.boards)
-        valid = inputs["writeback__valid"]
-        assert isinstance(valid, int)
-        for k in range(self.params.writebacks):
-            if valid >> k & 1:
-                w = self._warp(inputs["writeback__warp"][k])  # type: ignore[index]
-                if boards[w] is self.boards[w]:
-                    boards[w] = boards[w].copy()
-                boards[w].release(inputs["writeback__rd"][k], inputs["writeback__mask"][k])  # type: ignore[index]
-        return boards
+    def _board(self, boards: list[Scoreboard], warp: int) -> Scoreboard:
+        """Warp ``warp``'s board in ``boards``, copied there first if it is still shared with
+        the state."""
+        w = self._warp(warp)
+        if boards[w] is self.boards[w]:
+            boards[w] = boards[w].copy()
+        return boards[w]
 
     def outputs(self, inputs: Mapping[str, PortValue]) -> Values:
-        boards = self._released(inputs)
         deps, hazard, full = [], 0, 0
         for p in range(self.params.lookups):
-            board = boards[self._warp(inputs["lookup__warp"][p])]  # type: ignore[index]
+            board = self.boards[self._warp(inputs["lookup__warp"][p])]  # type: ignore[index]
             regs = inputs["lookup__operands"][OPERANDS * p : OPERANDS * (p + 1)]  # type: ignore[index]
             mask = inputs["lookup__mask"][p]  # type: ignore[index]
             deps.append(board.dependency_mask(regs, mask))
@@ -320,12 +311,16 @@ class ScoreboardBlock(Block):
         return {"lookup__dep_mask": tuple(deps), "lookup__hazard": hazard, "lookup__full": full}
 
     def clock(self, inputs: Mapping[str, PortValue]) -> None:
-        boards = self._released(inputs)
+        boards = list(self.boards)
         if inputs["issue__valid"]:
-            w = self._warp(inputs["issue__warp"])  # type: ignore[arg-type]
-            if boards[w] is self.boards[w]:
-                boards[w] = boards[w].copy()
-            boards[w].reserve(inputs["issue__rd"], inputs["issue__mask"])  # type: ignore[arg-type]
+            board = self._board(boards, inputs["issue__warp"])  # type: ignore[arg-type]
+            board.reserve(inputs["issue__rd"], inputs["issue__mask"])  # type: ignore[arg-type]
+        valid = inputs["writeback__valid"]
+        assert isinstance(valid, int)
+        for k in range(self.params.writebacks):
+            if valid >> k & 1:
+                board = self._board(boards, inputs["writeback__warp"][k])  # type: ignore[index]
+                board.release(inputs["writeback__rd"][k], inputs["writeback__mask"][k])  # type: ignore[index]
         self.boards = boards
 
 

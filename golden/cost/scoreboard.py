@@ -10,7 +10,8 @@ from reconverge.golden.cost.inventory import Inventory, decode, pick, reduce
 
 def scoreboard(p: ScoreboardParams) -> Inventory:
     """Seed 002 Fig 8a: per warp ``entries`` entries of (register id, valid bit); the issue
-    port and each lookup port read their warp's set, with this cycle's write-backs applied."""
+    port and each lookup port read their warp's set; the write-backs (a cycle ahead) clear
+    entries at the clock edge."""
     return _table(p)
 
 
@@ -22,10 +23,8 @@ def masked_scoreboard(p: MaskedScoreboardParams) -> Inventory:
 
 
 def seen_bits(p: ScoreboardParams) -> int:
-    """Bits of an entry as a read port selects it: register id and valid bit or R-mask; the
-    masked table bypassing first also the valid bit (``hdl/blocks/scoreboard.py``)."""
-    held = p.warp_size if p.masked else 1
-    return p.reg_bits + held + (1 if p.masked and p.bypass_first else 0)
+    """Bits of an entry as a read port selects it: register id and valid bit or R-mask."""
+    return p.reg_bits + (p.warp_size if p.masked else 1)
 
 
 def _table(p: ScoreboardParams) -> Inventory:
@@ -35,36 +34,31 @@ def _table(p: ScoreboardParams) -> Inventory:
     held = w if p.masked else 1  # an entry's valid bit or R-mask
     stored = p.warps * e  # entries in the table
     ports = 1 + p.lookups  # read ports: the reservation's and each lookup's
-    first = p.bypass_first
-    # entries seen after write-backs: the table's, and (bypassing after the read) each port's
-    copies = stored + (0 if first else ports * e)
     inv.add("entries", ff=stored * (rb + held))
     # the incoming reservation (the registered issue port): valid, warp, rd (masked: mask);
-    # cleared by this cycle's write-backs as an entry is
-    inv.add("incoming", ff=1 + wb + rb + (w if p.masked else 0), eq=b * (wb + rb), gate=b * 3 + rb)
+    # the write-backs clear the issue as it enters and the incoming entry as it moves into
+    # the table (two clearings)
+    inv.add("incoming", ff=1 + wb + rb + (w if p.masked else 0))
+    inv.add("incoming", eq=2 * b * (wb + rb), gate=2 * b * 3 + rb + 1)
     if p.masked:
-        inv.add("incoming", mux=b * w, gate=reduce(b) * w + w + reduce(w))
-    # a read port: its warp's set, a warps-way selection of the set's entries (bypassing
-    # first, masked: with each entry's valid bit)
+        inv.add("incoming", mux=2 * b * w, gate=2 * (reduce(b) * w + w) + reduce(w))
+    # a read port: its warp's set, a warps-way selection of the stored entries (no bypass:
+    # the write-backs act at the clock edge); masked, an entry is valid while its R-mask has
+    # a lane
     inv.add("read", mux=ports * pick(p.warps, e * seen_bits(p)))
-    # write-back k hits an entry when valid, of its warp (its warp id decoded, and compared
-    # with each read port's when bypassing after the read) and register; every copy of an
-    # entry is cleared (bypass)
-    compared = 0 if first else ports
+    if p.masked:
+        inv.add("read", gate=ports * e * reduce(w))
+    # write-back k hits a stored entry when valid, of its warp (its warp id decoded) and
+    # register; the hitting write-backs clear the entry at the clock edge
     inv.add(
         "writeback",
-        eq=b * (copies * rb + compared * wb),
-        gate=b * (copies + p.warps + compared + decode(wb, p.warps)),
+        eq=b * stored * rb,
+        gate=b * (stored + p.warps + decode(wb, p.warps)),
     )
-    if p.masked:  # the OR of the hitting write-backs' masks leaves the R-mask; valid: any lane
-        valid = stored if first else ports * e
-        inv.add(
-            "writeback",
-            mux=copies * b * w,
-            gate=copies * (reduce(b) * w + w) + valid * reduce(w),
-        )
+    if p.masked:  # the OR of the hitting write-backs' masks leaves the R-mask
+        inv.add("writeback", mux=stored * b * w, gate=stored * (reduce(b) * w + w))
     else:  # any hit clears the valid bit
-        inv.add("writeback", gate=copies * (reduce(b) + 1))
+        inv.add("writeback", gate=stored * (reduce(b) + 1))
     # the next state: the issuing warp decoded; the entry taking a reservation loads rd
     inv.add("update", gate=decode(wb, p.warps) + stored)
     if p.masked:  # takes the mask, or ORs it in when merging

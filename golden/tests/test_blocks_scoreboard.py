@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from reconverge.golden.blocks import MaskedScoreboardParams, ScoreboardParams
 from reconverge.golden.blocks.scoreboard import MaskedScoreboard, Scoreboard, make_scoreboard
-from reconverge.golden.params import COSIM
 from reconverge.testbench.lockstep import run_golden
 from reconverge.testbench.scenarios import applicable, rng_for
 from reconverge.testbench.scenarios import scoreboard as stimulus
@@ -113,9 +112,10 @@ def test_capacity_and_errors() -> None:
 
 
 @pytest.mark.parametrize("cls", PARAMS_CLASSES, ids=lambda c: c.name)
-def test_twin_writeback_bypass_and_reservation_at_the_edge(cls) -> None:
-    """Lookups see the write-backs of their own cycle, not the reservation of their own cycle:
-    state' = (state - write-backs) + reservation."""
+def test_twin_writebacks_and_reservation_act_at_the_edge(cls) -> None:
+    """The write-back ports carry the next cycle's releases: neither the write-backs nor the
+    reservation of a cycle are seen by its lookups, both act at the clock edge, the
+    reservation first: state' = (state + reservation) - write-backs."""
     params = cls(warp_size=4, regs=8, warps=2, entries=2, lookups=1, writebacks=1)
     twin = params.twin()
     dep = "lookup__dep_mask"
@@ -134,11 +134,12 @@ def test_twin_writeback_bypass_and_reservation_at_the_edge(cls) -> None:
         "writeback__rd": (3,),
         "writeback__mask": (0b0011,),
     }
-    assert twin.outputs(wb)[dep] == (0,)  # bypass
-    assert twin.outputs(look)[dep] == (1 << 3,)  # outputs() changes nothing
-    # the same register written back and reserved again in one cycle: release first
-    twin.clock(wb | {"issue__warp": 1} | _issue(3, 0b0001))
-    assert twin.boards[1].reserved() == {3: 0b0001 if params.masked else 0b1111}
+    assert twin.step(wb)[dep] == (1 << 3,)  # not yet
+    assert twin.outputs(look)[dep] == (0,)
+    # a reservation and the write-back of the same register in one cycle: reserved first,
+    # so the write-back clears the lanes it names
+    twin.clock(wb | {"issue__warp": 1} | _issue(3, 0b0111))
+    assert twin.boards[1].reserved() == ({3: 0b0100} if params.masked else {})
     twin.reset()
     assert twin.outputs(look)[dep] == (0,)
 
@@ -224,14 +225,3 @@ def test_sm_waits_for_a_free_scoreboard_entry(kind: str) -> None:
     assert gaps[31] == lat.execute + 2 and gaps[1] == lat.execute + 1 + lat.global_
     with pytest.raises(ValueError, match="scoreboard_entries"):
         Geometry(scoreboard_entries=32)
-
-
-def test_the_bypass_goes_where_it_takes_fewer_copies() -> None:
-    """hdl/blocks/scoreboard.py applies the write-backs per read port (3 ports x 8 entries)
-    rather than to the 8 x 8 stored entries of a two-lookup table of 8 warps; the SM's table,
-    with a lookup per split slot of each of its 4 warps, bypasses the 4 x 8 stored entries
-    once instead of 33 x 8 times."""
-    assert ScoreboardParams(warps=8, lookups=2).bypass_first is False
-    assert ScoreboardParams(warps=2, lookups=2).bypass_first is True
-    g = COSIM.geometry
-    assert ScoreboardParams.of(g, lookups=g.warps * g.split_table, writebacks=5).bypass_first

@@ -6,32 +6,27 @@ set, each holding a register id and a valid bit (plain) or an R-mask of W bits (
 entry is valid while its R-mask is not zero). The reservation port is registered: the
 ``issue`` of a cycle waits one clock in the *incoming* register (warp, rd, mask), which the
 lookups see as one more entry of its warp, so the issue logic's decision ends at a register
-rather than at the table's allocation. Every clock edge::
+rather than at the table's allocation. The write-back ports carry the releases of the *next*
+cycle (the SM's write-back lines know them a cycle early), so they act at the clock edge and
+the lookups start at the registers, with no bypass in front of them. Every clock edge::
 
-    after write-backs   plain:  valid  &= ~(some write-back names this warp and register)
-                        masked: rmask  &= ~(OR of the masks of the write-backs that name it)
-                        (the incoming reservation likewise)
     incoming            plain:  the first free entry of its warp takes (1, rd)
                         masked: the entry holding rd ORs the mask in (Fig 9 state 5), else the
                                 first free entry takes (rd, mask)
-                        then the incoming register takes this cycle's ``issue``
+    write-backs         plain:  valid  &= ~(some write-back names this warp and register)
+                        masked: rmask  &= ~(OR of the masks of the write-backs that name it)
+                        (this cycle's ``issue`` likewise, as it enters the incoming register)
 
 Every read port (the reservation's and each lookup's) selects its warp's set (a multiplexer
-over the warps: the read port of the seed's table) with this cycle's write-backs applied (the
-bypass), so an instruction decoded in the cycle of a write-back already sees it cleared, as in
-the golden SM. The bypass is built where it takes fewer copies of the entries
-(``ScoreboardParams.bypass_first``): after each port's selection (a copy per port) or, when
-there are more read ports than warps (the SM has a lookup port per instruction-buffer entry of
-every split slot), once on every entry of the table, the ports selecting from those. A lookup
-compares the three operand ids with every entry of the set, and for the masked table also ANDs
-each entry's R-mask with the instruction's active mask. The dependency mask has bit r for
-operand r when it hit, ``hazard`` says some operand hit (the OR of the three hits, which the
-SM's issue logic waits on instead of reducing the mask); ``full`` says the destination needs
-an entry and the set has none free.
+over the warps: the read port of the seed's table). A lookup compares the three operand ids
+with every entry of the set, and for the masked table also ANDs each entry's R-mask with the
+instruction's active mask. The dependency mask has bit r for operand r when it hit, ``hazard``
+says some operand hit (the OR of the three hits, which the SM's issue logic waits on instead of
+reducing the mask); ``full`` says the destination needs an entry and the set has none free.
 
-Seen from the ports this is the twin's timing (a reservation counts from the next cycle on):
-the incoming entry hits the lookups as the table entry would, and ``full`` counts it where it
-takes a new entry (at least two free entries then, else one).
+Seen from the ports this is the twin's timing (a reservation and a write-back count from the
+next cycle on): the incoming entry hits the lookups as the table entry would, and ``full``
+counts it where it takes a new entry (at least two free entries then, else one).
 
 The masked table costs W bits per entry instead of one, an AND/OR-reduce of W bits per entry
 per lookup operand, the per-entry clearing by write-back masks and a merge comparator on the
@@ -75,47 +70,37 @@ class Scoreboard(BlockComponent):
             ]
             for w in range(params.warps)
         ]
-        # the table after this cycle's write-backs: per warp, per entry (valid, R-mask, reg)
-        bypassed = [
-            [(*self._written_back(m, f"w{w}_e{e}", Const(w), reg, held), reg)
-             for e, (reg, held) in enumerate(entries)]
-            for w, entries in enumerate(table)
-        ]  # fmt: skip
-        self.first = params.bypass_first
-        if self.first:  # the ports select bypassed entries: (reg, valid[, R-mask])
-            rows = Array(
-                Cat(*(Cat(reg, valid, *([] if after is None else [after]))
-                      for valid, after, reg in entries))
-                for entries in bypassed
-            )  # fmt: skip
-        else:  # the ports select stored entries (reg, valid bit or R-mask) and bypass them
-            rows = Array(Cat(*(Cat(reg, held) for reg, held in entries)) for entries in table)
-        # the incoming reservation: last cycle's issue, after this cycle's write-backs
+        rows = Array(Cat(*(Cat(reg, held) for reg, held in entries)) for entries in table)
+        # the incoming reservation: last cycle's issue, less last cycle's write-backs
+        held_issue = issue.mask if params.masked else issue.valid
+        issue_live, issue_after = self._written_back(m, "issue", issue.warp, issue.rd, held_issue)
         inc_valid = Signal(name="incoming_valid")
         inc_warp = Signal.like(issue.warp, name="incoming_warp")
         inc_rd = Signal.like(issue.rd, name="incoming_rd")
         inc_mask = Signal.like(issue.mask, name="incoming_mask")
         m.d.sync += [
-            inc_valid.eq(issue.valid),
+            inc_valid.eq(issue.valid & issue_live),
             inc_warp.eq(issue.warp),
             inc_rd.eq(issue.rd),
-            inc_mask.eq(issue.mask),
+            inc_mask.eq(issue.mask if issue_after is None else issue_after),
         ]
-        held_in = inc_mask if params.masked else inc_valid
-        inc_live, inc_after = self._written_back(m, "incoming", inc_warp, inc_rd, held_in)
         # (x0 is never reserved: tested after the register, not on the issue's path)
-        incoming = (inc_live & inc_valid & (inc_rd != 0), inc_rd, inc_after)
+        incoming = (inc_valid & (inc_rd != 0), inc_rd, inc_mask if params.masked else None)
         chosen = self._read(m, rows, inc_warp, "incoming")
         new, merge = self._reserve(m, chosen, incoming)
+        # the next state: the reservation taken, then this cycle's write-backs (the entry
+        # taking the reservation is cleared as the incoming register is)
+        held_in = inc_mask if params.masked else inc_valid
+        inc_kept, inc_after = self._written_back(m, "incoming", inc_warp, inc_rd, held_in)
         for w, entries in enumerate(table):
             for e, (reg, held) in enumerate(entries):
-                valid, after, _ = bypassed[w][e]
+                valid, after = self._written_back(m, f"w{w}_e{e}", Const(w), reg, held)
                 here = inc_warp == w
                 alloc = Signal(name=f"w{w}_e{e}_alloc")
                 m.d.comb += alloc.eq(here & new[e])
                 m.d.sync += reg.eq(Mux(alloc, inc_rd, reg))
                 if after is None:
-                    m.d.sync += held.eq(valid | alloc)
+                    m.d.sync += held.eq(valid | (alloc & inc_kept))
                 else:
                     assert inc_after is not None
                     m.d.sync += held.eq(
@@ -135,9 +120,9 @@ class Scoreboard(BlockComponent):
     def _written_back(
         self, m: Module, name: str, warp: Value, reg: Value, held: Value
     ) -> tuple[Value, Value | None]:
-        """(valid, R-mask or None) of an entry of warp ``warp`` after this cycle's
-        write-backs: those that name its warp and register clear it (plain) or clear their
-        lanes from its R-mask (masked)."""
+        """(valid, R-mask or None) of an entry of warp ``warp`` once this cycle's write-back
+        inputs act (at the clock edge): those that name its warp and register clear it (plain)
+        or clear their lanes from its R-mask (masked)."""
         params, wb = self.params, self.writeback
         hits = [
             wb.valid[k] & (wb.warp[k] == warp) & (reg == wb.rd[k]) for k in range(params.writebacks)
@@ -155,22 +140,17 @@ class Scoreboard(BlockComponent):
 
     def _read(self, m: Module, rows: Array, warp: Value, name: str) -> list[Entry]:
         """A read port: the set of warp ``warp`` (a multiplexer over the warps, the table's
-        read port) after this cycle's write-backs (selected bypassed, or bypassed here)."""
+        read port), each entry's (valid, register id, R-mask or None)."""
         params = self.params
         rbits, held = params.reg_bits, params.warp_size if params.masked else 1
-        width = rbits + (1 + held if self.first and params.masked else held)
+        width = rbits + held
         row = Signal(width * params.entries, name=f"{name}_set")
         m.d.comb += row.eq(rows[warp])
         out: list[Entry] = []
         for e in range(params.entries):
             field = row[e * width : (e + 1) * width]
-            reg = field[:rbits]
-            if self.first:
-                after = field[rbits + 1 :] if params.masked else None
-                out.append((field[rbits], reg, after))
-            else:
-                valid, after = self._written_back(m, f"{name}_e{e}", warp, reg, field[rbits:])
-                out.append((valid, reg, after))
+            reg, stored = field[:rbits], field[rbits:]
+            out.append((stored.any(), reg, stored if params.masked else None))
         return out
 
     # -- reservation ---------------------------------------------------------------------------

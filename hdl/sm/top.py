@@ -1209,7 +1209,9 @@ class _Core:
             wb.issue.mask.eq(now["mask"]),
             wb.issue_line.eq(cls),
         ]
-        for k, r in enumerate(wb.release):
+        # the scoreboard's write-back ports take the next cycle's releases (they act at its
+        # clock edge, so its lookups start at its registers)
+        for k, r in enumerate(wb.next_release):
             m.d.comb += [
                 sb.writeback.valid[k].eq(r.valid & (r.rd != 0)),
                 sb.writeback.warp[k].eq(r.warp),

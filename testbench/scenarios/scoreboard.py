@@ -135,7 +135,8 @@ def _rmasks(model: ScoreboardBlock, warp: int) -> Scenario:
 
 def fig9(model: ScoreboardBlock, rng: random.Random, cycles: int) -> Scenario:
     """seed 002 Fig 9, states 1-6: the masked scoreboard's R-masks and the I-Buffer's
-    dependency masks, the write-backs seen by the lookups of the same cycle (states 4, 6);
+    dependency masks, the write-backs presented the cycle before the lookups that see them
+    (states 4, 6);
     on the plain scoreboard (Fig 8a) I1 has the false dependency on I2's R1 and waits for
     its write-back. The registers are read back lane by lane after every state."""
     warp = model.params.warps - 1  # not warp 0: the set is selected by the warp id
@@ -154,10 +155,12 @@ def fig9(model: ScoreboardBlock, rng: random.Random, cycles: int) -> Scenario:
     assert (yield from _check(model, warp, ["I1"])) == {"I1": i1}, "state 2"
     # 3: I3 decoded
     assert (yield from _check(model, warp, ["I3"])) == {"I3": "11"}, "state 3"
-    # 4: I0 writes R0 back; the lookups of the same cycle see it
+    # 4: I0 writes R0 back, presented the cycle before (the lookups of that cycle still see
+    # R0 reserved, those of the next one see it free)
     wb = _writebacks(model, idle(model), [(warp, R["R0"], 0b1111)])
+    assert (yield from _check(model, warp, ["I3"], wb)) == {"I3": "11"}, "before state 4"
     want4 = {"I1": "00" if masked else "10", "I3": "10"}
-    assert (yield from _check(model, warp, ["I1", "I3"], wb)) == want4, "state 4"
+    assert (yield from _check(model, warp, ["I1", "I3"])) == want4, "state 4"
     assert (yield from _rmasks(model, warp)) == {"R1": want["R1"]}, "state 4"
     if masked:
         # 5: I1 issues, R1 reserved by all lanes (odd: I1, even: I2)
@@ -166,12 +169,13 @@ def fig9(model: ScoreboardBlock, rng: random.Random, cycles: int) -> Scenario:
         assert (yield from _check(model, warp, ["I3"])) == {"I3": "10"}, "state 5"
         # 6: I2 writes R1 back: 0101 left, no lane in common with I3's 1010
         wb = _writebacks(model, idle(model), [(warp, R["R1"], 0b1010)])
-        assert (yield from _check(model, warp, ["I3"], wb)) == {"I3": "00"}, "state 6"
+        assert (yield from _check(model, warp, ["I3"], wb)) == {"I3": "10"}, "before state 6"
+        assert (yield from _check(model, warp, ["I3"])) == {"I3": "00"}, "state 6"
         assert (yield from _rmasks(model, warp)) == {"R1": "0101"}, "state 6"
     else:
         # plain: I1 still waits; I2's write-back frees it (and I3), then I1 issues
-        wb = _writebacks(model, idle(model), [(warp, R["R1"], 0b1010)])
-        dep = yield from _check(model, warp, ["I1", "I3"][: model.params.lookups], wb)
+        yield _writebacks(model, idle(model), [(warp, R["R1"], 0b1010)])
+        dep = yield from _check(model, warp, ["I1", "I3"][: model.params.lookups])
         assert set(dep.values()) == {"00"}, "I2's write-back"
         yield _issue(idle(model), warp, R["R1"], 0b0101)
         assert (yield from _rmasks(model, warp)) == {"R1": "1111"}, "I1 issued"
@@ -181,7 +185,8 @@ def fig9(model: ScoreboardBlock, rng: random.Random, cycles: int) -> Scenario:
 def set_full(model: ScoreboardBlock, rng: random.Random, cycles: int) -> Scenario:
     """seed 002 Fig 8: the warp's set holds ``entries`` registers. Filling it makes ``full``
     for a new destination (not for one already in the table, nor in another warp's set); a
-    write-back frees an entry that the lookups and a reservation of the same cycle reuse."""
+    write-back (presented a cycle ahead) frees an entry that the lookups and a reservation of
+    the next cycle reuse."""
     lane0, others = 1, model.boards[0].full_mask & ~1
     regs = list(range(1, model.params.entries + 1))
     new, newer = model.params.entries + 1, model.params.entries + 2
@@ -203,10 +208,12 @@ def set_full(model: ScoreboardBlock, rng: random.Random, cycles: int) -> Scenari
     if model.params.warps > 1:
         out = yield _lookups(model, idle(model), [(1, (0, 0, new), lane0)])
         assert out["lookup__full"] == 0, "another warp's set is empty"
-    # the write-back of x1 frees an entry in the same cycle; the reservation takes it
+    # the write-back of x1 frees an entry at the clock edge; the next reservation takes it
     cycle_in = _writebacks(model, idle(model), [(0, regs[0], lane0)])
-    out = yield _issue(_lookups(model, cycle_in, [(0, (0, 0, new), lane0)]), 0, new, lane0)
-    assert out["lookup__full"] == 0, "the write-back of this cycle frees an entry"
+    out = yield _lookups(model, cycle_in, [(0, (0, 0, new), lane0)])
+    assert out["lookup__full"] == 1, "a write-back acts at the clock edge"
+    out = yield _issue(_lookups(model, idle(model), [(0, (0, 0, new), lane0)]), 0, new, lane0)
+    assert out["lookup__full"] == 0, "the write-back of the cycle before freed an entry"
     out = yield _lookups(model, idle(model), [(0, (0, 0, newer), lane0)])
     assert out["lookup__full"] == 1, "full again"
 
@@ -250,15 +257,6 @@ def random_stream(model: ScoreboardBlock, rng: random.Random, cycles: int) -> Sc
         for item in due:
             inflight.remove(item)
         wbs = [(warp, rd, mask) for _, warp, rd, mask in due]
-        warp, reg = rng.randrange(warps), rng.choice(pool)
-        if (
-            len(wbs) < model.params.writebacks
-            and not shadow[warp].rmask[reg]
-            and rng.random() < 0.03
-        ):
-            wbs.append((warp, reg, rng.getrandbits(w)))  # nothing in flight: changes nothing
-        for warp, rd, mask in wbs:
-            shadow[warp].release(rd, mask)
         if rng.random() < 0.05:
             warp = rng.randrange(warps)
             if not any(i[1] == warp for i in inflight):
@@ -269,7 +267,9 @@ def random_stream(model: ScoreboardBlock, rng: random.Random, cycles: int) -> Sc
             mask = rng.choice(splits[warp]) if rng.random() < 0.9 else rng.getrandbits(w)
             ops = [rng.choice(pool) if rng.random() < 0.8 else 0 for _ in range(OPERANDS)]
             checks.append((warp, tuple(ops), mask))
-        inputs = _writebacks(model, _lookups(model, idle(model), checks), wbs)
+        inputs = _lookups(model, idle(model), checks)
+        # what may issue: the state before this cycle's write-back inputs (they act at the
+        # clock edge, after the reservation)
         ready = [
             (warp, ops, mask)
             for warp, ops, mask in checks
@@ -285,7 +285,16 @@ def random_stream(model: ScoreboardBlock, rng: random.Random, cycles: int) -> Sc
                 inflight.append((cycle + rng.randint(1, 40), warp, ops[-1], mask))
         elif rng.random() < 0.1:
             inputs = _issue(inputs, rng.randrange(warps), 0, rng.getrandbits(w))  # no rd
-        yield inputs
+        warp, reg = rng.randrange(warps), rng.choice(pool)
+        if (
+            len(wbs) < model.params.writebacks
+            and not shadow[warp].rmask[reg]
+            and rng.random() < 0.03
+        ):
+            wbs.append((warp, reg, rng.getrandbits(w)))  # nothing in flight: changes nothing
+        for warp, rd, mask in wbs:
+            shadow[warp].release(rd, mask)
+        yield _writebacks(model, inputs, wbs)
 
 
 SCENARIOS = [
