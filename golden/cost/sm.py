@@ -137,7 +137,8 @@ def lane() -> Inventory:
     a (XLEN+1)^2 signed multiplier in four partial products (the two mixed ones a sign bit
     wider) and their sum (the middle two, then one 2 XLEN-bit addition), the ALU (adder,
     subtractor, shifters, two set-less-than, logic), the branch comparisons, adders for PC + 4,
-    the PC-relative target and the address, the result and next-PC selection by operation."""
+    the PC-relative target and the address (``address``, in the read stage before the lane),
+    the result and next-PC selection by operation."""
     inv, x = Inventory(), XLEN
     shamt = log2(x)
     inv.add("multiply", mul=(x + 1) ** 2 + 2 * MUL_HIGH, add=2 * MUL_HIGH + 1 + 2 * x + 1, gate=2)
@@ -593,7 +594,7 @@ def _core(p: SMParams) -> Inventory:
     # execute stage's, below, and its quarter, lanes and sources). The execute stage's pass
     # (valid, first, last; warp, sid, PC, mask, RPC, decoded instruction, passes, cycle, in
     # range, faulty, resolved), per lane its position (the low bits are the lane number: its
-    # zero bits are constants), active bit and two operands; the resolved outcome (valid, the warp
+    # zero bits are constants), active bit, two operands and the address sum; the resolved outcome (valid, the warp
     # slot one-hot: with one slot the valid bit again, which synthesis merges; sid, PC, PC + 4,
     # mask, RPC, control, call, return, exited; the stack-less unit takes only PC + 4 (and the PC's
     # two low bits, which synthesis keeps for PC + 4), mask, control, exited and the sp writes),
@@ -603,7 +604,7 @@ def _core(p: SMParams) -> Inventory:
     low = log2(lanes)
     positions = sum(pos - low + j.bit_count() for j in range(lanes))
     stages = 3 + qb + (fields + qb + w + w * qb) + fields + positions
-    stages += lanes * (1 + 2 * XLEN + PARTIALS.size)
+    stages += lanes * (1 + 3 * XLEN + PARTIALS.size)
     slots = n if n > 1 else 0
     if p.policy is Policy.STACKLESS:  # (its threads keep their own PCs: no sid, PC, calls)
         resolved = 1 + slots + PC_WIDTH + 2 + w + 1 + 2 * w

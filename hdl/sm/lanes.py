@@ -11,8 +11,9 @@ computes, exactly as ``golden/semantics.py`` defines it.
   sum), CSR read, ``lui`` / ``auipc`` and the link of ``jal`` / ``jalr``; the next PC (a taken
   branch's or a jump's target, the ``bar``'s own PC, else PC + 4, as golden's ``Outcome``); a
   misaligned jump or taken-branch target (golden's "misaligned instruction address"); the
-  memory address (rs1 + imm; an AMO's immediate is 0) and store data. One adder each for the
-  ALU, the address / ``jalr`` target, the PC-relative target and PC + 4.
+  store data. One adder each for the ALU, the PC-relative target and PC + 4; the memory address
+  and ``jalr`` sum, :func:`address`, comes in with the operands: the SM computes it in the read
+  stage, so the lane's ``jalr`` target and the LSU's address checks start at a register.
 * :class:`Divider`: the RV32M divisions, iterative restoring division on the operands'
   magnitudes, ``steps`` quotient bits per cycle; division by zero and -2^31 / -1 give what
   RV32M and golden's ``_div`` define. The SM has one per thread position, with
@@ -165,12 +166,18 @@ def product(partials: data.View) -> Value:
     return (outer + inner)[: 2 * XLEN]
 
 
+def address(a: Value, imm: Value) -> Value:
+    """The memory address and ``jalr`` sum: rs1 + the immediate (an AMO's is 0), 32 bits."""
+    return (a + imm)[:XLEN]
+
+
 class Lane(wiring.Component):
     """One lane: ``instr`` (:data:`DECODED`) at ``pc`` with ``a`` = rs1, ``b`` = rs2,
-    ``partials`` = its multiply's partial products (:class:`Multiplier`) and ``csr_value`` =
-    this thread's value of CSR ``instr.csr``. ``result`` is 0 for the instructions whose
-    register another unit writes (loads, AMOs: the LSU; divisions: the :class:`Divider`) or
-    that write none; ``addr`` and ``store_data`` matter only to memory instructions."""
+    ``addr`` = :func:`address` of rs1 and the immediate, ``partials`` = its multiply's partial
+    products (:class:`Multiplier`) and ``csr_value`` = this thread's value of CSR
+    ``instr.csr``. ``result`` is 0 for the instructions whose register another unit writes
+    (loads, AMOs: the LSU; divisions: the :class:`Divider`) or that write none;
+    ``store_data`` matters only to stores and AMOs."""
 
     def __init__(self) -> None:
         super().__init__(
@@ -180,12 +187,12 @@ class Lane(wiring.Component):
                     "pc": In(WORD),
                     "a": In(WORD),
                     "b": In(WORD),
+                    "addr": In(WORD),
                     "partials": In(PARTIALS),
                     "csr_value": In(WORD),
                     "result": Out(WORD),
                     "next_pc": Out(WORD),
                     "bad_target": Out(1),
-                    "addr": Out(WORD),
                     "store_data": Out(WORD),
                 }
             )
@@ -208,8 +215,7 @@ class Lane(wiring.Component):
 
         seq_pc = named("seq_pc", pc + ILEN_BYTES)
         pc_target = named("pc_target", pc + instr.imm)  # branches, jal, auipc
-        addr = named("addr_sum", a + instr.imm)  # loads, stores, AMOs (imm 0), jalr
-        jalr_target = named("jalr_target", addr & ~1)
+        jalr_target = named("jalr_target", self.addr & ~1)
 
         with m.Switch(instr.op):
             for name, value in alu.items():
@@ -244,13 +250,11 @@ class Lane(wiring.Component):
         # a taken branch, a jump: its target misaligned, known from the targets' low bits
         # (the PC is aligned, so pc + imm has the immediate's) without the full sums
         low = (ILEN_BYTES - 1).bit_length()
-        jalr_low = named("jalr_target_low", (a[:low] + instr.imm[:low])[:low] & ~1, low)
         imm_low = instr.imm[:low] != 0
         bad_branch = instr.is_branch & taken & imm_low
-        bad_jump = (instr.is_jal & imm_low) | (instr.is_jalr & (jalr_low != 0))
+        bad_jump = (instr.is_jal & imm_low) | (instr.is_jalr & (jalr_target[:low] != 0))
         m.d.comb += [
             self.bad_target.eq(bad_branch | bad_jump),
-            self.addr.eq(addr),
             self.store_data.eq(self.b),
         ]
         return m

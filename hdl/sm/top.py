@@ -69,7 +69,7 @@ from reconverge.hdl.sm.barrier import Barriers
 from reconverge.hdl.sm.decode import PREDECODED, Decoder, Unit
 from reconverge.hdl.sm.divergence import DivergenceUnit
 from reconverge.hdl.sm.fetch import Fetch, load_signature
-from reconverge.hdl.sm.lanes import Divider, Lane, Multiplier
+from reconverge.hdl.sm.lanes import Divider, Lane, Multiplier, address
 from reconverge.hdl.sm.lsu import LSU
 from reconverge.hdl.sm.ports import (
     exit_signature,
@@ -626,6 +626,10 @@ class _Core:
             for operand, words in (("a", rf.read.rs1_data), ("b", rf.read.rs2_data)):
                 banks = [words[q * L + j] for q in range(self.Q)]
                 read[f"{operand}{j}"] = _named(m, f"rd_lane{j}_{operand}", Array(banks)[src], 32)
+            # the address / jalr sum, here so that the execute stage starts at a register
+            read[f"addr{j}"] = _named(
+                m, f"rd_lane{j}_addr", address(read[f"a{j}"], rd["instr"].imm), 32
+            )
             # the multiply's partial products: the DSP multipliers in this stage, their sum
             # in the execute stage
             multiplier = self.multipliers[j]
@@ -685,6 +689,7 @@ class _Core:
                 lane.pc.eq(x["pc"]),
                 lane.a.eq(a),
                 lane.b.eq(b),
+                lane.addr.eq(x[f"addr{j}"]),
                 lane.partials.eq(x[f"partials{j}"]),
                 lane.csr_value.eq(Array(csr)[pos]),
             ]
@@ -696,7 +701,7 @@ class _Core:
             for t in range(j, W, L):
                 m.d.comb += [
                     rf.write_lane.data[t].eq(lane.result),
-                    self.lsu.capture.addr[t].eq(lane.addr),
+                    self.lsu.capture.addr[t].eq(x[f"addr{j}"]),
                     self.lsu.capture.data[t].eq(lane.store_data),
                     self.dividers[t].req.a.eq(a),
                     self.dividers[t].req.b.eq(b),
