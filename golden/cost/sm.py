@@ -594,8 +594,8 @@ def _core(p: SMParams) -> Inventory:
     # execute stage's, below, and its quarter, lanes and sources). The execute stage's pass
     # (valid, first, last; warp, sid, PC, mask, RPC, decoded instruction, passes, cycle, in
     # range, faulty, resolved), per lane its position (the low bits are the lane number: its
-    # zero bits are constants), active bit, two operands and the address sum; the resolved outcome (valid, the warp
-    # slot one-hot: with one slot the valid bit again, which synthesis merges; sid, PC, PC + 4,
+    # zero bits are constants), active bit, two operands and the address sum; the resolved
+    # outcome (valid, the warp slot one-hot: with one slot the valid bit again, which synthesis merges; sid, PC, PC + 4,
     # mask, RPC, control, call, return, exited; the stack-less unit takes only PC + 4 (and the PC's
     # two low bits, which synthesis keeps for PC + 4), mask, control, exited and the sp writes),
     # twice: in the resolve stage and the update; per warp its pending update, the LSU's
