@@ -595,11 +595,11 @@ def _core(p: SMParams) -> Inventory:
     # (valid, first, last; warp, sid, PC, mask, RPC, decoded instruction, passes, cycle, in
     # range, faulty, resolved), per lane its position (the low bits are the lane number: its
     # zero bits are constants), active bit, two operands and the address sum; the resolved
-    # outcome (valid, the warp slot one-hot: with one slot the valid bit again, which synthesis merges; sid, PC, PC + 4,
-    # mask, RPC, control, call, return, exited; the stack-less unit takes only PC + 4 (and the PC's
-    # two low bits, which synthesis keeps for PC + 4), mask, control, exited and the sp writes),
-    # twice: in the resolve stage and the update; per warp its pending update, the LSU's
-    # reservation, halting
+    # outcome (valid, the warp slot one-hot: with one slot the valid bit again, which
+    # synthesis merges; sid, PC, PC + 4, mask, RPC, control, call, return, exited; the
+    # stack-less unit takes only PC + 4 (and the PC's two low bits, which synthesis keeps
+    # for PC + 4), mask, control, exited and the sp writes), twice: in the resolve stage and
+    # the update; per warp its pending update, the LSU's reservation, halting
     fields = 3 + wb + sid + PC_WIDTH + w + rpc + DECODED_BITS + bits_for(q + 1) + COUNTER + 3
     low = log2(lanes)
     positions = sum(pos - low + j.bit_count() for j in range(lanes))
