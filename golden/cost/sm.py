@@ -629,16 +629,20 @@ def _core(p: SMParams) -> Inventory:
         mux=n * n * PC_WIDTH,
         gate=n * n * (w + 12) + n * (w + 1) + n * decode(wb, n),  # windows decoded
     )
-    # dispatch (``_dispatch``): warps per block and the last one's threads, the drained
-    # pending counts, the blocks left and how many fit (k * per_block <= free slots, a constant
-    # multiple), the new block count and base, per slot the threads of its new warp; with more
-    # than one warp slot also the ranks of free slots and unused windows, which block a slot
-    # takes (nth: compares of r with k * per_block), its warp in the block (r - nth *
-    # per_block), block number and age
+    # dispatch (``_dispatch``): at start, warps per block (saturated at N + 1) and the last
+    # one's threads, registered; each cycle the drained pending counts, the blocks left and
+    # how many fit (k * per_block <= free slots, a constant multiple of a few bits), the new
+    # block count and base, per slot the threads of its new warp; with more than one warp
+    # slot also the ranks of free slots and unused windows, which block a slot takes (nth:
+    # compares of r with k * per_block), its warp in the block (r - nth * per_block), block
+    # number and age. The compares and differences are still counted XLEN + 1 bits wide, as
+    # before the registered per_block (Yosys drops 24 adder bits of them at synth, 4 %)
     rank = bits_for(n + 1)
+    pb = bits_for(n + 2)  # the registered warps per block, 0..N + 1
     inv.add(
         "dispatch",
-        add=3 * (XLEN + 1)
+        ff=pb + bits_for(w + 1),
+        add=4 * (XLEN + 1)
         + 5
         + n * (PENDING_BITS + 1)
         + (XLEN + 1)
@@ -646,7 +650,7 @@ def _core(p: SMParams) -> Inventory:
         + (XLEN + 1)
         + n * (XLEN + 1)
         + 2 * (XLEN + 1),
-        mul=rank * XLEN,
+        mul=rank * pb,
         mux=n * (w + 2 * XLEN) + n * w * bits_for(w + 1),
         eq=n * (XLEN + 1),
         gate=n * (PENDING_BITS + 6),
@@ -659,7 +663,7 @@ def _core(p: SMParams) -> Inventory:
             + 2 * n * (XLEN + 1)
             + (n - 1) * (AGE_BITS + 1)
             + 4 * n * rank,
-            mul=(n * rank + multiples) * XLEN,
+            mul=(n * rank + multiples) * pb,
             eq=n * n * (wb + rank),
         )
     # the PC each buffer is asked for: the split's, or the snapshot's while the unit updates

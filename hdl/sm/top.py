@@ -1074,8 +1074,19 @@ class _Core:
         m, p, N, W = self.m, self.p, self.N, self.W
         launch = self.sm.launch
         shift = bits_for(W) if W > 1 else 0
-        per_block = _named(m, "warps_per_block", (launch.block + W - 1) >> shift, 32)
-        last_threads = _named(m, "last_warp_threads", launch.block - ((per_block - 1) << shift), 32)
+        per_block_now = _named(m, "warps_per_block_now", (launch.block + W - 1) >> shift, 32)
+        last_threads_now = launch.block - ((per_block_now - 1) << shift)
+        # both registered at start (the launch is taken then), the warps per block saturated
+        # at N + 1 (a block that needs more never fits, as before), so that the dispatch
+        # decision compares and multiplies a few bits, not 32
+        per_block = Signal(range(N + 2), name="warps_per_block")
+        last_threads = Signal(range(W + 1), name="last_warp_threads")
+        self.starting = _named(m, "starting", launch.start & ~self.running & ~self.done)
+        with m.If(self.starting):
+            m.d.sync += [
+                per_block.eq(Mux(per_block_now > N, N + 1, per_block_now)),
+                last_threads.eq(last_threads_now),
+            ]
         free = [
             _named(m, f"w{w}_free", ~self.active[w] | (self.retired[w] & self.drained[w]))
             for w in range(N)
@@ -1255,7 +1266,7 @@ class _Core:
             (self.blocks_left == 0) & ~occupied & ~busy_lines & ~self.lsu.busy & ~self.in_pipeline,
         )
         started = Signal(name="started")  # the cycle after start: cycle 0
-        with m.If(sm.launch.start & ~self.running & ~self.done):
+        with m.If(self.starting):
             m.d.sync += [
                 self.running.eq(1),
                 started.eq(0),
