@@ -42,7 +42,7 @@ from reconverge.golden.policies import Policy
 from reconverge.golden.sm import decode as golden_decode
 from reconverge.golden.sm.core import RETURN_REGS
 from reconverge.golden.sm.lsu import AMO_RESULTS, WORD_BYTES, shares_tree
-from reconverge.hdl.sm.lanes import MUL_HIGH, PARTIALS
+from reconverge.hdl.sm.lanes import MUL_HIGH, PARTIALS, RESULTS
 
 #: Submodules that this model counts in another part: the core's bookkeeping
 #: (``hdl/sm/barrier.py``) in the core's own logic, each lane's multiplier (a stage ahead of
@@ -135,20 +135,23 @@ def predecoder() -> Inventory:
 def lane() -> Inventory:
     """One lane (``hdl/sm/lanes.py``: ``Lane`` and its ``Multiplier``; ``golden/semantics.py``):
     a (XLEN+1)^2 signed multiplier in four partial products (the two mixed ones a sign bit
-    wider) and their sum (the middle two, then one 2 XLEN-bit addition), the ALU (adder,
-    subtractor, shifters, two set-less-than, logic), the branch comparisons, adders for PC + 4,
-    the PC-relative target and the address (``address``, in the read stage before the lane),
-    the result and next-PC selection by operation."""
+    wider) and their sum (the middle two, then one 2 XLEN-bit addition), the ALU (one adder
+    for sums, differences and orders, one right shifter with the reversals of a left shift,
+    logic), the branches' equality, adders for PC + 4, the PC-relative target and the address
+    (``address``, in the read stage before the lane), the result (one of ``RESULTS``) and
+    next-PC selection by operation."""
     inv, x = Inventory(), XLEN
     shamt = log2(x)
     inv.add("multiply", mul=(x + 1) ** 2 + 2 * MUL_HIGH, add=2 * MUL_HIGH + 1 + 2 * x + 1, gate=2)
-    # add/sub, slt/sltu, the shifters (sll as the wider left shift Amaranth writes)
-    inv.add("alu", add=2 * (x + 1) + 2 * x, mux=(2 * x - 1) * shamt + 2 * x * shamt, gate=3 * x)
-    inv.add("branch", eq=2 * x, add=4 * x, mux=6)
+    # the adder (34 bits with the subtraction's carry in, b inverted for it), the shifter on
+    # 33 bits (the sign shifted in) between the reversals, and/or/xor
+    inv.add("alu", add=x + 3, mux=(x + 1) * shamt + 2 * x, gate=4 * x + 4)
+    inv.add("branch", eq=x, mux=6)
     inv.add("targets", add=3 * (x + 1), mux=2 * x)
     ops = sum(1 for s in SPECS if golden_decode.spec_fields(s)["unit"] != golden_decode.Unit.MEM)
-    # the operation's index decoded into the lines of the ``ops`` non-memory operations
-    inv.add("select", mux=16 * x + 4 * x, gate=30 + decode(bits_for(len(SPECS)), ops))
+    # the operation's index decoded into the lines of the ``ops`` non-memory operations; the
+    # result among RESULTS values, the next PC among four
+    inv.add("select", mux=(RESULTS + 4) * x, gate=30 + decode(bits_for(len(SPECS)), ops))
     return inv
 
 

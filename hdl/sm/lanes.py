@@ -11,9 +11,11 @@ computes, exactly as ``golden/semantics.py`` defines it.
   sum), CSR read, ``lui`` / ``auipc`` and the link of ``jal`` / ``jalr``; the next PC (a taken
   branch's or a jump's target, the ``bar``'s own PC, else PC + 4, as golden's ``Outcome``); a
   misaligned jump or taken-branch target (golden's "misaligned instruction address"); the
-  store data. One adder each for the ALU, the PC-relative target and PC + 4; the memory address
-  and ``jalr`` sum, :func:`address`, comes in with the operands: the SM computes it in the read
-  stage, so the lane's ``jalr`` target and the LSU's address checks start at a register.
+  store data. One adder for the ALU (``add``, ``sub``, the set-less-thans and the branches'
+  orders share it), one right shifter for the three shifts, one adder each for the PC-relative
+  target and PC + 4; the memory address and ``jalr`` sum, :func:`address`, comes in with the
+  operands: the SM computes it in the read stage, so the lane's ``jalr`` target and the LSU's
+  address checks start at a register.
 * :class:`Divider`: the RV32M divisions, iterative restoring division on the operands'
   magnitudes, ``steps`` quotient bits per cycle; division by zero and -2^31 / -1 give what
   RV32M and golden's ``_div`` define. The SM has one per thread position, with
@@ -56,37 +58,60 @@ DIV_KINDS: dict[str, tuple[bool, bool]] = {
 }
 
 
-def _alu(a: Value, b: Value, mul_low: Value, mul_high: Value) -> dict[str, Value]:
-    """The register-register operations of ``golden.semantics.ALU_OPS`` but the divisions."""
-    shamt = b[:SHAMT_BITS]
-    ops = {
-        "add": a + b,
-        "sub": a - b,
-        "sll": a << shamt,
-        "srl": a >> shamt,
-        "sra": a.as_signed() >> shamt,
-        "slt": a.as_signed() < b.as_signed(),
-        "sltu": a < b,
-        "xor": a ^ b,
-        "or": a | b,
-        "and": a & b,
-    }
+def _adder(a: Value, b: Value, subtract: Value, signed_compare: Value) -> tuple[Value, Value]:
+    """``a + b``, or ``a - b`` when ``subtract``, and whether ``a < b`` (signed when
+    ``signed_compare``, from the subtraction): one carry chain of 34 bits for ``add``, ``sub``,
+    the set-less-thans and the branches' orders. The operands are widened by their sign (or 0)
+    to 33 bits, so the difference's bit 32 is the order; the 1 below both operands carries the
+    subtraction's + 1 into bit 1 (``a + ~b + 1``)."""
+    wide_a = Cat(a, signed_compare & a[-1])
+    wide_b = Cat(b, signed_compare & b[-1])
+    total = (Cat(Const(1, 1), wide_a) + Cat(subtract, wide_b ^ subtract.replicate(XLEN + 1)))[1:]
+    return total[:XLEN], total[XLEN]
+
+
+def _shifter(a: Value, shamt: Value, left: Value, arithmetic: Value) -> Value:
+    """``sll``, ``srl`` and ``sra`` on one right shifter: a left shift is the right shift of
+    the bit-reversed word, reversed; ``sra`` shifts the sign in."""
+    source = Mux(left, a[::-1], a)
+    shifted = (Cat(source, arithmetic & a[-1]).as_signed() >> shamt)[:XLEN]
+    return Mux(left, shifted[::-1], shifted)
+
+
+def _alu(
+    sum_: Value, less: Value, shifted: Value, a: Value, b: Value, mul_low: Value, mul_high: Value
+) -> dict[str, Value]:
+    """The register-register operations of ``golden.semantics.ALU_OPS`` but the divisions,
+    from the shared adder (:func:`_adder`: ``sum_``, ``less``) and shifter (``shifted``)."""
+    ops = dict.fromkeys(("add", "sub"), sum_)
+    ops.update(dict.fromkeys(("sll", "srl", "sra"), shifted))
+    ops.update(dict.fromkeys(("slt", "sltu"), less))
+    ops.update({"xor": a ^ b, "or": a | b, "and": a & b})
     ops.update({name: mul_high for name in MUL_SIGNS})
     ops["mul"] = mul_low
     return ops
 
 
-#: Branch conditions of ``golden.semantics.BRANCH_CONDS``.
-BRANCHES: dict[str, Callable[[Value, Value], Value]] = {
-    "beq": lambda a, b: a == b,
-    "bne": lambda a, b: a != b,
-    "blt": lambda a, b: a.as_signed() < b.as_signed(),
-    "bge": lambda a, b: a.as_signed() >= b.as_signed(),
-    "bltu": lambda a, b: a < b,
-    "bgeu": lambda a, b: a >= b,
+#: The ALU operations the adder subtracts for, and those whose order is signed (with the
+#: register-immediate forms of each, :func:`forms`).
+SUBTRACTS = ("sub", "slt", "sltu")
+SIGNED_ORDERS = ("slt",)
+#: Branch conditions of ``golden.semantics.BRANCH_CONDS`` from the adder's comparison: whether
+#: the order is signed, and the condition as a function of (equal, less than).
+BRANCHES: dict[str, tuple[bool, Callable[[Value, Value], Value]]] = {
+    "beq": (False, lambda eq, lt: eq),
+    "bne": (False, lambda eq, lt: ~eq),
+    "blt": (True, lambda eq, lt: lt),
+    "bge": (True, lambda eq, lt: ~lt),
+    "bltu": (False, lambda eq, lt: lt),
+    "bgeu": (False, lambda eq, lt: ~lt),
 }
 
-_ALU_NAMES = set(_alu(*(Const(0, XLEN),) * 4))
+_PROBE = _alu(*(Const(i, XLEN) for i in range(7)))
+_ALU_NAMES = set(_PROBE)
+#: The values the lane's result selects among: the ALU's (a shared one once), ``lui``'s
+#: immediate, ``auipc``'s target, a CSR's value and the link of ``jal`` / ``jalr``.
+RESULTS = len({id(value) for value in _PROBE.values()}) + 4
 if set(ALU_OPS) - DIV_OPS != _ALU_NAMES or set(MUL_SIGNS) != MUL_OPS:
     raise AssertionError(f"lane ALU {sorted(_ALU_NAMES)} is not golden's {sorted(ALU_OPS)}")
 if set(BRANCHES) != set(BRANCH_CONDS) or set(DIV_KINDS) != DIV_OPS:
@@ -96,6 +121,12 @@ if set(BRANCHES) != set(BRANCH_CONDS) or set(DIV_KINDS) != DIV_OPS:
 def op(name: str) -> Op:
     """The :data:`Op` value of a mnemonic."""
     return Op[golden.op_member(name)]
+
+
+def forms(*names: str) -> list[Op]:
+    """The :data:`Op` values of the ALU operations ``names`` and their register-immediate
+    forms (``golden.semantics.IMM_OPS``)."""
+    return [op(n) for n in names] + [op(i) for i, base in IMM_OPS.items() if base in names]
 
 
 def _ops(pred: Callable[[Spec], bool]) -> list[Op]:
@@ -211,16 +242,31 @@ class Lane(wiring.Component):
         uses_imm = named("uses_imm", instr.op.matches(*immediate_ops), 1)
         b = named("alu_b", Mux(uses_imm, instr.imm, self.b))
         wide = named("product", product(self.partials), 2 * XLEN)
-        alu = _alu(a, b, wide[:XLEN], wide[XLEN:])
+        signed_branches = [op(n) for n, (signed_order, _) in BRANCHES.items() if signed_order]
+        subtract = named("subtract", instr.is_branch | instr.op.matches(*forms(*SUBTRACTS)), 1)
+        signed_order = named(
+            "signed_order", instr.op.matches(*forms(*SIGNED_ORDERS), *signed_branches), 1
+        )
+        total, less = _adder(a, b, subtract, signed_order)
+        sum_ = named("sum", total)
+        less = named("less", less, 1)
+        left = named("shift_left", instr.op.matches(*forms("sll")), 1)
+        arithmetic = named("shift_arithmetic", instr.op.matches(*forms("sra")), 1)
+        shifted = named("shifted", _shifter(a, b[:SHAMT_BITS], left, arithmetic))
+        alu = _alu(sum_, less, shifted, a, b, wide[:XLEN], wide[XLEN:])
 
         seq_pc = named("seq_pc", pc + ILEN_BYTES)
         pc_target = named("pc_target", pc + instr.imm)  # branches, jal, auipc
         jalr_target = named("jalr_target", self.addr & ~1)
 
+        # one case per distinct value: the operations that share the adder, the shifter or
+        # the high product select it together
+        cases: dict[int, tuple[Value, list[str]]] = {}
+        for name, value in alu.items():
+            cases.setdefault(id(value), (value, []))[1].append(name)
         with m.Switch(instr.op):
-            for name, value in alu.items():
-                forms = [op(name)] + [op(i) for i, base in IMM_OPS.items() if base == name]
-                with m.Case(*forms):
+            for value, names in cases.values():
+                with m.Case(*forms(*names)):
                     m.d.comb += self.result.eq(value)
             with m.Case(op("lui")):
                 m.d.comb += self.result.eq(instr.imm)
@@ -231,11 +277,13 @@ class Lane(wiring.Component):
             with m.Case(op("jal"), op("jalr")):
                 m.d.comb += self.result.eq(seq_pc)
 
+        # a branch's operands are rs1 and rs2 (no branch takes the immediate as ``b``)
+        equal = named("equal", a == b, 1)
         taken = Signal(name="taken")
         with m.Switch(instr.op):
-            for name, cond in BRANCHES.items():
+            for name, (_, cond) in BRANCHES.items():
                 with m.Case(op(name)):
-                    m.d.comb += taken.eq(cond(a, self.b))
+                    m.d.comb += taken.eq(cond(equal, less))
 
         with m.If(instr.is_branch):
             m.d.comb += self.next_pc.eq(Mux(taken, pc_target, seq_pc))
