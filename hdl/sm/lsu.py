@@ -447,12 +447,14 @@ class LSU(wiring.Component):
         word = Signal(WORD_BITS, name=f"{name}_wdata")
         enables = Signal(WORD_BYTES, name=f"{name}_be")
         for j in range(WORD_BYTES):
+            writes = [sel[i] & t.byte_en[j] for i, t in enumerate(threads)]
             byte: Value = Const(0, 8)
             for i, t in enumerate(threads):
-                byte = Mux(sel[i] & t.byte_en[j], t.spread.word_select(j, 8), byte)
+                above = Cat(*writes[i + 1 :]).any() if i + 1 < len(threads) else Const(0)
+                byte = byte | Mux(writes[i] & ~above, t.spread.word_select(j, 8), 0)
             m.d.comb += [
                 word.word_select(j, 8).eq(byte),
-                enables[j].eq((sel & Cat(t.byte_en[j] for t in threads)).any()),
+                enables[j].eq(Cat(*writes).any()),
             ]
         return word, enables
 

@@ -215,9 +215,11 @@ class _Core:
         self.snap = [[Signal(data.StructLayout({"valid": 1, "sid": sid_bits, "pc": PC_WIDTH}),
                              name=f"w{w}_s{s}_before") for s in range(S)]
                      for w in range(N)]  # fmt: skip
-        # the warp's last issued instruction, from issue until its unit settled
+        # the warp's last issued instruction, from issue until its unit settled (``after``:
+        # the PC after it, the fetch stage's PC + 4, so the settling compare needs no adder)
         self.iss = [Signal(data.StructLayout({"valid": 1, "slot": bits_for(S), "sid": sid_bits,
-                                              "pc": PC_WIDTH, "control": 1}), name=f"w{w}_issued")
+                                              "after": PC_WIDTH, "control": 1}),
+                           name=f"w{w}_issued")
                     for w in range(N)]  # fmt: skip
         self.bar_pc = [Signal(PC_WIDTH, name=f"w{w}_bar_pc") for w in range(N)]
         self.bar_mixed = Signal(N, name="bar_mixed")
@@ -379,7 +381,7 @@ class _Core:
                 m,
                 f"w{w}_s{s}_continues",
                 self.upd_issue[w] & iss.valid & ~iss.control & split[0]
-                & (split[1] == iss.sid) & (split[2] == (iss.pc + 4)[:PC_WIDTH]),
+                & (split[1] == iss.sid) & (split[2] == iss.after),
             )  # fmt: skip
             fresh = Mux(cont, 0, Mux(seen, self.timer[w][s], self._delay_for(w) - 1))
             now = _named(
@@ -576,7 +578,7 @@ class _Core:
                         iss.valid.eq(1),
                         iss.slot.eq(self.sel["slot"]),
                         iss.sid.eq(sid),
-                        iss.pc.eq(buf.pc),
+                        iss.after.eq(after),
                         iss.control.eq(pre.control),
                         self.last_sid[w].eq(sid),
                     ]
