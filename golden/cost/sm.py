@@ -438,10 +438,15 @@ def _lsu(p: SMParams) -> Inventory:
         + words * reduce(4 * w),
         mux=3 * words * w + 2 * w,
     )
-    # per merge (line word, bank): per byte the highest writing thread's byte (a chain of a
-    # thread's select AND its byte enable, and a multiplexer), the enables (an AND per thread
-    # and their OR)
-    inv.add("merge", mux=merges * WORD_BYTES * w * 8, gate=merges * WORD_BYTES * (3 * w - 1))
+    # per merge (line word, bank): per byte the highest writing thread's byte: each thread's
+    # select AND its byte enable, whether a thread above it writes (an OR over those above:
+    # measured fewer LUT4s at W = 4 than a running OR or a chain of multiplexers), the
+    # winner's byte kept by an AND, the bytes ORed; the enable the OR of all
+    above = (w - 1) * (w - 2) // 2
+    inv.add(
+        "merge", mux=merges * WORD_BYTES * w * 8,
+        gate=merges * WORD_BYTES * (w + above + 10 * (w - 1)),
+    )  # fmt: skip
     # per bank: its threads (bank compares shared with the results'), the lowest one's row,
     # the threads on that row, the served, writers, read-modify-write registers, the AMOs
     # (compares of funct5 shared by the banks; funct5 = 0 a NOR), the write port
@@ -638,8 +643,8 @@ def _core(p: SMParams) -> Inventory:
     # block count and base, per slot the threads of its new warp; with more than one warp
     # slot also the ranks of free slots and unused windows, which block a slot takes (nth:
     # compares of r with k * per_block), its warp in the block (r - nth * per_block), block
-    # number and age. The compares and differences are still counted XLEN + 1 bits wide, as
-    # before the registered per_block (Yosys drops 24 adder bits of them at synth, 4 %)
+    # number and age. The launch's arithmetic and the blocks left are 32 bits wide; what
+    # compares with the registered per_block (nth, the warp in the block) a few bits
     rank = bits_for(n + 1)
     pb = bits_for(n + 2)  # the registered warps per block, 0..N + 1
     inv.add(
@@ -662,8 +667,8 @@ def _core(p: SMParams) -> Inventory:
         multiples = sum(k.bit_length() for k in range(3, n) if k & (k - 1))
         inv.add(
             "dispatch",
-            add=n * (n - 1) * (XLEN + 1)
-            + 2 * n * (XLEN + 1)
+            add=n * (n - 1) * (pb + rank)
+            + 2 * n * (pb + rank)
             + (n - 1) * (AGE_BITS + 1)
             + 4 * n * rank,
             mul=(n * rank + multiples) * pb,

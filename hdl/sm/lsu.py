@@ -447,6 +447,8 @@ class LSU(wiring.Component):
         word = Signal(WORD_BITS, name=f"{name}_wdata")
         enables = Signal(WORD_BYTES, name=f"{name}_be")
         for j in range(WORD_BYTES):
+            # a thread's byte wins when no thread above it writes the byte; the winners'
+            # bytes ORed (at most one is not 0): fewer LUT4s than a chain of multiplexers
             writes = [sel[i] & t.byte_en[j] for i, t in enumerate(threads)]
             byte: Value = Const(0, 8)
             for i, t in enumerate(threads):
