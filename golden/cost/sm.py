@@ -42,7 +42,7 @@ from reconverge.golden.policies import Policy
 from reconverge.golden.sm import decode as golden_decode
 from reconverge.golden.sm.core import RETURN_REGS
 from reconverge.golden.sm.lsu import AMO_RESULTS, WORD_BYTES, shares_tree
-from reconverge.hdl.sm.lanes import MUL_HIGH, PARTIALS, RESULTS
+from reconverge.hdl.sm.lanes import ALU_CONTROL_OPS, ALU_CONTROLS, MUL_HIGH, PARTIALS, RESULTS
 
 #: Submodules that this model counts in another part: the core's bookkeeping
 #: (``hdl/sm/barrier.py``) in the core's own logic, each lane's multiplier (a stage ahead of
@@ -612,13 +612,21 @@ def _core(p: SMParams) -> Inventory:
     low = log2(lanes)
     positions = sum(pos - low + j.bit_count() for j in range(lanes))
     stages = 3 + qb + (fields + qb + w + w * qb) + fields + positions
-    stages += lanes * (1 + 3 * XLEN + PARTIALS.size)
+    stages += lanes * (1 + 3 * XLEN + PARTIALS.size) + ALU_CONTROLS.size
     slots = n if n > 1 else 0
     if p.policy is Policy.STACKLESS:  # (its threads keep their own PCs: no sid, PC, calls)
         resolved = 1 + slots + PC_WIDTH + 2 + w + 1 + 2 * w
     else:
         resolved = 1 + slots + sid + 2 * PC_WIDTH + w + rpc + 3 + w
     inv.add("pipeline", ff=stages + 2 * resolved + n + 2)
+    # the lanes' ALU controls decoded in the read stage: the operations each control names,
+    # one decoder line per operation and an OR per control (the subtraction's with the
+    # branch flag)
+    lines = len(set().union(*ALU_CONTROL_OPS))
+    inv.add(
+        "pipeline",
+        gate=decode(bits_for(len(SPECS)), lines) + sum(map(len, ALU_CONTROL_OPS)),
+    )
     # the outcome to the warp's unit, faults' lowest threads (registered: bad target, bad
     # syscall), the LSU start, each warp's update PC and lane
     # (the update's PC and lane name an overflow, which the stack-less unit cannot have;

@@ -129,6 +129,33 @@ def forms(*names: str) -> list[Op]:
     return [op(n) for n in names] + [op(i) for i, base in IMM_OPS.items() if base in names]
 
 
+#: What the ALU's adder and shifter do for an instruction (:func:`alu_controls`): the SM
+#: decodes it in the read stage and registers it with the operands, so that the execute
+#: stage's carry chain starts at registers rather than behind the operation's decode.
+ALU_CONTROLS = data.StructLayout(
+    {"subtract": 1, "signed_order": 1, "shift_left": 1, "shift_arithmetic": 1}
+)
+
+
+#: The operations that set each of :data:`ALU_CONTROLS` (the subtraction also for every
+#: branch, from the decoded ``is_branch``): the adder subtracts for ``sub`` and the
+#: set-less-thans, its order is signed for ``slt(i)``, ``blt`` and ``bge``; the shifter
+#: shifts left for ``sll(i)``, the sign in for ``sra(i)``.
+ALU_CONTROL_OPS: tuple[list[Op], ...] = (
+    forms(*SUBTRACTS),
+    forms(*SIGNED_ORDERS) + [op(n) for n, (signed, _) in BRANCHES.items() if signed],
+    forms("sll"),
+    forms("sra"),
+)
+
+
+def alu_controls(instr: data.View) -> Value:
+    """The :data:`ALU_CONTROLS` of the decoded instruction ``instr``
+    (:data:`ALU_CONTROL_OPS`)."""
+    subtract, signed_order, left, arithmetic = (instr.op.matches(*ops) for ops in ALU_CONTROL_OPS)
+    return Cat(instr.is_branch | subtract, signed_order, left, arithmetic)
+
+
 def _ops(pred: Callable[[Spec], bool]) -> list[Op]:
     """The :data:`Op` values of the specs satisfying ``pred``."""
     return [op(s.name) for s in SPECS if pred(s)]
@@ -204,11 +231,11 @@ def address(a: Value, imm: Value) -> Value:
 
 class Lane(wiring.Component):
     """One lane: ``instr`` (:data:`DECODED`) at ``pc`` with ``a`` = rs1, ``b`` = rs2,
-    ``addr`` = :func:`address` of rs1 and the immediate, ``partials`` = its multiply's partial
-    products (:class:`Multiplier`) and ``csr_value`` = this thread's value of CSR
-    ``instr.csr``. ``result`` is 0 for the instructions whose register another unit writes
-    (loads, AMOs: the LSU; divisions: the :class:`Divider`) or that write none;
-    ``store_data`` matters only to stores and AMOs."""
+    ``addr`` = :func:`address` of rs1 and the immediate, ``alu`` = :func:`alu_controls` of
+    ``instr``, ``partials`` = its multiply's partial products (:class:`Multiplier`) and
+    ``csr_value`` = this thread's value of CSR ``instr.csr``. ``result`` is 0 for the
+    instructions whose register another unit writes (loads, AMOs: the LSU; divisions: the
+    :class:`Divider`) or that write none; ``store_data`` matters only to stores and AMOs."""
 
     def __init__(self) -> None:
         super().__init__(
@@ -219,6 +246,7 @@ class Lane(wiring.Component):
                     "a": In(WORD),
                     "b": In(WORD),
                     "addr": In(WORD),
+                    "alu": In(ALU_CONTROLS),
                     "partials": In(PARTIALS),
                     "csr_value": In(WORD),
                     "result": Out(WORD),
@@ -242,17 +270,14 @@ class Lane(wiring.Component):
         uses_imm = named("uses_imm", instr.op.matches(*immediate_ops), 1)
         b = named("alu_b", Mux(uses_imm, instr.imm, self.b))
         wide = named("product", product(self.partials), 2 * XLEN)
-        signed_branches = [op(n) for n, (signed_order, _) in BRANCHES.items() if signed_order]
-        subtract = named("subtract", instr.is_branch | instr.op.matches(*forms(*SUBTRACTS)), 1)
-        signed_order = named(
-            "signed_order", instr.op.matches(*forms(*SIGNED_ORDERS), *signed_branches), 1
-        )
-        total, less = _adder(a, b, subtract, signed_order)
+        controls = self.alu
+        total, less = _adder(a, b, controls.subtract, controls.signed_order)
         sum_ = named("sum", total)
         less = named("less", less, 1)
-        left = named("shift_left", instr.op.matches(*forms("sll")), 1)
-        arithmetic = named("shift_arithmetic", instr.op.matches(*forms("sra")), 1)
-        shifted = named("shifted", _shifter(a, b[:SHAMT_BITS], left, arithmetic))
+        shifted = named(
+            "shifted",
+            _shifter(a, b[:SHAMT_BITS], controls.shift_left, controls.shift_arithmetic),
+        )
         alu = _alu(sum_, less, shifted, a, b, wide[:XLEN], wide[XLEN:])
 
         seq_pc = named("seq_pc", pc + ILEN_BYTES)

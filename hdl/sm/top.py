@@ -69,7 +69,7 @@ from reconverge.hdl.sm.barrier import Barriers
 from reconverge.hdl.sm.decode import PREDECODED, Decoder, Unit
 from reconverge.hdl.sm.divergence import DivergenceUnit
 from reconverge.hdl.sm.fetch import Fetch, load_signature
-from reconverge.hdl.sm.lanes import Divider, Lane, Multiplier, address
+from reconverge.hdl.sm.lanes import ALU_CONTROLS, Divider, Lane, Multiplier, address, alu_controls
 from reconverge.hdl.sm.lsu import LSU
 from reconverge.hdl.sm.ports import (
     exit_signature,
@@ -617,6 +617,11 @@ class _Core:
         decoded["instr"] = self.decode.instr
         rd = self.rd = self._stage_register("rd", decoded)
         read = {k: rd[k] for k in ("valid", "first", "last", "instr", *execute)}
+        # what the lanes' adder and shifter do, decoded here so the execute stage's carry
+        # chains start at a register
+        controls = Signal(ALU_CONTROLS, name="rd_alu")
+        m.d.comb += controls.eq(alu_controls(rd["instr"]))
+        read["alu"] = controls
         for j in range(L):
             # the thread position lane j runs in this pass (hws: the squeezed slot's source):
             # position src * L + j, so lane j reads only the banks of positions j, j + L, ...
@@ -692,6 +697,7 @@ class _Core:
                 lane.a.eq(a),
                 lane.b.eq(b),
                 lane.addr.eq(x[f"addr{j}"]),
+                lane.alu.eq(x["alu"]),
                 lane.partials.eq(x[f"partials{j}"]),
                 lane.csr_value.eq(Array(csr)[pos]),
             ]

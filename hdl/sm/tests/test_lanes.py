@@ -24,7 +24,16 @@ from reconverge.golden.memory import GlobalMemory, LocalMemory, SharedMemory, Wa
 from reconverge.golden.semantics import ALU_OPS, WarpContext, execute
 from reconverge.golden.sm import decode as golden
 from reconverge.hdl.sm.decode import Decoder
-from reconverge.hdl.sm.lanes import DIV_KINDS, WORD, Divider, Lane, Multiplier, address, op
+from reconverge.hdl.sm.lanes import (
+    DIV_KINDS,
+    WORD,
+    Divider,
+    Lane,
+    Multiplier,
+    address,
+    alu_controls,
+    op,
+)
 from reconverge.hdl.sm.tests.harness import simulate_amaranth, simulate_icarus
 
 M32 = isa.MASK32
@@ -41,8 +50,8 @@ LANE_OUTPUTS = ("result", "next_pc", "bad_target", "addr", "store_data")
 
 class DecodedLane(wiring.Component):
     """A :class:`Decoder` feeding a :class:`Lane` and its :class:`Multiplier`: the lane
-    driven by an instruction word (the partial products and the address, registered in the
-    SM, here combinational; ``addr`` is that address)."""
+    driven by an instruction word (the partial products, the address and the ALU's controls,
+    registered in the SM, here combinational; ``addr`` is that address)."""
 
     def __init__(self) -> None:
         members = {"word": In(WORD), "pc": In(WORD), "a": In(WORD), "b": In(WORD)}
@@ -63,6 +72,7 @@ class DecodedLane(wiring.Component):
             multiplier.b.eq(self.b),
             lane.partials.eq(multiplier.partials),
             lane.addr.eq(address(self.a, decoder.instr.imm)),
+            lane.alu.eq(alu_controls(decoder.instr)),
             self.addr.eq(lane.addr),
         ]
         m.d.comb += [getattr(lane, n).eq(getattr(self, n)) for n in ("pc", "a", "b", "csr_value")]
