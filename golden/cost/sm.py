@@ -179,25 +179,30 @@ def sm(params: SMParams) -> Inventory:
     inv = Inventory()
     candidates = n * s
 
-    # fetch: the store (word, RPC, predecode bits), a read-port copy per split slot of every
-    # warp slot: its output R registered with its tag, the tag's predecessor, range and valid
-    # bits; the two-entry buffer (A: the asked-for PC's entry from A, B, R or the entry
-    # register, on a re-dispatch the entry register's; B: the next PC's, from B or R, with its
-    # predecessor); A and B against the split's PC (the view), and with R and the entry
-    # register against the asked-for PC; the read address (the asked-for PC, + 4 or + 8; on
-    # a re-dispatch the entry or + 4, shared) with its predecessor and window checks; PC + 4;
-    # the entry register, loaded from slot 0's R; the predecoder at the store's write port;
-    # the decoder in the decode stage
-    entry = XLEN + PC_WIDTH + PREDECODED_BITS
-    buffer = PC_WIDTH + entry + 1
+    # fetch: the store (word, predecode bits), a read-port copy per split slot of every warp
+    # slot: its output R registered with its tag (the word index and whether the PC is inside
+    # the store), the tag before it and a valid bit; the two-entry buffer (A: the asked-for
+    # PC's entry from A, B, R or the entry register, on a re-dispatch the entry register's; B:
+    # the next PC's, from B or R, with the tag before it); A and B against the split's tag
+    # (the view), and with R and the entry register against the asked-for tag; the tags of
+    # the PCs around each asked-for one (the index plus or minus a step, its wrap and the
+    # upper bits against the window's three values); the read address (the asked-for tag, the
+    # next or the one after; on a re-dispatch the entry's or the next, shared) with the tag
+    # before it; PC + 4; the entry register, loaded from slot 0's R; the RPCs in a memory of
+    # their own (one read port: the decode stage's); the predecoder at the store's write
+    # port; the decoder in the decode stage
+    entry = XLEN + PREDECODED_BITS
+    tag = p.imem_bits + 1
+    buffer = tag + entry
+    around = 3 * p.imem_bits  # the three steps' sums (and as many wrap compares)
     inv.add(
         "fetch",
-        ram=candidates * p.imem_words * entry,
-        ff=candidates * (2 * buffer + 3 * PC_WIDTH + 4) + buffer + 1,
-        eq=(candidates * 8 + 2) * PC_WIDTH,
-        add=(candidates * 4 + 2) * PC_WIDTH,
-        mux=candidates * (5 * buffer + 10 * PC_WIDTH + 4) + buffer,
-        gate=candidates * (3 * (PC_WIDTH - p.imem_bits - 2) + 24),
+        ram=candidates * p.imem_words * entry + p.imem_words * PC_WIDTH,
+        ff=candidates * (2 * buffer + 3 * tag + 3) + buffer + 1,
+        eq=(candidates * 8 + 2) * tag,
+        add=candidates * PC_WIDTH + (candidates + 1) * 2 * around,
+        mux=candidates * (5 * buffer + 11 * tag) + buffer,
+        gate=(candidates + 1) * 3 * (PC_WIDTH - p.imem_bits - 2) + candidates * 24,
     )
     inv.include(predecoder(), prefix="fetch")
     inv.include(decoder(), prefix="decode")
@@ -551,13 +556,15 @@ def _core(p: SMParams) -> Inventory:
         mux=cand * 4 * TIMER_BITS,
         gate=cand * (3 * s + 15),
     )
-    # issue: the selected buffer, split and fault; the instruction in flight (warp, sid, PC,
-    # mask, RPC, word and predecode bits, passes, cycle, PC + 4; the slot is unused and
-    # removed), the passes left and the pass index, this pass's quarters, lanes and sources
-    buffer = PC_WIDTH + XLEN + PC_WIDTH + 1
-    # (the RPC only where the policy consumes it: else a constant the outcome passes)
+    # issue: the selected buffer (its word and whether its PC is inside the store), split
+    # (sid, mask, PC) and fault; the instruction in flight (warp, sid, PC, mask, word and
+    # predecode bits, passes, cycle, PC + 4; the slot is unused and removed), the passes left
+    # and the pass index, this pass's quarters, lanes and sources
+    buffer = XLEN + 1 + PC_WIDTH
+    # (the RPC, read in the decode stage, only where the policy consumes it: else a constant
+    # the outcome passes)
     rpc = PC_WIDTH if p.config.explicit else 0
-    cur = wb + sid + 2 * PC_WIDTH + w + rpc + XLEN + PREDECODED_BITS + bits_for(q + 1)
+    cur = wb + sid + 2 * PC_WIDTH + w + XLEN + PREDECODED_BITS + bits_for(q + 1)
     cur += COUNTER + 3
     flight = cur + 2 * bits_for(q + 1) - bits_for(q + 1) + q * qb + w + w * qb + bits_for(q)
     # (multi-pass without hws: per warp slot whether the next cycle is the last pass of a
@@ -607,11 +614,12 @@ def _core(p: SMParams) -> Inventory:
     # synthesis merges; sid, PC, PC + 4, mask, RPC, control, call, return, exited; the
     # stack-less unit takes only PC + 4 (and the PC's two low bits, which synthesis keeps
     # for PC + 4), mask, control, exited and the sp writes), twice: in the resolve stage and
-    # the update; per warp its pending update, the LSU's reservation, halting
+    # the update; per warp its pending update, the LSU's reservation, halting. The RPC comes
+    # from the instruction store's RPC memory into the execute stage: the read stage has none
     fields = 3 + wb + sid + PC_WIDTH + w + rpc + DECODED_BITS + bits_for(q + 1) + COUNTER + 3
     low = log2(lanes)
     positions = sum(pos - low + j.bit_count() for j in range(lanes))
-    stages = 3 + qb + (fields + qb + w + w * qb) + fields + positions
+    stages = 3 + qb + (fields - rpc + qb + w + w * qb) + fields + positions
     stages += lanes * (1 + 3 * XLEN + PARTIALS.size) + ALU_CONTROLS.size
     slots = n if n > 1 else 0
     if p.policy is Policy.STACKLESS:  # (its threads keep their own PCs: no sid, PC, calls)

@@ -2,12 +2,15 @@
 store and buffers").
 
 The store holds ``imem_words`` entries of the code window that starts at GLOBAL_BASE: each the
-instruction word, the RPC of the instruction at that PC (`golden.sm.program.Program.rpc`, all
-ones for none) and the word's *predecode* bits (``golden.sm.decode.issue_fields``: the
-registers the scoreboard looks up, whether it needs the LSU or the divider, whether it faults
-at issue), computed by one :class:`~reconverge.hdl.sm.decode.Predecoder` as the word is written,
-so the issue logic needs no decoder per candidate. It is filled through the ``load`` port
-before a run. The store is one memory with one synchronous read port per split slot of every
+instruction word and its *predecode* bits (``golden.sm.decode.issue_fields``: the registers the
+scoreboard looks up, whether it needs the LSU or the divider, whether it faults at issue),
+computed by one :class:`~reconverge.hdl.sm.decode.Predecoder` as the word is written, so the
+issue logic needs no decoder per candidate. The RPC of the instruction at each PC
+(`golden.sm.program.Program.rpc`, all ones for none) is in a memory of its own beside it, read
+at ``rpc_index`` (the decode stage's instruction) and given as ``rpc`` the cycle after: only a
+control instruction's RPC is used, when it reaches its divergence unit behind the execute
+stage, so the buffers do not carry it. Both are filled through the ``load`` port before a
+run. The store is one memory with one synchronous read port per split slot of every
 warp slot (``index = warp * slots + slot``; synthesis replicates it into one-read-port RAMs).
 Its output, *R* (tagged with the address it was read from), goes only into registers: each
 slot's *instruction buffer* of two entries, so that the issue stage starts at flip-flops, never
@@ -33,16 +36,23 @@ instruction the cycle after, as an idle slot does.
 Both entries are outputs (``a``, ``b``, with ``hit_a``, ``hit_b``: the entry holds the slot's
 ``pc``): the issue stage checks each against the scoreboard from its registers, in parallel
 with the hit compare, and takes the check of the entry that hits (``buffer``: A when it hits,
-else B; ``hit``: one does). A PC outside the store is marked ``in_range = 0``: fetching it is a
-fetch fault. ``after`` is ``pc + 4`` (the PC after the instruction that issues from the buffer).
-Loading the store empties every buffer and the entry register.
+else B; ``hit``: one does). ``after`` is ``pc + 4`` (the PC after the instruction that issues
+from the buffer). Loading the store empties every buffer and the entry register.
+
+**Tags.** An entry is tagged with its PC's word index in the store and whether the PC lies in
+the store's window at all (``inside``; fetching a PC outside it is a fetch fault), not with
+the whole PC: two PCs outside the window with the same index share a tag, and either entry
+only says "fetch fault" (the fault's PC is the split's, never the entry's). The tags of the
+PCs around the asked-for one (the one before, the next two) come from an adder as wide as the
+index and a compare of the PC's upper bits with the window's, so the buffer's compares,
+multiplexers and read addresses are ``imem_bits`` + 1 bits wide instead of 32.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from amaranth.hdl import Module, Mux, Signal, Value
+from amaranth.hdl import Cat, Module, Mux, Signal, Value
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -52,12 +62,39 @@ from reconverge.golden.params import PC_WIDTH, SMParams
 from reconverge.golden.sm.decode import predecode
 from reconverge.hdl.sm.decode import PREDECODED, Predecoder
 
-#: One entry of the instruction store.
-ENTRY = data.StructLayout({"word": 32, "rpc": PC_WIDTH, "pre": PREDECODED})
-#: An instruction buffer entry: the store's entry of the PC it was read from.
-BUFFER = data.StructLayout(
-    {"pc": PC_WIDTH, "word": 32, "rpc": PC_WIDTH, "pre": PREDECODED, "in_range": 1}
-)
+#: One entry of the instruction store (the RPCs are a memory of their own, read by the decode
+#: stage: only a control instruction's is used, and only once it resolves).
+ENTRY = data.StructLayout({"word": 32, "pre": PREDECODED})
+
+
+def tag_layout(params: SMParams) -> data.StructLayout:
+    """The tag of a buffer entry: the word index of its PC in the store and whether the PC is
+    inside the store's window (module docstring, "Tags")."""
+    return data.StructLayout({"index": params.imem_bits, "inside": 1})
+
+
+def buffer_layout(params: SMParams) -> data.StructLayout:
+    """An instruction buffer entry: the store's entry of the PC it was read from, tagged."""
+    return data.StructLayout({"tag": tag_layout(params), "word": 32, "pre": PREDECODED})
+
+
+def pc_tag(params: SMParams, pc: Value, step: int = 0) -> Value:
+    """The tag (:func:`tag_layout`) of ``pc + 4 * step`` (``step`` in -1..2) without a
+    32-bit adder: the index plus ``step`` modulo the store's size, and the upper bits against
+    the window's, moved by one where the index wraps (the sum carries into them)."""
+    bits = params.imem_bits
+    window = bits + 2
+    index, high = pc[2:window], pc[window:]
+    base = GLOBAL_BASE >> window
+    if step > 0:
+        wraps = index >= (1 << bits) - step
+        inside = Mux(wraps, high == base - 1, high == base)
+    elif step < 0:
+        wraps = index < -step
+        inside = Mux(wraps, high == base + 1, high == base)
+    else:
+        inside = high == base
+    return Cat((index + step)[:bits], inside)
 
 
 def load_signature(params: SMParams) -> wiring.Signature:
@@ -72,15 +109,19 @@ def load_signature(params: SMParams) -> wiring.Signature:
     )
 
 
+#: The PCs around an asked-for one whose tags the buffer compares: name -> step (4 bytes).
+_AROUND = {"before": -1, "at": 0, "then": 1, "beyond": 2}
+
+
 class _Held:
     """A buffer entry with its valid bit."""
 
-    def __init__(self, name: str) -> None:
-        self.entry = Signal(BUFFER, name=name)
+    def __init__(self, params: SMParams, name: str) -> None:
+        self.entry = Signal(buffer_layout(params), name=name)
         self.valid = Signal(name=f"{name}_valid")
 
-    def holds(self, pc: Value) -> Value:
-        return self.valid & (self.entry.pc == pc)
+    def holds(self, tag: Value) -> Value:
+        return self.valid & (self.entry.tag == tag)
 
 
 class Fetch(wiring.Component):
@@ -97,8 +138,10 @@ class Fetch(wiring.Component):
         # an entry never written holds word 0 (illegal) with its predecode bits, so that
         # fetching it faults at issue as it would loaded
         entries = [*init, *[(0, 0)] * (params.imem_words - len(init))]
-        self.init = [{"word": word, "rpc": rpc, "pre": predecode(word)} for word, rpc in entries]
+        self.init = [{"word": word, "pre": predecode(word)} for word, _ in entries]
+        self.rpc_init = [rpc for _, rpc in entries]
         self.buffers = params.geometry.warps * sm_unit(params).slots
+        entry = buffer_layout(params)
         super().__init__(
             {
                 "load": In(load_signature(params)),
@@ -106,13 +149,15 @@ class Fetch(wiring.Component):
                 "dispatch": In(self.buffers),
                 "idle": In(self.buffers),
                 "entry": In(PC_WIDTH),
-                "a": Out(data.ArrayLayout(BUFFER, self.buffers)),
-                "b": Out(data.ArrayLayout(BUFFER, self.buffers)),
+                "a": Out(data.ArrayLayout(entry, self.buffers)),
+                "b": Out(data.ArrayLayout(entry, self.buffers)),
                 "hit_a": Out(self.buffers),
                 "hit_b": Out(self.buffers),
-                "buffer": Out(data.ArrayLayout(BUFFER, self.buffers)),
+                "buffer": Out(data.ArrayLayout(entry, self.buffers)),
                 "hit": Out(self.buffers),
                 "after": Out(data.ArrayLayout(PC_WIDTH, self.buffers)),
+                "rpc_index": In(params.imem_bits),
+                "rpc": Out(PC_WIDTH),
             }
         )
 
@@ -127,67 +172,82 @@ class Fetch(wiring.Component):
             write.en.eq(self.load.valid),
             write.addr.eq(self.load.addr),
             write.data.word.eq(self.load.word),
-            write.data.rpc.eq(self.load.rpc),
             write.data.pre.eq(predecoder.fields),
         ]
+        # the RPCs: written with the words, read a cycle after ``rpc_index`` is given
+        m.submodules.rpcs = rpcs = memory.Memory(shape=PC_WIDTH, depth=p.imem_words,
+                                                 init=self.rpc_init)  # fmt: skip
+        rpc_write, rpc_read = rpcs.write_port(), rpcs.read_port(domain="sync")
+        m.d.comb += [
+            rpc_write.en.eq(self.load.valid),
+            rpc_write.addr.eq(self.load.addr),
+            rpc_write.data.eq(self.load.rpc),
+            rpc_read.addr.eq(self.rpc_index),
+            self.rpc.eq(rpc_read.data),
+        ]
         loading = self.load.valid
-        entry = _Held("entry_buffer")
-        window = p.imem_bits + 2  # the store's window is aligned to its size
+        tag = tag_layout(p)
+        entry = _Held(p, "entry_buffer")
 
-        def inside(pc: Value) -> Value:
-            return pc[window:] == GLOBAL_BASE >> window
+        def tags(name: str, pc: Value) -> list[Signal]:
+            """The tags of ``pc - 4``, ``pc``, ``pc + 4`` and ``pc + 8``, named."""
+            out = [Signal(tag, name=f"{name}_{k}") for k in _AROUND]
+            m.d.comb += [
+                t.eq(pc_tag(p, pc, step)) for t, step in zip(out, _AROUND.values(), strict=True)
+            ]
+            return out
 
         # a re-dispatched slot's read, the same for every slot: the entry register holds the
         # entry PC (then the one after it is read), else the entry PC itself
-        start = self.entry
+        start = tags("start", self.entry)
         ready = Signal(name="entry_ready")
-        m.d.comb += ready.eq(entry.holds(start))
-        dispatched = Mux(ready, start + 4, start)
-        dispatched_before = Mux(ready, start, start - 4)
-        dispatched_inside = Mux(ready, inside(start + 4), inside(start))
+        m.d.comb += ready.eq(entry.holds(start[1]))
+        dispatched = Mux(ready, start[2], start[1])
+        dispatched_before = Mux(ready, start[1], start[0])
         for i in range(self.buffers):
             read = store.read_port(domain="sync")
             # R: the port's output, tagged with the address it was read from (and the PC
             # before it, so that "holds the PC after the asked-for one" is a compare with the
             # asked-for PC rather than one behind an adder; B keeps it too)
-            address = Signal(PC_WIDTH, name=f"address{i}")
-            address_before = Signal(PC_WIDTH, name=f"address{i}_before")
-            in_range = Signal(name=f"in_range{i}")
-            r = _Held(f"r{i}")
-            r_before = Signal(PC_WIDTH, name=f"r{i}_before")
+            address = Signal(tag, name=f"address{i}")
+            address_before = Signal(tag, name=f"address{i}_before")
+            r = _Held(p, f"r{i}")
+            r_before = Signal(tag, name=f"r{i}_before")
             m.d.sync += [
-                r.entry.pc.eq(address),
+                r.entry.tag.eq(address),
                 r_before.eq(address_before),
-                r.entry.in_range.eq(in_range),
                 r.valid.eq(~loading),
             ]
             m.d.comb += [
                 r.entry.word.eq(read.data.word),
-                r.entry.rpc.eq(read.data.rpc),
                 r.entry.pre.eq(read.data.pre),
-                read.addr.eq(address[2:window]),
+                read.addr.eq(address.index),
             ]
-            a, b = _Held(f"a{i}"), _Held(f"b{i}")
-            b_before = Signal(PC_WIDTH, name=f"b{i}_before")
+            a, b = _Held(p, f"a{i}"), _Held(p, f"b{i}")
+            b_before = Signal(tag, name=f"b{i}_before")
             wanted = self.pc[i]
+            own = tags(f"pc{i}", wanted)
             m.d.comb += [
-                self.hit_a[i].eq(a.holds(wanted)),
-                self.hit_b[i].eq(b.holds(wanted)),
+                self.hit_a[i].eq(a.holds(own[1])),
+                self.hit_b[i].eq(b.holds(own[1])),
                 self.after[i].eq(wanted + 4),
                 self.a[i].eq(a.entry),
                 self.b[i].eq(b.entry),
                 self.buffer[i].eq(Mux(self.hit_a[i], a.entry, b.entry)),
                 self.hit[i].eq(self.hit_a[i] | self.hit_b[i]),
             ]
-            # the PC the slot will want next cycle (the entry PC while the slot is idle)
-            asked = Signal(PC_WIDTH, name=f"asked{i}")
-            m.d.comb += asked.eq(Mux(self.idle[i], self.entry, wanted))
-            sources = [(a, a.holds(asked)), (b, b.holds(asked)), (r, r.holds(asked)),
-                       (entry, entry.holds(asked))]  # fmt: skip
+            # the tags of the PC the slot will want next cycle and of those around it (the
+            # entry PC's while the slot is idle)
+            asked = [Signal(tag, name=f"asked{i}_{k}") for k in _AROUND]
+            m.d.comb += [
+                t.eq(Mux(self.idle[i], e, o)) for t, e, o in zip(asked, start, own, strict=True)
+            ]
+            sources = [(a, a.holds(asked[1])), (b, b.holds(asked[1])), (r, r.holds(asked[1])),
+                       (entry, entry.holds(asked[1]))]  # fmt: skip
             has_asked = Signal(name=f"has_asked{i}")
             has_then = Signal(name=f"has_then{i}")
-            b_has = b.valid & (b_before == asked)
-            r_has = r.valid & (r_before == asked)
+            b_has = b.valid & (b_before == asked[1])
+            r_has = r.valid & (r_before == asked[1])
             m.d.comb += [
                 has_asked.eq(sources[0][1] | sources[1][1] | sources[2][1] | sources[3][1]),
                 has_then.eq(b_has | r_has),
@@ -210,21 +270,18 @@ class Fetch(wiring.Component):
                 m.d.sync += b.valid.eq(has_then)
                 with m.If(~b_has):
                     m.d.sync += [b.entry.eq(r.entry), b_before.eq(r_before)]
-            # the read: the asked-for PC, else the next, else the one after; each candidate's
-            # predecessor and window check beside it, the selects at the end
-            then, beyond = asked + 4, asked + 8
+            # the read: the asked-for PC, else the next, else the one after (with the tag of
+            # the PC before each)
             first, second = ~has_asked, ~has_then
-            own = Mux(first, asked, Mux(second, then, beyond))
-            own_before = Mux(first, asked - 4, Mux(second, asked, then))
-            own_inside = Mux(first, inside(asked), Mux(second, inside(then), inside(beyond)))
+            read_at = Mux(first, asked[1], Mux(second, asked[2], asked[3]))
+            read_before = Mux(first, asked[0], Mux(second, asked[1], asked[2]))
             m.d.comb += [
-                address.eq(Mux(redispatch, dispatched, own)),
-                address_before.eq(Mux(redispatch, dispatched_before, own_before)),
-                in_range.eq(Mux(redispatch, dispatched_inside, own_inside)),
+                address.eq(Mux(redispatch, dispatched, read_at)),
+                address_before.eq(Mux(redispatch, dispatched_before, read_before)),
             ]
             if i == 0:
                 with m.If(loading):
                     m.d.sync += entry.valid.eq(0)
-                with m.Elif(r.holds(self.entry)):
+                with m.Elif(r.holds(start[1])):
                     m.d.sync += [entry.entry.eq(r.entry), entry.valid.eq(1)]
         return m

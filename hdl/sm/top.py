@@ -99,7 +99,7 @@ def _named(m: Module, name: str, value: Value | int, width: int | None = None) -
 def _faulty(entry: data.View) -> Value:
     """An instruction-buffer entry's instruction faults at issue (outside the store, or its
     predecode bits say so)."""
-    return ~entry.in_range | entry.pre.faulty
+    return ~entry.tag.inside | entry.pre.faulty
 
 
 def _lowest(bits: Value) -> Value:
@@ -417,6 +417,7 @@ class _Core:
         buf = Signal(self.fetch.buffer.shape().elem_shape, name="sel_buffer")
         sid = Signal(self.unit.sid_bits, name="sel_sid")
         mask = Signal(W, name="sel_mask")
+        pc = Signal(PC_WIDTH, name="sel_pc")  # the split's (its buffer holds it)
         # PC + 4 (a decided outcome's target), registered with the instruction so that the
         # units' update paths start at a register: the fetch stage's PC + 4 of each buffer (its
         # prefetch address, from the asked-for PC), the selection picks one (no adder behind
@@ -432,6 +433,7 @@ class _Core:
                         buf.eq(fetch.buffer[i]),
                         sid.eq(unit.splits.sid[s]),
                         mask.eq(unit.splits.mask[s]),
+                        pc.eq(unit.splits.pc[s]),
                         after.eq(fetch.after[i]),
                     ]
         faulty = _named(m, "sel_faulty", _faulty(buf))
@@ -442,9 +444,9 @@ class _Core:
         resolved = buf.pre.resolved
         if p.policy is Policy.STACKLESS:
             resolved = resolved | (buf.pre.sb_rd == REG_SP)
-        self.sel = {"warp": sched.warp, "slot": sched.slot, "sid": sid, "pc": buf.pc,
-                    "mask": mask, "rpc": buf.rpc, "word": buf.word, "pre": buf.pre,
-                    "in_range": buf.in_range, "faulty": faulty, "after": after,
+        self.sel = {"warp": sched.warp, "slot": sched.slot, "sid": sid, "pc": pc,
+                    "mask": mask, "word": buf.word, "pre": buf.pre,
+                    "in_range": buf.tag.inside, "faulty": faulty, "after": after,
                     "resolved": _named(m, "sel_resolved", resolved)}  # fmt: skip
 
         # passes of the selected split (hws: the squeezer's non-empty quarters in sorted order)
@@ -484,7 +486,6 @@ class _Core:
             "sid": Signal(self.unit.sid_bits, name="cur_sid"),
             "pc": Signal(PC_WIDTH, name="cur_pc"),
             "mask": Signal(W, name="cur_mask"),
-            "rpc": Signal(PC_WIDTH, name="cur_rpc"),
             "word": Signal(32, name="cur_word"),
             "pre": Signal(PREDECODED, name="cur_pre"),
             "passes": Signal(range(Q + 1), name="cur_passes"),
@@ -594,7 +595,7 @@ class _Core:
         m, L = self.m, self.L
         now = self.now
         quarter = _named(m, "issue_pass_quarter", Array(self.now_quarters)[self.now_pass])
-        fields = ("warp", "sid", "pc", "mask", "rpc", "word", "pre", "passes", "cycle",
+        fields = ("warp", "sid", "pc", "mask", "word", "pre", "passes", "cycle",
                   "in_range", "faulty", "resolved")  # fmt: skip
         issued = {k: now[k] for k in fields}
         issued.update(
@@ -604,12 +605,14 @@ class _Core:
         dc = self.dc = self._stage_register("dc", issued)
         rf = self.regfile
         # the register file takes the read address in the decode stage (the predecoded source
-        # registers) and gives the words in the read stage; the word is decoded beside it
+        # registers) and gives the words in the read stage; the word is decoded beside it, and
+        # the instruction store's RPC memory is read the same way (hdl/sm/fetch.py)
         m.d.comb += [
             rf.read.warp.eq(dc["warp"]),
             rf.read.rs1.eq(dc["pre"].sb_rs1),
             rf.read.rs2.eq(dc["pre"].sb_rs2),
             self.decode.word.eq(dc["word"]),
+            self.fetch.rpc_index.eq(dc["pc"][2 : 2 + self.p.imem_bits]),
         ]
         execute = [k for k in fields if k not in ("word", "pre")]
         decoded = {k: dc[k] for k in ("valid", "first", "last", "quarter", "lanes", "src",
@@ -617,6 +620,7 @@ class _Core:
         decoded["instr"] = self.decode.instr
         rd = self.rd = self._stage_register("rd", decoded)
         read = {k: rd[k] for k in ("valid", "first", "last", "instr", *execute)}
+        read["rpc"] = self.fetch.rpc
         # what the lanes' adder and shifter do, decoded here so the execute stage's carry
         # chains start at a register
         controls = Signal(ALU_CONTROLS, name="rd_alu")

@@ -527,8 +527,10 @@ def test_an_entry_not_loaded_holds_zeros() -> None:
             ctx.set(fetch.pc[0], GLOBAL_BASE + 4 * index)
             await ctx.tick().repeat(2)
             assert ctx.get(fetch.hit[0]), index
-            buffer = fetch.buffer[0]
-            seen[index] = (ctx.get(buffer.word), ctx.get(buffer.rpc))
+            ctx.set(fetch.rpc_index, index)
+            word = ctx.get(fetch.buffer[0].word)
+            await ctx.tick()
+            seen[index] = (word, ctx.get(fetch.rpc))
 
     sim.add_testbench(bench)
     run_simulator(sim)

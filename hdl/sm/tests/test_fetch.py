@@ -12,6 +12,9 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
+from amaranth.hdl import Module
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,15 +23,19 @@ from reconverge.golden.memmap import GLOBAL_BASE
 from reconverge.golden.params import PC_WIDTH, SMParams
 from reconverge.golden.sm.decode import predecode
 from reconverge.hdl.sm.decode import PREDECODED
-from reconverge.hdl.sm.fetch import BUFFER, Fetch
+from reconverge.hdl.sm.fetch import Fetch, buffer_layout, pc_tag, tag_layout
 from reconverge.hdl.sm.tests.harness import pack, simulate_amaranth, simulate_icarus, unpack
 
 PARAMS = replace(SMParams(geometry=Geometry(warp_size=4, simd_width=2, warps=2)), imem_words=16)
+BUFFER = buffer_layout(PARAMS)
+TAG = tag_layout(PARAMS)
 SLOTS = PARAMS.geometry.warps  # sps: one split slot per warp slot
 Cycle = dict[str, int]
 MASK = (1 << PC_WIDTH) - 1
-#: PCs asked for: the store's 16 words and two past its end (fetch faults)
-PCS = [GLOBAL_BASE + 4 * k for k in range(PARAMS.imem_words + 2)]
+#: PCs asked for: the store's 16 words, two past its end and two below it (fetch faults), and
+#: one far outside with the index of the store's first word (its tag's index is that word's)
+LAST = GLOBAL_BASE + 4 * (PARAMS.imem_words + 1)
+PCS = [*range(GLOBAL_BASE - 8, LAST + 4, 4), GLOBAL_BASE >> 1]
 
 
 def step_strategy() -> st.SearchStrategy[tuple[str, int, int]]:
@@ -54,7 +61,7 @@ def stream(steps: list[list[tuple[str, int, int]]], entry: int) -> list[Cycle]:
         dispatched = []
         for slot, (kind, value, word) in enumerate(row):
             if kind == "next":
-                pcs[slot] = min(pcs[slot] + 4, PCS[-1])
+                pcs[slot] = min(pcs[slot] + 4, LAST)
             elif kind == "jump":
                 pcs[slot] = value
             elif kind in ("dispatch", "idle"):
@@ -65,6 +72,8 @@ def stream(steps: list[list[tuple[str, int, int]]], entry: int) -> list[Cycle]:
                 cycle.update({"load__valid": 1, "load__addr": value, "load__word": word,
                               "load__rpc": rpc_of(word)})  # fmt: skip
         cycle["pc"] = sum(pc << PC_WIDTH * k for k, pc in enumerate(pcs))
+        # the RPC memory is read at the index of slot 0's PC
+        cycle["rpc_index"] = pcs[0] >> 2 & PARAMS.imem_words - 1
         cycles.append(cycle)
         for slot in dispatched:
             pcs[slot] = entry
@@ -116,6 +125,7 @@ def promised(cycles: list[Cycle], hits: list[list[bool]], t: int, slot: int) -> 
 def check(cycles: list[Cycle], outputs: list[dict[str, int]]) -> None:
     store = {k: (0, 0) for k in range(PARAMS.imem_words)}
     hits: list[list[bool]] = []
+    rpc = 0
     for t, (cycle, out) in enumerate(zip(cycles, outputs, strict=True)):
         hits.append([bool(out["hit"] >> slot & 1) for slot in range(SLOTS)])
         for slot in range(SLOTS):
@@ -132,11 +142,17 @@ def check(cycles: list[Cycle], outputs: list[dict[str, int]]) -> None:
             for e in (e for e in either if either[e]):
                 entry = unpack(BUFFER, entries[e])
                 index = (pc - GLOBAL_BASE) // 4
-                word, rpc = store.get(index, (None, None))
-                assert entry["pc"] == pc and entry["in_range"] == (index in store), (t, slot, e)
-                if index in store:
-                    assert (entry["word"], entry["rpc"]) == (word, rpc), (t, slot, e, index)
+                word, _ = store.get(index, (None, None))
+                tag = unpack(TAG, entry["tag"])
+                inside = 0 <= pc - GLOBAL_BASE < 4 * PARAMS.imem_words
+                assert tag == {"index": index % PARAMS.imem_words, "inside": inside}, (t, slot, e)
+                if inside:
+                    assert entry["word"] == word, (t, slot, e, index)
                     assert entry["pre"] == pack(PREDECODED, predecode(word)), (t, slot, e)
+        # the RPC of the index asked for the cycle before, as the store held it then
+        if t:
+            assert out["rpc"] == rpc, t
+        rpc = store[cycle["rpc_index"]][1]
         if cycle.get("load__valid"):
             store[cycle["load__addr"]] = (cycle["load__word"], cycle["load__rpc"])
 
@@ -163,4 +179,36 @@ def test_fetch_in_icarus(tmp_path) -> None:  # type: ignore[no-untyped-def]
         for row in steps
     ]
     cycles = stream(steps, PCS[3])
-    check(cycles, simulate_icarus(Fetch(PARAMS), "fetch", cycles, tmp_path, unread=("a",)))
+    check(cycles, simulate_icarus(Fetch(PARAMS), "fetch", cycles, tmp_path, unread=("a", "rpc")))
+
+
+class _Tags(wiring.Component):
+    """``pc_tag`` of ``pc`` at the four steps the fetch stage uses."""
+
+    def __init__(self) -> None:
+        super().__init__({"pc": In(PC_WIDTH), "tags": Out(data.ArrayLayout(TAG, len(STEPS)))})
+
+    def elaborate(self, platform: object) -> Module:
+        m = Module()
+        m.d.comb += [self.tags[k].eq(pc_tag(PARAMS, self.pc, step)) for k, step in enumerate(STEPS)]
+        return m
+
+
+STEPS = (-1, 0, 1, 2)
+
+
+def test_tags_at_the_window_edges() -> None:
+    """A tag is the word index modulo the store's size and whether the PC is inside the store,
+    for the PCs around both ends of the window and around the 2^32 wrap (the sum's carry
+    reaches the upper bits there), against the PC + 4 * step computed in full."""
+    size = 4 * PARAMS.imem_words
+    edges = (GLOBAL_BASE, GLOBAL_BASE + size, 0, GLOBAL_BASE >> 1)
+    pcs = sorted({(edge + d) & MASK for edge in edges for d in range(-12, 16, 4)})
+    out = simulate_amaranth(_Tags(), [{"pc": pc} for pc in pcs])
+    for pc, row in zip(pcs, out, strict=True):
+        for k, step in enumerate(STEPS):
+            at = (pc + 4 * step) & MASK
+            want = {"index": at >> 2 & PARAMS.imem_words - 1,
+                    "inside": int(0 <= at - GLOBAL_BASE < size)}  # fmt: skip
+            got = unpack(TAG, row["tags"] >> TAG.size * k & (1 << TAG.size) - 1)
+            assert got == want, (hex(pc), step)

@@ -18,6 +18,7 @@ from amaranth.hdl import Module
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
+from reconverge.golden.blocks.divergence import NEVER
 from reconverge.golden.blocks.units import sm_unit
 from reconverge.golden.cli import main
 from reconverge.golden.cost.area_report import submodule_groups
@@ -110,14 +111,17 @@ def test_board_top_holds_a_kernel_and_runs_it_under_icarus(tmp_path, capsys) -> 
         "code": 4,
         "passed": 1,
     }
-    # the instruction store holds the hinted program with its RPCs, from reset
+    # the instruction store holds the hinted program, and its RPC memory the RPCs, from reset
     work = load_workload(
         "ifElse", grid=None, block=None, args=(), allocator="linear", regs=16, size=2, seed=0
     )
     image = work.image_for(True)
-    word, rpc = Program(image).store(SYNTH.imem_words)[(image.entry - GLOBAL_BASE) // 4]
-    entry = ENTRY.const({"word": word, "rpc": rpc, "pre": predecode(word)}).as_bits()
+    store = Program(image).store(SYNTH.imem_words)
+    word, _ = store[(image.entry - GLOBAL_BASE) // 4]
+    entry = ENTRY.const({"word": word, "pre": predecode(word)}).as_bits()
     assert f"= {ENTRY.size}'h{entry:0{-(-ENTRY.size // 4)}x};" in text
+    branch, rpc = next((k, rpc) for k, (_, rpc) in enumerate(store) if rpc != NEVER)
+    assert f"rpcs[{branch}] = 32'd{rpc};" in text
     assert _run_board(tmp_path, text) == "done=1 fault=0 passed=1 code=0"
 
 
