@@ -102,6 +102,14 @@ class Latencies:
             )
 
     @property
+    def pipelined(self) -> bool:
+        """The hardware's pipeline (not the idealised machine of ``execute`` = ``resolve`` =
+        0): its divergence units update as their HDL blocks do, the split tables inserting in
+        the cycles after an operation (``golden.blocks.split_tables``); the idealised machine's
+        tables update at once, as the seeds' figures draw them."""
+        return bool(self.execute or self.resolve)
+
+    @property
     def div_steps(self) -> int:
         """Restoring steps per cycle of the hardware divider: the fewest that finish the 32
         steps of a division within ``min(div_interval, div - gap)`` cycles (1 is radix 2, 2

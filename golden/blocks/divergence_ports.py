@@ -75,9 +75,14 @@ class DivergenceParams(BlockParams):
         parameters a policy variant fixes (``golden.policies.Variant.unit_params``)."""
         raise NotImplementedError
 
-    def make_unit(self, valid: int, entry: int, regs: np.ndarray) -> DivergenceUnit:
+    def make_unit(
+        self, valid: int, entry: int, regs: np.ndarray, *, pipelined: bool = True
+    ) -> DivergenceUnit:
         """The golden unit of one warp: threads ``valid`` start at ``entry``; ``regs`` is the
-        warp's register file (the stack-less unit reads each thread's SP from it)."""
+        warp's register file (the stack-less unit reads each thread's SP from it);
+        ``pipelined``: as the hardware's block updates (the split tables insert in the cycles
+        after an operation), else as the idealised machines of the seeds' worked examples,
+        whose tables update at once (``golden.config.Latencies.pipelined``)."""
         raise NotImplementedError
 
     @property

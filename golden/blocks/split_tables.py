@@ -33,26 +33,33 @@ tracked any more. The update that overflows changes nothing; ``overflow`` stays 
 every further update is ignored) until the next launch.
 
 **The hardware cycle.** The class is also the functional core of the HDL block's golden twin
-(:class:`SplitTablesBlock`), so every update is defined as what one clock cycle of the block
-does (:meth:`SplitTables.cycle`), with the hardware's limits:
+(:class:`SplitTablesBlock`), so every update is defined as what the clock cycles of the block
+do (:meth:`SplitTables.cycle`), with the hardware's limits. The block is pipelined: a cycle
+either takes an operation or inserts, never both, so that no clock runs an update and an
+associative search in series (the SM's clock, docs/sm-hardware.md):
 
-1. *the operation*: at most :data:`MAX_TARGETS` target groups per update (an indirect jump
-   with more targets is presented as one update plus ``more`` cycles that insert the rest into
-   the same reconvergence entry); exited threads leave every entry at once; a return clears its
-   threads from every RT entry of its call context in parallel (with RPCs that follow the
-   IPDOM structure, exactly the entries between the split and its call entry, which the
-   atomic model walked by R-index); a barrier release advances every released split and
-   lets each that reaches its RPC arrive, in parallel;
-2. *the insertions*: at most :data:`MAX_INSERTS` ST insertions, each with its associative
-   search, in sequence: the update's targets, or else RT entries whose pending mask is zero
-   (first RT entries first); RT entries that have no threads left vanish;
-3. *the admissions*: at most :data:`MAX_ADMITS` queued splits enter free ST entries.
+1. *an operation cycle*: at most :data:`MAX_TARGETS` target groups per update (an indirect
+   jump with more targets is presented as one update plus ``more`` cycles that insert the rest
+   into the same reconvergence entry); exited threads leave every entry at once; a return
+   clears its threads from every RT entry of its call context in parallel (with RPCs that
+   follow the IPDOM structure, exactly the entries between the split and its call entry, which
+   the atomic model walked by R-index); a barrier release advances every released split and
+   lets each that reaches its RPC arrive, in parallel. The splits the operation makes (the
+   targets, or with OREC the branching split itself) are *held* for the cycles after it;
+2. *an insertion cycle* (any cycle without an operation): RT entries that have no threads
+   left vanish; at most :data:`MAX_INSERTS` ST insertion with its associative search: the
+   first held split, or else the first RT entry whose pending mask is zero; then at most
+   :data:`MAX_ADMITS` queued splits enter free ST entries.
 
-Work beyond these limits (several reconvergences at one barrier release, a queue to admit
-after several entries were freed) is left for the following cycles, during which the block is
-*busy* and takes no update. :meth:`execute` and :meth:`release`, the interface the cycle-level
-SM uses, run the update's cycle and then the busy cycles until the tables have settled, so the
-SM (which charges its own branch latency) and the HDL block see the same tables.
+While splits are held, RT entries wait to move back or queued splits to be admitted to free
+entries, the block is *busy* and takes no operation. :meth:`execute` and :meth:`release`, the
+interface the cycle-level SM uses, run the operation's cycle and then the busy cycles until
+the tables have settled (a divergence into two new splits takes three cycles, a split that
+reaches its reconvergence point two: its arrival and the reconverged entry's move back), so
+the SM (which charges its own branch latency) and the HDL block see the same tables. The
+idealised machines of the seeds' worked examples (``pipelined`` off: no pipeline at all,
+``golden.config.Latencies.pipelined``) insert up to :data:`MAX_TARGETS` splits in the
+operation's own cycle, as the seeds' figures draw the tables.
 
 The waiting queue holds at most W - ``st_size`` splits (the splits of a warp have disjoint,
 non-empty masks) plus the insertions of one cycle before admission: :func:`queue_size`; none
@@ -97,15 +104,15 @@ from reconverge.golden.geometry import Geometry, bits_for
 NO_ENTRY = -1  # R-index of a split with no reconvergence entry (it only ends by exiting)
 
 MAX_TARGETS = 2  # target groups per update
-MAX_INSERTS = 2  # ST insertions (with their associative search) per cycle
-MAX_ADMITS = 2  # queued splits admitted to the ST per cycle
+MAX_INSERTS = 1  # ST insertions (with their associative search) per insertion cycle
+MAX_ADMITS = 2  # queued splits admitted to the ST per insertion cycle
 
 
 def queue_size(warp_size: int, split_table: int) -> int:
     """Entries of the waiting queue: the W - ST splits that cannot have an ST entry (a warp's
-    splits have disjoint, non-empty masks) plus one cycle's insertions before admission; none
+    splits have disjoint, non-empty masks) plus an update's new splits before admission; none
     when the ST has an entry per thread."""
-    return warp_size - split_table + MAX_INSERTS if split_table < warp_size else 0
+    return warp_size - split_table + MAX_TARGETS if split_table < warp_size else 0
 
 
 @dataclass
@@ -160,9 +167,11 @@ class SplitTables(DivergenceUnit):
         rt_size: int,
         *,
         orec: bool = False,
+        pipelined: bool = True,
     ) -> None:
         super().__init__(warp_size, valid, entry)
         self.orec = orec
+        self.pipelined = pipelined
         self.st_size = st_size
         self.rt_size = rt_size
         self.queue_size = queue_size(warp_size, st_size)
@@ -176,6 +185,7 @@ class SplitTables(DivergenceUnit):
         self.st: list[StEntry | None] = [None] * self.st_size
         self.rt: list[RtEntry | None] = [None] * self.rt_size
         self.queue: list[StEntry] = []  # splits waiting for a free ST entry
+        self.held: _Inserts = []  # an operation's new splits, inserted in the cycles after it
         self._cont: _Continuation | None = None
         if valid:
             self.st[0] = StEntry(entry, entry, valid)
@@ -208,8 +218,10 @@ class SplitTables(DivergenceUnit):
 
     @property
     def busy(self) -> bool:
-        """Work is left from an earlier cycle: an RT entry to move back or to drop, a queued
-        split to admit to a free ST entry."""
+        """Work is left from an earlier cycle: a held split to insert, an RT entry to move back
+        or to drop, a queued split to admit to a free ST entry."""
+        if self.held:
+            return True
         for r in self.rt:  # (a loop: this runs several times per cycle)
             if r is not None and r.pending == 0:
                 return True
@@ -266,14 +278,21 @@ class SplitTables(DivergenceUnit):
         self.cycle(lambda: self._release(lanes))
 
     def cycle(self, operation: Callable[[], _Inserts] | None = None) -> None:
-        """One clock edge: ``operation`` (which returns the splits to insert; None for an idle
-        or busy cycle), the insertions, the admissions. After an RT overflow the tables stay
-        as they were until the next launch."""
+        """One clock edge: ``operation`` (which returns the splits it makes, held for the
+        cycles after it), or without one (an idle or busy cycle) an insertion and the
+        admissions. Not ``pipelined`` (the idealised machines of the seeds' worked examples),
+        the operation's cycle also inserts its splits, up to :data:`MAX_TARGETS`, or as many
+        RT entries that reconverged, and admits. After an RT overflow the tables stay as they
+        were until the next launch."""
         if self.overflow:
             return
-        if operation is not None and self.busy:
-            raise ValueError("the split tables are busy: no update this cycle")
-        inserts: _Inserts = [] if operation is None else operation()
+        if operation is not None:
+            if self.busy:
+                raise ValueError("the split tables are busy: no update this cycle")
+            self.held = operation()
+            if self.pipelined:
+                return
+        inserts_per_cycle = MAX_INSERTS if self.pipelined else MAX_TARGETS
         reconverged = []  # RT entries whose threads have all arrived: they move back to the ST
         for i, r in enumerate(self.rt):
             if r is not None and r.pending == 0:
@@ -281,8 +300,11 @@ class SplitTables(DivergenceUnit):
                     reconverged.append(i)
                 else:  # its threads have all gone
                     self.rt[i] = None
-        if not inserts:  # the first ones, when the operation inserts nothing
-            inserts = [(i, None) for i in reconverged[:MAX_INSERTS]]
+        if self.held:  # the held splits first, else the first RT entries that reconverged
+            inserts = self.held[:inserts_per_cycle]
+            self.held = self.held[inserts_per_cycle:]
+        else:
+            inserts = [(i, None) for i in reconverged[:inserts_per_cycle]]
         for entry, prefer in inserts:
             if isinstance(entry, int):  # an RT entry that moves back now
                 r = self.rt[entry]
@@ -503,9 +525,17 @@ class SplitTablesParams(DivergenceParams):
         g = geometry
         return cls(g.warp_size, g.split_table, g.reconv_table, widths.pc, **fixed)  # type: ignore[arg-type]
 
-    def make_unit(self, valid: int, entry: int, regs: np.ndarray) -> SplitTables:
+    def make_unit(
+        self, valid: int, entry: int, regs: np.ndarray, *, pipelined: bool = True
+    ) -> SplitTables:
         return SplitTables(
-            self.warp_size, valid, entry, self.split_table, self.reconv_table, orec=self.orec
+            self.warp_size,
+            valid,
+            entry,
+            self.split_table,
+            self.reconv_table,
+            orec=self.orec,
+            pipelined=pipelined,
         )
 
     @property

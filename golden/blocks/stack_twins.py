@@ -117,7 +117,9 @@ class SpsStackParams(StackParams):
     def of(cls, geometry: Geometry, widths: UnitWidths, **fixed: object) -> SpsStackParams:
         return cls(geometry.warp_size, geometry.stack_depth, widths.pc)
 
-    def make_unit(self, valid: int, entry: int, regs: np.ndarray) -> ReconvergenceStack:
+    def make_unit(
+        self, valid: int, entry: int, regs: np.ndarray, *, pipelined: bool = True
+    ) -> ReconvergenceStack:
         return ReconvergenceStack(self.warp_size, valid, entry, self.stack_depth)
 
     @property
@@ -165,7 +167,9 @@ class DualPathStackParams(StackParams):
     def of(cls, geometry: Geometry, widths: UnitWidths, **fixed: object) -> DualPathStackParams:
         return cls(geometry.warp_size, geometry.stack_depth, widths.pc, **fixed)  # type: ignore[arg-type]
 
-    def make_unit(self, valid: int, entry: int, regs: np.ndarray) -> DualPathStack:
+    def make_unit(
+        self, valid: int, entry: int, regs: np.ndarray, *, pipelined: bool = True
+    ) -> DualPathStack:
         return DualPathStack(
             self.warp_size, valid, entry, self.stack_depth,
             paired=self.paired, implicit=self.implicit,

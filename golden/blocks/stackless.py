@@ -143,7 +143,9 @@ class StacklessParams(DivergenceParams):
         (``widths.coalesce``: bits of a cache-line number)."""
         return cls(geometry.warp_size, widths.pc, widths.sp, widths.coalesce)
 
-    def make_unit(self, valid: int, entry: int, regs: np.ndarray) -> StacklessControl:
+    def make_unit(
+        self, valid: int, entry: int, regs: np.ndarray, *, pipelined: bool = True
+    ) -> StacklessControl:
         return StacklessControl(self.warp_size, valid, entry, regs)
 
     def validate(self) -> None:

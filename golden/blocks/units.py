@@ -36,10 +36,17 @@ def unit_params(
 
 
 def make_unit(
-    variant: Variant, geometry: Geometry, valid: int, entry: int, regs: np.ndarray
+    variant: Variant,
+    geometry: Geometry,
+    valid: int,
+    entry: int,
+    regs: np.ndarray,
+    *,
+    pipelined: bool = True,
 ) -> DivergenceUnit:
-    """The golden divergence unit of one warp of an SM running ``variant``."""
-    return unit_params(variant, geometry).make_unit(valid, entry, regs)
+    """The golden divergence unit of one warp of an SM running ``variant`` (``pipelined``:
+    :meth:`DivergenceParams.make_unit`)."""
+    return unit_params(variant, geometry).make_unit(valid, entry, regs, pipelined=pipelined)
 
 
 #: Entries of each split slot's instruction buffer in the SM (``hdl.sm.fetch``: the read port's

@@ -206,10 +206,10 @@ def split_tables(p: SplitTablesParams) -> Inventory:
     """Seed 002 Sec 3.3.1, Fig 7 (OREC: Sec 4; back-pressure: Sec 5): the warp split table
     (ST), the reconvergence table (RT) and the waiting queue in flip-flops. Phase A, the
     operation: the issuing split read by its slot, exits and barriers, the RT entry a
-    divergence allocates, pending masks cleared in parallel, a release's splits advanced;
-    phase B, two insertion stages (OREC: the associative search of the ST, a merge or an
-    early reconvergence entry), fed by the operation or by RT entries moving back; phase C,
-    two admissions from the queue."""
+    divergence allocates, pending masks cleared in parallel, a release's splits advanced, the
+    new splits held; in a cycle without an operation phase B, one insertion stage (OREC: the
+    associative search of the ST, a merge or an early reconvergence entry), fed by the first
+    held split or an RT entry moving back, and phase C, two admissions from the queue."""
     inv = Inventory()
     w, s, r, pcw, rb, q = (
         p.warp_size,
@@ -229,7 +229,24 @@ def split_tables(p: SplitTablesParams) -> Inventory:
     inv.add("rt", ff=r * rt)
     inv.add("queue", ff=q * qe)
     # the queue's count, live and waiting masks, the MORE state, the overflow flag
-    inv.add("state", ff=(qb if q else 0) + 2 * w + cont + 1)
+    misc = (qb if q else 0) + 2 * w + cont
+    inv.add("state", ff=misc + 1)
+    # the operation's splits, held for the insertion cycles (valid, PC, mask, R-index, call,
+    # RPC; with OREC the first one's preferred ST entry): loaded by an operation (the first
+    # valid one first), shifted by an insertion. The second is only ever a divergence's
+    # target, whose R-index, call context and RPC are the MORE state's: the same registers
+    held = 1 + 2 * pcw + w + 2 * rb
+    second = 1 + pcw + w
+    prefer = s if p.orec else 0
+    inv.add("held", ff=held + second + prefer, mux=3 * held + prefer, gate=held + 2 * prefer)
+    # the insertion cycle works from the registers, beside the operation: its own tests of
+    # the RT entries (no pending threads, no threads at all) and the two phases' enables
+    inv.add("state", gate=r * (w + 2) + 2 * w + 56)
+    # the tables' next state, the operation's or the insertion cycle's: a selection only
+    # where both change a field (an ST entry's valid bit, mask and PCs; an RT entry's valid
+    # bit, and with OREC, which allocates RT entries in both, all its fields; the queue's
+    # count), elsewhere the insertion's multiplexers fold into it
+    inv.add("state", mux=s * (1 + w + 2 * pcw) + (r * rt if p.orec else r) + (qb if q else 0))
     # phase A: the target groups in PC order; the issuing split (read by its slot); the kind
     # of update; the first free RT entry
     inv.add(
@@ -263,17 +280,19 @@ def split_tables(p: SplitTablesParams) -> Inventory:
     )
     if p.orec:
         inv.add("operation", mux=split + pcw, gate=s)
-    # phase B: RT entries without threads vanish; the first two with no pending threads move
-    # back to the ST (a one-hot read of their fields, their RPC from their parent entry)
+    # phase B: RT entries without threads vanish; the first with no pending threads moves
+    # back to the ST (a one-hot read of its fields, its RPC from its parent entry)
     inv.add(
         "drain",
-        mux=2 * (r * (2 * pcw + w + 2 * rb + 1) + pcw),
-        gate=2 * decode(rb, r)  # the drained entries' parents (R-indices) decoded
+        mux=r * (2 * pcw + w + 2 * rb + 1) + pcw,
+        gate=decode(rb, r)  # the drained entry's parent (R-index) decoded
         + r * (2 * reduce(w) + 4)
-        + 2 * (reduce(r) * (2 * pcw + w + 2 * rb + 2) + 2 * r + reduce(r)),
+        + reduce(r) * (2 * pcw + w + 2 * rb + 2)
+        + 2 * r
+        + reduce(r),
     )
     stages = MAX_INSERTS
-    # each insertion stage: the operation's split or a drained one; the first free ST entry (or the
+    # each insertion stage: the held split or a drained one; the first free ST entry (or the
     # queue) takes it
     inv.add(
         "insert",

@@ -375,7 +375,10 @@ class SM:
     def make_unit(self, valid: int, regs: np.ndarray) -> DivergenceUnit:
         """A warp's divergence unit: the policy variant's (``golden.blocks.units``)."""
         entry = self.image.entry & MASK32
-        return make_unit(self.config.variant, self.geometry, valid, entry, regs)
+        pipelined = self.config.latencies.pipelined
+        return make_unit(
+            self.config.variant, self.geometry, valid, entry, regs, pipelined=pipelined
+        )
 
     # -- the cycle loop -----------------------------------------------------------------------
 

@@ -39,20 +39,53 @@ A, B, C, D, E = 0x100, 0x200, 0x300, 0x400, 0x500
 
 def test_wide_divergence_is_an_update_and_more_cycles() -> None:
     """An indirect jump to four targets: the update takes the two lowest PCs, one MORE cycle
-    the other two, all with the same reconvergence entry; ``execute`` does both."""
+    the other two, all with the same reconvergence entry; ``execute`` does both. The block is
+    pipelined: an operation cycle holds its new splits, and each following cycle inserts one
+    (``execute`` counts them: the update, two insertions, the MORE cycle, two insertions)."""
     targets = {E: 0b1000, B: 0b0001, D: 0b0100, C: 0b0010}
     whole = SplitTables(4, 0b1111, A, st_size=4, rt_size=2)
-    whole.execute(Executed(0, A, 0b1111, targets, control=True, rpc=0x600))
+    assert whole.execute(Executed(0, A, 0b1111, targets, control=True, rpc=0x600)) == 6
     cycles = SplitTables(4, 0b1111, A, st_size=4, rt_size=2)
     cycles.update(Executed(0, A, 0b1111, {B: 0b0001, C: 0b0010}, control=True, rpc=0x600))
-    assert cycles.continues and [e.pc for e in cycles.st if e] == [B, C]
+    assert cycles.continues and cycles.busy and not any(cycles.st), "both held"
+    assert [e.pc for e, _ in cycles.held] == [B, C]
+    cycles.cycle()
+    assert [e.pc for e in cycles.st if e] == [B] and cycles.busy, "one insertion a cycle"
+    cycles.cycle()
+    assert [e.pc for e in cycles.st if e] == [B, C] and not cycles.busy
     cycles.more({D: 0b0100, E: 0b1000})
+    assert cycles.settle() == 2
     for unit in (whole, cycles):
         assert [(s.pc, s.mask) for s in unit.splits()] == sorted(targets.items())
         assert {e.rindex for e in unit.st if e} == {0}
         assert unit.occupancy() == {"st": 4, "rt": 1}
     with pytest.raises(ValueError, match="at most 2 targets"):
         cycles.update(Executed(1, C, 0b0010, {A: 1, B: 2, C: 4}, control=True))
+
+
+def test_an_operation_and_an_insertion_never_share_a_cycle() -> None:
+    """The pipelined cycle (module docstring): a split that reaches its RPC arrives in the
+    operation's cycle and its completed RT entry moves back in the next; an OREC branch of a
+    lone split re-inserts it (with its search) in the cycle after the branch; a plain
+    instruction takes one cycle; an update while splits are held is refused."""
+    unit = SplitTables(4, 0b11, A, st_size=4, rt_size=2)
+    assert unit.execute(Executed(0, A, 0b11, {B: 0b01, C: 0b10}, control=True, rpc=D)) == 3
+    b = next(s.sid for s in unit.splits() if s.pc == B)
+    assert unit.execute(Executed(b, B, 0b01, {B + 4: 0b01})) == 1, "no insertion"
+    assert unit.execute(Executed(b, B + 4, 0b01, {D: 0b01}, control=True)) == 1, "arrival"
+    c = next(s.sid for s in unit.splits() if s.pc == C)
+    unit.update(Executed(c, C, 0b10, {D: 0b10}, control=True))
+    assert not any(unit.st) and unit.rt[0] is not None and unit.rt[0].pending == 0
+    assert unit.busy, "the completed entry moves back in the next cycle"
+    unit.cycle()
+    assert [(s.pc, s.mask) for s in unit.splits()] == [(D, 0b11)] and not unit.busy
+    orec = SplitTables(4, 0b11, A, st_size=4, rt_size=2, orec=True)
+    assert orec.execute(Executed(0, A, 0b11, {B: 0b11}, control=True)) == 2, "re-inserted"
+    assert [(s.sid, s.pc) for s in orec.splits()] == [(0, B)], "into its own entry"
+    held = SplitTables(4, 0b11, A, st_size=4, rt_size=2)
+    held.update(Executed(0, A, 0b11, {B: 0b01, C: 0b10}, control=True, rpc=D))
+    with pytest.raises(ValueError, match="busy"):
+        held.update(Executed(0, B, 0b01, {B + 4: 0b01}))
 
 
 def _three_waiting() -> SplitTables:
@@ -76,18 +109,24 @@ def _three_waiting() -> SplitTables:
     return unit
 
 
-def test_three_reconvergences_at_one_release_take_a_busy_cycle() -> None:
+def test_three_reconvergences_at_one_release_take_a_busy_cycle_each() -> None:
+    """The release completes three RT entries in its cycle; each moves back in an insertion
+    cycle of its own, first RT entries first."""
     unit = _three_waiting()
     assert unit.waiting == 0x2A and unit.occupancy() == {"st": 4, "rt": 4}
-    unit.resume(0x2A)  # one cycle: three entries complete, two move back
-    assert unit.busy and sum(r is not None and r.pending == 0 for r in unit.rt) == 1
+    unit.resume(0x2A)  # one cycle: three entries complete
+    assert unit.busy and sum(r is not None and r.pending == 0 for r in unit.rt) == 3
+    for left in (2, 1):
+        unit.cycle()
+        assert unit.busy == bool(left)
+        assert sum(r is not None and r.pending == 0 for r in unit.rt) == left
     unit.cycle()
     assert not unit.busy
     assert sorted((s.pc, s.mask) for s in unit.splits()) == [
         (B + 0x20, 0x03), (C + 0x20, 0x0C), (D + 0x20, 0x30), (E, 0xC0),
     ]  # fmt: skip
     settled = _three_waiting()
-    settled.release(0x2A)  # the SM's interface: the release and its busy cycle
+    assert settled.release(0x2A) == 4  # the SM's interface: the release and its busy cycles
     assert [(s.sid, s.pc, s.mask) for s in settled.splits()] == [
         (s.sid, s.pc, s.mask) for s in unit.splits()
     ]
@@ -99,8 +138,9 @@ def test_three_reconvergences_at_one_release_take_a_busy_cycle() -> None:
 
 def test_admissions_are_two_per_cycle() -> None:
     """Seed 002 Sec 5 with three ST entries: six single-thread splits, three wait in the
-    queue, in order. When the three in the ST reach their RPC at one barrier release, two
-    queued splits enter in that cycle and the third in a busy cycle."""
+    queue, in order. When the three in the ST reach their RPC at one barrier release (their
+    RT entry still waits for the queued three), the next cycle admits two queued splits and
+    the cycle after the third."""
     rpc = 0x900
     unit = SplitTables(8, 0x3F, A, st_size=3, rt_size=2)
     unit.execute(Executed(0, A, 0x3F, {A + 4 * (t + 1): 1 << t for t in range(6)},
@@ -114,8 +154,10 @@ def test_admissions_are_two_per_cycle() -> None:
         unit.execute(Executed(sid, rpc - 4, 1 << sid, {}, barrier=1 << sid))
     assert unit.waiting == 0b111 and not unit.splits()
     unit.resume(0b111)
+    assert not any(unit.st) and len(unit.queue) == 3, "the release frees all three"
+    unit.cycle()
     assert [e.pc if e else None for e in unit.st] == [A + 16, A + 20, None]
-    assert unit.busy and len(unit.queue) == 1
+    assert unit.busy and [e.pc for e in unit.queue] == [A + 24]
     unit.cycle()
     assert [e.pc for e in unit.st if e] == [A + 16, A + 20, A + 24] and not unit.busy
 

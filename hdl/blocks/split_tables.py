@@ -11,6 +11,9 @@ what one clock cycle does; this is that cycle as registers and combinational log
   live and barrier-waiting masks, the sticky overflow flag, and what a continuation (``MORE``)
   cycle needs of the divergence it continues. An R-index or call context of ``reconv_table``
   means none.
+The block is pipelined as its twin's cycle says: a cycle runs phase A (an operation) or
+phases B and C (an insertion and the admissions), never A and B in series.
+
 * **phase A, the operation** (from the shared divergence ports: a launch, an outcome, an
   outcome with ``cont`` = MORE, or a release): EXECUTE reads the issuing split's entry (a mux
   by ``outcome.slot``),
@@ -18,17 +21,19 @@ what one clock cycle does; this is that cycle as registers and combinational log
   (or raises the overflow flag and changes nothing), clears pending masks (arrival, a target at
   the RPC, a return: every RT entry of the split's call context in parallel), updates the
   split's PCs, and emits up to two splits to insert (the targets in ascending PC order, or the
-  split itself to re-insert with OREC). RELEASE advances every released split and lets those
-  at their RPC arrive, in parallel. LAUNCH loads a warp into ST entry 0.
-* **phase B, two insertion stages** in sequence (each sees the previous one's result), fed by
-  the operation's splits or else by the first two RT entries whose pending mask is zero
-  (moved back, their RPC read from their parent entry); entries without threads vanish. Each
-  stage: the associative search over the ST (same block PC and R-index, not waiting; first
-  match) — merge when the leading split is at the same PC, else a new RT entry at its next PC
-  (the early reconvergence point) — then the preferred or first free ST entry, or the queue.
-* **phase C, two admission stages**: the queue's head into the first free ST entry.
+  split itself to re-insert with OREC), which it *holds* in registers of their own (the first
+  held split first). RELEASE advances every released split and lets those at their RPC
+  arrive, in parallel. LAUNCH loads a warp into ST entry 0.
+* **phase B, one insertion stage** in a cycle without an operation, fed by the first held
+  split or else by the first RT entry whose pending mask is zero (moved back, its RPC read
+  from its parent entry), all from registers; entries without threads vanish. The stage:
+  the associative search over the ST (same block PC and R-index, not waiting; first match) —
+  merge when the leading split is at the same PC, else a new RT entry at its next PC (the
+  early reconvergence point) — then the preferred or first free ST entry, or the queue.
+* **phase C, two admission stages** after it: the queue's head into the first free ST entry.
 
-``busy`` (work left for the next cycle) and every output are functions of the registers only.
+``busy`` (a held split, an RT entry to move back, a queued split and a free entry: no
+operation this cycle) and every output are functions of the registers only.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from typing import Any
 
 from amaranth.hdl import Array, Cat, Module, Mux, Signal, Value
 
-from reconverge.golden.blocks.split_tables import MAX_ADMITS, SplitTablesParams
+from reconverge.golden.blocks.split_tables import MAX_ADMITS, MAX_TARGETS, SplitTablesParams
 from reconverge.hdl.blocks.common import encode, first_set_named, named, named_all, one_hot
 from reconverge.hdl.blocks.ports import BlockComponent
 
@@ -147,35 +152,71 @@ class SplitTables(BlockComponent):
             **{f: Signal(width, name=f) for f, width in self.widths["misc"].items()},
         )
         overflow = Signal(name="overflow_q")
-        busy = named(m, "busy_now", self._busy(regs))
+        held = [self._held(m, k) for k in range(MAX_TARGETS)]
+        busy = named(m, "busy_now", held[0].valid | self._busy(regs))
         m.d.comb += self.status.busy.eq(busy)
 
-        # phase A: the operation
+        # phase A: the operation, whose splits are held for the cycles after it
         active = ~overflow
         a, items, ovf_now = self._operation(m, regs, named(m, "accept", active & ~busy))
         a = self._name(m, "a", a)
-        # phase B: insertions (the operation's splits, else RT entries moving back)
-        b = self._name(m, "vanish", self._vanish(a))
-        drains = self._drains(m, b)
-        use_ops = named(m, "insert_ops", items[0].valid | items[1].valid)
-        for k, (item, drain) in enumerate(zip(items, drains, strict=True)):
-            picked = self._pick(m, f"i{k}", use_ops, item, drain)
-            b = self._name(m, f"b{k}", self._insert(m, k, b, picked))
+        operation = named(m, "operation", ~busy & (self.outcome.valid | self.release.lanes.any()))
+        # phase B, in a cycle without an operation: one insertion (the first held split, else
+        # the first RT entry that reconverged)
+        b = self._name(m, "vanish", self._vanish(regs))
+        picked = self._pick(m, "i0", held[0].valid, held[0], self._drain(m, b))
+        b = self._name(m, "b0", self._insert(m, 0, b, picked))
         # phase C: admissions
         c = b
         for k in range(MAX_ADMITS):
             c = self._name(m, f"c{k}", self._admit(m, k, c))
 
-        # registers: launch, hold on overflow, else the new state
+        # registers: launch, hold on overflow, an operation, else the insertion cycle
         with m.If(self.launch.valid):
             m.d.sync += self._assign(regs, self._launched(regs))
-            m.d.sync += overflow.eq(0)
+            m.d.sync += [overflow.eq(0), *(h.valid.eq(0) for h in held)]
         with m.Elif(ovf_now):
             m.d.sync += overflow.eq(1)
+        with m.Elif(active & operation):
+            m.d.sync += self._assign(regs, a)
+            # the first valid split first (a target at the RPC makes none)
+            first = items[0].valid
+            m.d.sync += self._hold(held[0], [Mux(first, x, y) for x, y in
+                                             zip(self._fields(items[0]), self._fields(items[1]),
+                                                 strict=True)])  # fmt: skip
+            m.d.sync += self._hold(held[1], [f & first if i == 0 else f for i, f in
+                                             enumerate(self._fields(items[1]))])  # fmt: skip
+            if held[0].prefer is not None:
+                prefer = items[0].prefer or []
+                m.d.sync += [h.eq(x & first) for h, x in zip(held[0].prefer, prefer, strict=True)]
         with m.Elif(active):
             m.d.sync += self._assign(regs, c)
+            m.d.sync += self._hold(held[0], self._fields(held[1]))
+            m.d.sync += held[1].valid.eq(0)
+            if held[0].prefer is not None:
+                m.d.sync += [h.eq(0) for h in held[0].prefer]
         self._outputs(m, regs, overflow)
         return m
+
+    _FIELDS = ("valid", "pc", "mask", "rix", "call", "rpc")
+
+    def _held(self, m: Module, k: int) -> _Item:
+        """The registers of held split ``k`` (the first with OREC also the ST entry it
+        prefers: the entry a re-inserted split had)."""
+        g, w = self.params, self.widths["st"]
+        widths = {"valid": 1, "pc": w["npc"], "mask": w["mask"], "rix": w["rix"],
+                  "call": w["call"], "rpc": w["rpc"]}  # fmt: skip
+        regs = {f: Signal(widths[f], name=f"held{k}_{f}") for f in self._FIELDS}
+        prefer = None
+        if g.orec and k == 0:
+            prefer = [Signal(name=f"held{k}_prefer{i}") for i in range(g.split_table)]
+        return _Item(**regs, prefer=prefer)
+
+    def _fields(self, item: _Item) -> list[Value]:
+        return [getattr(item, f) for f in self._FIELDS]
+
+    def _hold(self, item: _Item, values: list[Value]) -> list[Any]:
+        return [getattr(item, f).eq(v) for f, v in zip(self._FIELDS, values, strict=True)]
 
     def _assign(self, regs: _State, new: _State) -> list[Any]:
         stmts = []
@@ -359,29 +400,21 @@ class SplitTables(BlockComponent):
         ]
         return out
 
-    def _drains(self, m: Module, s: _State) -> list[_Item]:
-        """The first two RT entries whose pending mask is zero: they move back to the ST."""
+    def _drain(self, m: Module, s: _State) -> _Item:
+        """The first RT entry whose pending mask is zero: it moves back to the ST."""
         rt = zip(s.rt["v"], s.rt["pend"], strict=True)
         zero = named_all(m, "drain_zero", [v & (pend == 0) for v, pend in rt])
-        first, any_first = self._first(m, "drain0_sel", zero)
-        second, any_second = self._first(
-            m, "drain1_sel", [z & ~f for z, f in zip(zero, first, strict=True)]
+        onehot, valid = self._first(m, "drain_sel", zero)
+        rix = named(m, "drain_rix", one_hot(onehot, s.rt["rix"]))
+        return _Item(
+            valid,
+            named(m, "drain_pc", one_hot(onehot, s.rt["pc"])),
+            named(m, "drain_mask", one_hot(onehot, s.rt["rmask"])),
+            rix,
+            named(m, "drain_call", one_hot(onehot, s.rt["call"])),
+            self._rt_rpc(m, "drain_rpc", s, rix),
+            move=onehot,
         )
-        items = []
-        for k, (onehot, valid) in enumerate(((first, any_first), (second, any_second))):
-            rix = named(m, f"drain{k}_rix", one_hot(onehot, s.rt["rix"]))
-            items.append(
-                _Item(
-                    valid,
-                    named(m, f"drain{k}_pc", one_hot(onehot, s.rt["pc"])),
-                    named(m, f"drain{k}_mask", one_hot(onehot, s.rt["rmask"])),
-                    rix,
-                    named(m, f"drain{k}_call", one_hot(onehot, s.rt["call"])),
-                    self._rt_rpc(m, f"drain{k}_rpc", s, rix),
-                    move=onehot,
-                )
-            )
-        return items
 
     def _pick(self, m: Module, name: str, use_ops: Value, op: _Item, drain: _Item) -> _Item:
         fields = [
