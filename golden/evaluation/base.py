@@ -50,6 +50,11 @@ def amean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
+def some_kernels(n: int) -> str:
+    """``1 kernel``, ``2 kernels``."""
+    return "1 kernel" if n == 1 else f"{n} kernels"
+
+
 @dataclass(frozen=True)
 class Claim:
     """A number of a paper and ours for the same quantity, as a change from ``baseline`` (1.0

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 
+from reconverge.golden.evaluation.base import some_kernels as _kernels
 from reconverge.golden.evaluation.experiments import (
     SEED002_POLICIES,
     Claim,
@@ -57,11 +58,6 @@ def _and(items: Sequence[str]) -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
-def _kernels(n: int) -> str:
-    """``1 kernel``, ``2 kernels``."""
-    return "1 kernel" if n == 1 else f"{n} kernels"
-
-
 def _verb(n: int, singular: str, plural: str) -> str:
     """The verb that agrees with ``n`` things."""
     return singular if n == 1 else plural
@@ -75,6 +71,16 @@ def _each(kernels: Iterable[str], column: Column, fmt: Callable[[float], str] = 
 def _by(column: Column, *, largest: bool = True) -> list[str]:
     """The kernels of ``column`` by value, largest (or smallest) first."""
     return sorted(column, key=lambda k: -column[k] if largest else column[k])
+
+
+def _largest(column: Column, least: float, describe: Callable[[str], str]) -> list[str]:
+    """``The largest gain: ...`` (gains for several): the three kernels of ``column`` with the
+    largest values, those of ``least`` or more, each as ``describe`` gives it; none: []."""
+    top = [k for k in _by(column)[:3] if column[k] >= least]
+    if not top:
+        return []
+    gains = _verb(len(top), "gain", "gains")
+    return [f"The largest {gains}: " + _and([describe(k) for k in top]) + "."]
 
 
 def _near(x: float) -> bool:
@@ -236,19 +242,13 @@ def _hws(c: Claim) -> str:
         f"{verdict(c)}. hws issues a warp instruction in fewer passes where its active threads "
         "fit in fewer quarter-warps, so it gains where lanes sit idle."
     ]
-    top = [k for k in _by(speed)[:3] if speed[k] >= 1.01]
-    if top:
-        text.append(
-            f"The largest {_verb(len(top), 'gain', 'gains')}: "
-            + _and(
-                [
-                    f"{k} {_ratio(speed[k])} (lane util {_ratio(util[k])}, "
-                    f"{_ratio(util_hws[k])} with hws)"
-                    for k in top
-                ]
-            )
-            + "."
-        )
+    text += _largest(
+        speed,
+        1.01,
+        lambda k: (
+            f"{k} {_ratio(speed[k])} (lane util {_ratio(util[k])}, {_ratio(util_hws[k])} with hws)"
+        ),
+    )
     full = [k for k in speed if util[k] >= 0.99]
     if full:
         alike = all(_near(speed[k]) for k in full)
@@ -503,12 +503,15 @@ def _divergent_variables(c: Claim) -> str:
         )
     else:
         text[-1] += ", the same on every kernel."
-    text.append(
-        "The affine analysis proves uniform what the simple one derives from comparing a "
-        "thread-relative value with another of the same slope (seed 004 Fig 2.2), as in loops "
-        "bounded by thread-relative limits; on seed 004's kernels it marks 58.81 % of the "
-        "variables divergent against 63.78 %."
-    )
+    paper = "on seed 004's kernels it marks 58.81 % of the variables divergent against 63.78 %"
+    if differ:
+        text.append(
+            "The affine analysis proves uniform what the simple one derives from comparing a "
+            "thread-relative value with another of the same slope (seed 004 Fig 2.2), as in "
+            f"loops bounded by thread-relative limits; {paper}."
+        )
+    else:
+        text.append(f"Here it proves no variable more uniform than the simple one; {paper}.")
     return " ".join(text)
 
 
@@ -563,20 +566,16 @@ def _tlp_gain(c: Claim) -> str:
         f"{verdict(c)}. sps exposes the threads of a warp's top stack entry, mp those of every "
         "split in its split table, so TLP rises with the splits a warp holds at once."
     ]
-    top = [k for k in _by(gain)[:3] if gain[k] >= 0.01]
-    if top:
-        text.append(
-            f"The largest {_verb(len(top), 'gain', 'gains')}: "
-            + _and(
-                [
-                    f"{k} {_ratio(sps[k])} to {_ratio(mp[k])} ({_splits(splits[k])} splits "
-                    "per warp under mp)"
-                    for k in top
-                ]
-            )
-            + "."
-        )
-    else:
+    top = _largest(
+        gain,
+        0.01,
+        lambda k: (
+            f"{k} {_ratio(sps[k])} to {_ratio(mp[k])} ({_splits(splits[k])} splits per "
+            "warp under mp)"
+        ),
+    )
+    text += top
+    if not top:
         text.append(f"No kernel gains 0.01: {_each(_by(gain)[:1], gain)} at most.")
     short = [k for k in _by(mp, largest=False) if mp[k] < 0.95][:2]
     if short:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,12 +19,13 @@ from reconverge.golden.functional import LaunchConfig
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.memmap import GLOBAL_BASE
 from reconverge.golden.params import CONFIGS, COSIM, EVAL, SYNTH, SMParams
-from reconverge.golden.policies import Policy, WarpFormation
+from reconverge.golden.policies import Policy
 from reconverge.golden.sm.cache import CacheModel
 from reconverge.golden.sm.core import SMResult
 from reconverge.golden.sm.metrics import mpki
 from reconverge.golden.sm.run import run_sm
-from reconverge.kernels import suite
+from reconverge.kernels.tests.test_suite_sm import CONFIGS as VARIANTS
+from reconverge.kernels.tests.test_suite_sm import check
 
 EXIT = "li   a7, 93\n    ecall\n"
 W4 = Geometry(warp_size=4, simd_width=4, warps=2)  # one pass per instruction
@@ -310,34 +310,19 @@ SMALL = SMConfig(
     icache=Cache(size=128, ways=2, line_bytes=32, mshrs=1),
     l1d=Cache(size=256, ways=2, line_bytes=32, mshrs=2, hit=2),
 )
-VARIANTS = [
-    *(SMConfig(policy=p) for p in Policy),
-    SMConfig(policy=Policy.PPC, hints=False),
-    SMConfig(warp_formation=WarpFormation.DWF),
-    SMConfig(warp_formation=WarpFormation.EN_DWF),
-]
 
 
 @pytest.mark.parametrize("name", ["loopBreak", "memcached", "bfs", "raytrace"])
 def test_every_policy_computes_the_same_with_caches(name: str) -> None:
     """No policy and no cache changes what a kernel computes: every variant, with and without
     hws, on an SM with small caches matches the oracle, and its caches were used."""
-    spec = suite()[name]
-    reference = spec.reference()
+    configs = [
+        replace(v, hws=hws, line_bytes=SMALL.line_bytes, icache=SMALL.icache, l1d=SMALL.l1d)
+        for v in VARIANTS
+        for hws in (False, True)
+    ]
     geometry = Geometry(warp_size=8, simd_width=4, warps=4)
-    launches = {hints: spec.launch("linear", 16, hints=hints) for hints in (True, False)}
-    for variant in VARIANTS:
-        for hws in (False, True):
-            config = replace(variant, hws=hws, line_bytes=SMALL.line_bytes, icache=SMALL.icache,
-                             l1d=SMALL.l1d)  # fmt: skip
-            launch, case = launches[config.explicit]
-            result = run_sm(launch.image, launch.config(case.grid, case.block, geometry=geometry),
-                            config)  # fmt: skip
-            label = f"{name} {config.label}"
-            assert result.fault is None, f"{label}: {result.fault}"
-            outputs = launch.outputs(result)
-            for array, expected in reference.items():
-                assert np.array_equal(outputs[array], expected), f"{label}: {array} differs"
-            assert result.metrics is not None
-            counters = result.metrics.counters
-            assert counters.icache_misses > 0 and counters.l1d_accesses > 0, label
+    for config, result in zip(configs, check(name, geometry, configs, "linear", 16), strict=True):
+        assert result.metrics is not None
+        counters = result.metrics.counters
+        assert counters.icache_misses > 0 and counters.l1d_accesses > 0, config.label
