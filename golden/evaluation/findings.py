@@ -602,6 +602,13 @@ def _tlp_sps(c: Claim) -> str:
             f"schedulable ({_ratio(sps[lo])}; {_ratio(mp[lo])} under mp), {hi} the most "
             f"({_ratio(sps[hi])}; {_ratio(mp[hi])} under mp)."
         )
+    most = c.what.endswith("(most)")
+    beyond = [k for k in _by(sps, largest=most) if (sps[k] > c.paper if most else sps[k] < c.paper)]
+    if most and beyond:
+        text.append(
+            f"{len(beyond)} of them keep more than the paper's {c.paper:g} schedulable under "
+            f"sps (the most: {_each(beyond[:3], sps)})."
+        )
     named = [k for k in ("montecarlo", "memcached") if k in sps]
     if named:
         text.append(
