@@ -137,6 +137,54 @@ def division_cycles(steps: int) -> int:
 
 
 @dataclass(frozen=True)
+class Cache:
+    """One cache of the golden SM (docs/architecture.md, "Timing", rules 7 and 8; the hardware
+    SM has none): ``size`` bytes in sets of ``ways`` lines of ``line_bytes``, least recently
+    used replacement, at most ``mshrs`` missing lines in flight (its miss status holding
+    registers). A hit's data is there ``hit`` cycles after the access (the L1 data cache: in
+    place of the ``global_`` latency; the instruction cache: cycles a hit adds to the fetch,
+    0 when the fetch stage of rule 2 covers it); a miss's line arrives ``global_`` cycles after
+    its request leaves."""
+
+    size: int
+    ways: int
+    line_bytes: int
+    mshrs: int
+    hit: int = 0
+
+    def __post_init__(self) -> None:
+        if self.line_bytes < 4 or self.line_bytes & (self.line_bytes - 1):
+            raise ValueError(f"cache line size {self.line_bytes} must be a power of two >= 4")
+        if self.ways < 1 or self.mshrs < 1 or self.hit < 0:
+            raise ValueError(
+                f"a cache needs at least 1 way and 1 MSHR and a hit latency of at least 0, not "
+                f"{self.ways} ways, {self.mshrs} MSHRs, hit {self.hit}"
+            )
+        if self.size < 1 or self.size % (self.line_bytes * self.ways):
+            raise ValueError(
+                f"cache size {self.size} must be a positive multiple of line x ways "
+                f"({self.line_bytes} x {self.ways} = {self.line_bytes * self.ways} bytes)"
+            )
+
+    def describe(self) -> str:
+        """One line of text: ``16 KB, 4-way, 128-byte lines, 2 MSHRs, hit 0``."""
+        size = f"{self.size >> 10} KB" if self.size % 1024 == 0 else f"{self.size} B"
+        return (
+            f"{size}, {self.ways}-way, {self.line_bytes}-byte lines, {self.mshrs} MSHRs, "
+            f"hit {self.hit}"
+        )
+
+    @property
+    def sets(self) -> int:
+        """Sets of ``ways`` lines (a line's set is its line number modulo this)."""
+        return self.size // (self.line_bytes * self.ways)
+
+    def line(self, addr: int) -> int:
+        """The line number of byte address ``addr``."""
+        return addr // self.line_bytes
+
+
+@dataclass(frozen=True)
 class SMConfig:
     """Everything that selects one SM configuration. ``hints`` only matters for ``ppc``
     (explicit with hints, implicit without); ``scoreboard`` defaults to masked for the
@@ -153,10 +201,23 @@ class SMConfig:
     line_bytes: int = 64  # global memory transaction (cache line) size
     shared_banks: int = 32  # 4-byte shared memory banks
     max_cycles: int = 5_000_000  # watchdog: a run that does not finish by then is a fault
+    #: the golden SM's instruction cache and L1 data cache (None: none, as in the hardware:
+    #: every fetch hits, every global and local access pays ``global_``)
+    icache: Cache | None = None
+    l1d: Cache | None = None
 
     def __post_init__(self) -> None:
         if self.line_bytes < 4 or self.line_bytes & (self.line_bytes - 1):
             raise ValueError(f"line size {self.line_bytes} must be a power of two >= 4")
+        if self.l1d is not None:
+            if self.l1d.line_bytes != self.line_bytes:
+                raise ValueError(
+                    f"the L1 data cache's lines ({self.l1d.line_bytes} bytes) must be the "
+                    f"memory transactions' (line size {self.line_bytes}): the load/store unit "
+                    "coalesces a warp's accesses into one transaction per cache line"
+                )
+            if self.l1d.hit < 1:
+                raise ValueError("the L1 data cache's hit latency must be at least 1")
         if self.shared_banks < 1 or self.shared_banks & (self.shared_banks - 1):
             raise ValueError(f"shared banks {self.shared_banks} must be a power of two")
         if self.max_cycles < 1:
@@ -194,6 +255,15 @@ class SMConfig:
     def label(self) -> str:
         """The variant's name, `` +hws`` with hws: what tables and reports call it."""
         return self.mechanism.label
+
+    @property
+    def cached(self) -> bool:
+        """Whether the golden SM has an instruction or L1 data cache (the hardware has none)."""
+        return self.icache is not None or self.l1d is not None
+
+    def uncached(self) -> SMConfig:
+        """This configuration without its caches: what the hardware SM builds of it."""
+        return replace(self, icache=None, l1d=None)
 
     @property
     def scoreboard_kind(self) -> ScoreboardKind:

@@ -3,7 +3,9 @@ switches, latencies, memory system), the address map and the size of the instruc
 The HDL SM (``reconverge.hdl.sm``) is elaborated from an :class:`SMParams`, the golden model
 runs with its parts, and the co-simulation holds the two to each other: one definition.
 
-The named configurations (:data:`CONFIGS`) are documented in docs/architecture.md.
+The named configurations (:data:`CONFIGS`, each a :class:`Machine`) are documented in
+docs/architecture.md; a machine's golden-only caches are left out of its hardware SM
+(:meth:`Machine.hardware`), which refuses them.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from reconverge.golden.config import (
     PIPELINE_EXECUTE,
     PIPELINE_RESOLVE,
     RESULT_LATENCY,
+    Cache,
     Latencies,
     SMConfig,
 )
@@ -56,10 +59,11 @@ def hardware_config(config: SMConfig) -> SMConfig:
 
 
 @dataclass(frozen=True)
-class SMParams:
-    """One hardware SM. Validates what the HDL needs beyond what golden accepts: static warps
-    (dynamic warp formation is golden only), the pipeline's minimum latencies
-    (docs/architecture.md, "The SM in hardware"), power-of-two memories."""
+class Machine:
+    """A named machine (:data:`CONFIGS`): the geometry, the configuration, the address map and
+    the size of the instruction store. Its configuration may hold the golden model's caches
+    (``SMConfig.icache``, ``SMConfig.l1d``: the evaluation machine's); :meth:`hardware` is the
+    SM the HDL builds of it, the same without them."""
 
     geometry: Geometry = field(default_factory=Geometry)
     config: SMConfig = field(default_factory=lambda: hardware_config(SMConfig()))
@@ -68,7 +72,55 @@ class SMParams:
     #: GLOBAL_BASE .. GLOBAL_BASE + 4 * imem_words)
     imem_words: int = 1024
 
+    def hardware(self) -> SMParams:
+        """The hardware SM of this machine: its geometry, latencies and memories, no caches
+        (the RTL keeps its memory port; a ``ValueError`` names what else it cannot build)."""
+        return SMParams(self.geometry, self.config.uncached(), self.memmap, self.imem_words)
+
+    def to_json(self) -> dict[str, Any]:
+        """Every parameter, as the JSON of ``cosim``, ``power``, ``verilog`` and ``synth``
+        reports it (``variant``: the policy variant's one name; ``icache`` and ``l1d`` only
+        where the machine has caches)."""
+        config = self.config
+        caches = (
+            {"icache": _cache_json(config.icache), "l1d": _cache_json(config.l1d)}
+            if config.cached
+            else {}
+        )
+        return {
+            "geometry": asdict(self.geometry),
+            "variant": config.variant.name,
+            "policy": config.policy.value,
+            "hws": config.hws,
+            "hints": config.hints,
+            "scheduler": config.scheduler.value,
+            "scoreboard": config.scoreboard_kind.value,
+            "latencies": {k.rstrip("_"): v for k, v in asdict(config.latencies).items()},
+            "line_bytes": config.line_bytes,
+            "shared_banks": config.shared_banks,
+            **caches,
+            "memmap": asdict(self.memmap),
+            "imem_words": self.imem_words,
+        }
+
+
+def _cache_json(cache: Cache | None) -> dict[str, int] | None:
+    return None if cache is None else asdict(cache)
+
+
+@dataclass(frozen=True)
+class SMParams(Machine):
+    """One hardware SM. Validates what the HDL needs beyond what golden accepts: no caches
+    (golden's instruction and L1 data caches have no RTL: its memory port stays), static warps
+    (dynamic warp formation is golden only), the pipeline's minimum latencies
+    (docs/architecture.md, "The SM in hardware"), power-of-two memories."""
+
     def __post_init__(self) -> None:
+        if self.config.cached:
+            raise ValueError(
+                "the hardware SM has no instruction cache or L1 data cache: the golden "
+                "model's caches have no RTL (the SM keeps its memory port)"
+            )
         if self.config.warp_formation is not WarpFormation.STATIC:
             raise ValueError("dynamic warp formation (dwf, en-dwf) exists in golden only")
         lat = self.config.latencies
@@ -115,30 +167,15 @@ class SMParams:
         same), an instruction store that just holds code ending at byte address ``code_end``,
         ``alu`` and ``mul`` of at least the pipeline's result latency (the SM that would run
         the program: a golden machine may forward results the hardware's pipeline writes a
-        cycle later). A ``ValueError`` names what the hardware cannot do."""
+        cycle later). A ``ValueError`` names what the hardware cannot do (caches among it: a
+        run with them is not timed as the hardware runs)."""
         words = max(16, -(-(code_end - GLOBAL_BASE) // 4))
         static = hardware_config(replace(config, warp_formation=WarpFormation.STATIC))
         tables = replace(geometry, split_table=min(geometry.split_table, geometry.warp_size))
         return cls(tables, static, memmap, imem_words=1 << (words - 1).bit_length())
 
-    def to_json(self) -> dict[str, Any]:
-        """Every parameter, as the JSON of ``cosim``, ``power``, ``verilog`` and ``synth``
-        reports it (``variant``: the policy variant's one name)."""
-        config = self.config
-        return {
-            "geometry": asdict(self.geometry),
-            "variant": config.variant.name,
-            "policy": config.policy.value,
-            "hws": config.hws,
-            "hints": config.hints,
-            "scheduler": config.scheduler.value,
-            "scoreboard": config.scoreboard_kind.value,
-            "latencies": {k.rstrip("_"): v for k, v in asdict(config.latencies).items()},
-            "line_bytes": config.line_bytes,
-            "shared_banks": config.shared_banks,
-            "memmap": asdict(self.memmap),
-            "imem_words": self.imem_words,
-        }
+    def hardware(self) -> SMParams:
+        return self
 
     # -- derived sizes ----------------------------------------------------------------------
 
@@ -220,6 +257,21 @@ SYNTH = SMParams(
     imem_words=256,
 )
 
+#: The evaluation machine's instruction cache: the 16 KB per core of seed 002 (Sec 5 and
+#: 6.4: GPGPU-Sim's GTX 480 configuration "but with 16KB instruction cache per core"), in
+#: GPGPU-Sim's GTX 480 geometry (``-gpgpu_cache:il1 4:128:4,...,A:2:32``: 128-byte lines, 4
+#: ways, 2 MSHRs); a hit costs no more than the fetch stage (rule 2).
+EVAL_ICACHE = Cache(size=16 << 10, ways=4, line_bytes=128, mshrs=2, hit=0)
+#: The instruction cache GPGPU-Sim's GTX 480 file itself gives a core (4 sets of 4 lines of
+#: 128 bytes: 2 KB), which seed 002 enlarged to 16 KB (Sec 6.4: with it the effect of
+#: instruction misses is negligible).
+GPGPU_SIM_ICACHE = Cache(size=2 << 10, ways=4, line_bytes=128, mshrs=2, hit=0)
+#: The evaluation machine's L1 data cache: the 32 KB of seed 002's Fig 17 ("32KB D$"), in
+#: GPGPU-Sim's GTX 480 geometry (``-gpgpu_cache:dl1 ...:128:4,...,A:32:8``: 128-byte lines,
+#: 4 ways, 32 MSHRs); a hit costs the shared-memory latency (24), Fermi's L1 and shared
+#: memory being one array.
+EVAL_L1D = Cache(size=32 << 10, ways=4, line_bytes=128, mshrs=32, hit=24)
+
 #: The evaluation configuration (docs/evaluation.md): one SM of the GeForce GTX 480 that
 #: seed 002 Sec 5 simulates with GPGPU-Sim 3.1, with the numbers of GPGPU-Sim's distributed
 #: GTX 480 configuration: 48 warp slots of W = 32 (1536 threads), a warp instruction per cycle
@@ -228,9 +280,11 @@ SYNTH = SMParams(
 #: (seed 002 Sec 6.6), ST entries = W (Sec 3.2), integer latencies add 4, mul 4, div 145 with
 #: a division every 8 cycles (``-ptx_opcode_initiation_int``), branch 3 (the hardware's fetch),
 #: 128-byte lines, 32 shared banks, and global memory at the DRAM path's 120 (ROP) + 100 (DRAM)
-#: cycles: this SM has no data cache, so every global access pays it. Shared-memory latency is
-#: not a parameter of that file; 24 cycles is of its class (Fermi microbenchmarks).
-EVAL = SMParams(
+#: cycles, which an instruction or L1 data cache miss pays (this SM has no L2); the golden
+#: model's caches :data:`EVAL_ICACHE` and :data:`EVAL_L1D` (the hardware SM of this machine,
+#: :meth:`Machine.hardware`, has none). Shared-memory latency is not a parameter of that file;
+#: 24 cycles is of its class (Fermi microbenchmarks).
+EVAL = Machine(
     geometry=Geometry(
         warp_size=32,
         simd_width=32,
@@ -247,6 +301,8 @@ EVAL = SMParams(
         line_bytes=128,
         shared_banks=32,
         max_cycles=50_000_000,
+        icache=EVAL_ICACHE,
+        l1d=EVAL_L1D,
     ),
     memmap=MemoryMap(global_size=64 << 20, shared_size=64 << 10, local_size=4 << 10),
     imem_words=1 << 14,
@@ -258,7 +314,7 @@ EVAL = SMParams(
 EVAL_TESLA = SMParams(
     geometry=replace(EVAL.geometry, simd_width=8, warps=24),
     config=replace(
-        EVAL.config,
+        EVAL.config.uncached(),
         latencies=replace(EVAL.config.latencies, shared=2, global_=2),
         shared_banks=16,
     ),
@@ -266,8 +322,9 @@ EVAL_TESLA = SMParams(
     imem_words=EVAL.imem_words,
 )
 
-#: Named configurations (``--config NAME``).
-CONFIGS: dict[str, SMParams] = {
+#: Named configurations (``--config NAME``): the co-simulated and synthesised ones, and
+#: seed 001's, are hardware SMs as they stand; the evaluation machine has golden's caches.
+CONFIGS: dict[str, Machine] = {
     "cosim": COSIM,
     "synth": SYNTH,
     "eval": EVAL,

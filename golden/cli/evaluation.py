@@ -12,7 +12,8 @@ from pathlib import Path
 
 from reconverge.golden import cli
 from reconverge.golden.cli.command import Command
-from reconverge.golden.evaluation.experiments import EXPERIMENTS, FULL, SMOKE
+from reconverge.golden.evaluation.base import FULL, SMOKE
+from reconverge.golden.evaluation.experiments import EXPERIMENTS
 from reconverge.golden.evaluation.report import EvaluationError, check, render, sections
 from reconverge.golden.evaluation.runner import DEFAULT_CACHE, Cache, run_tasks
 from reconverge.golden.executor import cluster_executor

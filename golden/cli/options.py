@@ -5,7 +5,9 @@ An SM is a *base* — a named configuration of :data:`reconverge.golden.params.C
 (``--config NAME``, docs/architecture.md) or, for the golden commands without ``--config``, the
 command's own W and L with every other field the dataclasses' default — and the options given,
 each replacing one field of the base. An option not given keeps the base's value; ``--warp-size``
-alone also caps the base's L at the new W.
+alone also caps the base's L at the new W. The commands that build the hardware SM start from
+the named machine's hardware (:meth:`~reconverge.golden.params.Machine.hardware`: golden's
+caches left out), and refuse a cache given with ``--icache`` or ``--l1d``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import asdict, fields, replace
 from typing import Any
 
 from reconverge.golden import cli
-from reconverge.golden.config import Latencies, Scheduler, ScoreboardKind, SMConfig
+from reconverge.golden.config import Cache, Latencies, Scheduler, ScoreboardKind, SMConfig
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.memmap import MemoryMap
 from reconverge.golden.params import CONFIGS, SMParams
@@ -60,6 +62,12 @@ def add_sm_options(
         "--latency", action="append", default=[], metavar="NAME=CYCLES", help="e.g. global=40"
     )
     p.add_argument("--line-bytes", type=cli.parse_int)
+    for name, what in (("icache", "instruction cache"), ("l1d", "L1 data cache")):
+        p.add_argument(
+            f"--{name}", metavar="off|NAME=VALUE,...",
+            help=f"golden's {what} (docs/architecture.md, rules 7 and 8): off, or the base's "
+            f"with fields replaced ({', '.join(CACHE_FIELDS)}; all but hit without one)",
+        )  # fmt: skip
     p.add_argument("--shared-banks", type=cli.parse_int)
     p.add_argument("--max-cycles", type=cli.parse_int)
     p.set_defaults(sm_base=(warp_size, simd_width))
@@ -70,12 +78,50 @@ def _override(value: Any, **changes: Any) -> Any:
     return replace(value, **{k: v for k, v in changes.items() if v is not None})
 
 
-def _base(ns: argparse.Namespace) -> tuple[Geometry, SMConfig]:
+#: The fields of ``--icache`` and ``--l1d`` (those of :class:`Cache`; ``line`` its line size).
+CACHE_FIELDS = {"size": "size", "ways": "ways", "line": "line_bytes", "mshrs": "mshrs",
+                "hit": "hit"}  # fmt: skip
+
+
+def _base(ns: argparse.Namespace, hardware: bool = False) -> tuple[Geometry, SMConfig]:
+    """The base's geometry and configuration (``hardware``: without golden's caches)."""
     if ns.config is not None:
         named = CONFIGS[ns.config]
-        return named.geometry, named.config
+        return named.geometry, named.config.uncached() if hardware else named.config
     warp_size, simd_width = ns.sm_base
     return Geometry(warp_size=warp_size, simd_width=simd_width), SMConfig()
+
+
+def cache_of(option: str, spec: str | None, base: Cache | None) -> Cache | None:
+    """The cache of ``--icache``/``--l1d`` (``option``) ``spec``: ``off`` (None), or ``base``
+    with the fields given (without a base, every field but ``hit``); not given: ``base``."""
+    if spec is None:
+        return base
+    if spec == "off":
+        return None
+    values: dict[str, int] = {}
+    for pair in spec.split(","):
+        key, _, value = pair.partition("=")
+        if key not in CACHE_FIELDS or not value:
+            raise cli.UsageError(
+                f"--{option} takes off or NAME=VALUE,... with NAME one of "
+                f"{', '.join(CACHE_FIELDS)}, not {pair!r}"
+            )
+        try:
+            values[CACHE_FIELDS[key]] = cli.parse_int(value)
+        except argparse.ArgumentTypeError as exc:
+            raise cli.UsageError(f"--{option} {pair}: {exc}") from None
+    try:
+        if base is not None:
+            return replace(base, **values)
+        return Cache(**values)
+    except TypeError:
+        missing = [k for k, f in CACHE_FIELDS.items() if f not in values and k != "hit"]
+        raise cli.UsageError(
+            f"--{option} {spec}: the base has no {option}, so give {', '.join(missing)} too"
+        ) from None
+    except ValueError as exc:
+        raise cli.UsageError(f"--{option} {spec}: {exc}") from None
 
 
 def latencies_of(pairs: list[str], base: Latencies) -> Latencies:
@@ -110,13 +156,17 @@ def geometry_of(ns: argparse.Namespace) -> Geometry:
         raise cli.UsageError(str(exc)) from None
 
 
-def config_of(ns: argparse.Namespace, **switches: Any) -> SMConfig:
+def config_of(ns: argparse.Namespace, *, hardware: bool = False, **switches: Any) -> SMConfig:
     """The base's configuration with the options given and the policy ``switches`` (fields of
-    :class:`SMConfig`; None keeps the base's)."""
-    _, base = _base(ns)
+    :class:`SMConfig`; None keeps the base's); ``hardware``: the base without its caches."""
+    _, base = _base(ns, hardware)
+    caches = {
+        "icache": cache_of("icache", ns.icache, base.icache),
+        "l1d": cache_of("l1d", ns.l1d, base.l1d),
+    }
     try:
         return _override(
-            base,
+            replace(base, icache=None, l1d=None),  # the caches are set with the line size
             scheduler=None if ns.scheduler is None else Scheduler(ns.scheduler),
             scoreboard=None if ns.scoreboard is None else ScoreboardKind(ns.scoreboard),
             latencies=latencies_of(ns.latency, base.latencies),
@@ -124,6 +174,7 @@ def config_of(ns: argparse.Namespace, **switches: Any) -> SMConfig:
             shared_banks=ns.shared_banks,
             max_cycles=ns.max_cycles,
             **switches,
+            **caches,
         )
     except ValueError as exc:
         raise cli.UsageError(str(exc)) from None
@@ -157,6 +208,7 @@ def params_of(ns: argparse.Namespace) -> SMParams:
     chosen = None if ns.policy is None else variant(ns.policy)
     config = config_of(
         ns,
+        hardware=True,
         policy=None if chosen is None else chosen.policy,
         hws=ns.hws or None,
         hints=ns.hints if chosen is None or chosen.hints else False,
@@ -169,7 +221,10 @@ def params_of(ns: argparse.Namespace) -> SMParams:
             )
     try:
         return _override(
-            CONFIGS[ns.config], geometry=geometry_of(ns), config=config, imem_words=ns.imem_words
+            CONFIGS[ns.config].hardware(),
+            geometry=geometry_of(ns),
+            config=config,
+            imem_words=ns.imem_words,
         )
     except ValueError as exc:
         raise cli.UsageError(str(exc)) from None

@@ -228,7 +228,16 @@ def format_metrics(result: SMResult, config: SMConfig) -> str:
             f"splits per warp {m['splits_per_warp']:.2f} (max {m['max_splits_per_warp']}), "
             f"max occupancy: {occupancy}",
             f"memory transactions {m['memory_transactions']}, shared {m['shared_transactions']} "
-            f"({m['bank_conflicts']} bank conflicts)",
+            f"({m['bank_conflicts']} bank conflicts), TLP {m['tlp']:.3f}",
+            *(
+                f"{name} cache: {m[f'{key}_accesses']} accesses, {m[f'{key}_misses']} misses "
+                f"({m[f'{key}_mpki']:.2f} per 1000 thread instructions)"
+                for name, key, cache in (
+                    ("instruction", "icache", config.icache),
+                    ("L1 data", "l1d", config.l1d),
+                )
+                if cache is not None
+            ),
         ]
     )
 
@@ -350,6 +359,8 @@ def compare(
                     "hws": config.hws,
                     "warp_formation": config.warp_formation.value,
                     "label": mechanism.label,
+                    "icache": config.icache is not None,
+                    "l1d": config.l1d is not None,
                     "ok": result.ok,
                     "fault": None if result.fault is None else str(result.fault),
                     "same_results": same,
@@ -377,7 +388,11 @@ COLUMNS = (
     ("lane_utilisation", "lane util", "{:.3f}"),
     ("idle_cycles", "idle", "{}"),
     ("splits_per_warp", "splits/warp", "{:.2f}"),
+    ("tlp", "TLP", "{:.2f}"),
     ("memory_transactions", "mem tx", "{}"),
+    ("icache_misses", "I$ miss", "{}"),
+    ("l1d_misses", "L1D miss", "{}"),
+    ("l1d_mpki", "L1D MPKI", "{:.1f}"),
     ("hint_instructions", "hints", "{}"),
     ("energy_nj", "energy nJ", "{:.1f}"),
     ("pj_per_thread_instruction", "pJ/thr instr", "{:.1f}"),
@@ -386,11 +401,16 @@ COLUMNS = (
 
 #: Columns that mean nothing for some configurations: (column key, the configurations whose
 #: label starts with one of these): dynamic warp formation has no warp splits.
-NOT_APPLICABLE = {"splits_per_warp": ("dwf", "en-dwf")}
+NOT_APPLICABLE = {"splits_per_warp": ("dwf", "en-dwf"), "tlp": ("dwf", "en-dwf")}
+#: The columns of golden's caches, by the row's flag that its run had that cache: a table
+#: shows them when some run had it, "-" for the others.
+CACHE_COLUMNS = {"icache_misses": "icache", "l1d_misses": "l1d", "l1d_mpki": "l1d"}
 
 
 def _cell(row: dict[str, Any], key: str, fmt: str) -> str:
     if row["label"].startswith(NOT_APPLICABLE.get(key, ())):
+        return "-"
+    if key in CACHE_COLUMNS and not row[CACHE_COLUMNS[key]]:
         return "-"
     if row[key] is None:  # not modelled: the line under the table says why
         return "n/a"
@@ -413,10 +433,15 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     lines = []
     for path in dict.fromkeys(r["file"] for r in rows):
         group = [r for r in rows if r["file"] == path]
-        cells = [[title for _, title, _ in COLUMNS]] + [
-            [_cell(r, key, fmt) for key, _, fmt in COLUMNS] for r in group
+        columns = [
+            c
+            for c in COLUMNS
+            if c[0] not in CACHE_COLUMNS or any(r[CACHE_COLUMNS[c[0]]] for r in group)
         ]
-        widths = [max(len(c[i]) for c in cells) for i in range(len(COLUMNS))]
+        cells = [[title for _, title, _ in columns]] + [
+            [_cell(r, key, fmt) for key, _, fmt in columns] for r in group
+        ]
+        widths = [max(len(c[i]) for c in cells) for i in range(len(columns))]
         lines.append(path)
         for i, row in enumerate(cells):
             lines.append(
@@ -481,6 +506,11 @@ def format_preamble(ns: argparse.Namespace, chosen: list[Mechanism]) -> str:
         f"mul {lat.mul}, div {lat.div} (one per {lat.div_interval}), shared {lat.shared}, "
         f"global {lat.global_}, branch "
         f"{lat.branch}, {config.line_bytes}-byte lines",
+    ]
+    for name, cache in (("instruction", config.icache), ("L1 data", config.l1d)):
+        if cache is not None:
+            lines.append(f"    golden's {name} cache: {cache.describe()}")
+    lines += [
         "configurations:",
     ]
     names = {m.variant.name for m in chosen}

@@ -185,7 +185,7 @@ def _ratios(spec: BlockSpec, results: list[dict[str, Any]]) -> list[str]:
 
 def sm_params(area: SMArea, mechanism: Mechanism) -> SMParams:
     """The SMParams of one row: the named configuration with the mechanism's switches."""
-    base = CONFIGS[area.config]
+    base = CONFIGS[area.config].hardware()
     return replace(base, config=base.config.with_mechanism(mechanism))
 
 
@@ -252,7 +252,7 @@ def _path(path: dict[str, Any] | None) -> str:
 
 
 def render_sm(sm: list[dict[str, Any]], area: SMArea) -> list[str]:
-    params = CONFIGS[area.config]
+    params = CONFIGS[area.config].hardware()
     g, c = params.geometry, params.config
     first = sm[0]
     memories = first["generic"]["memories"]

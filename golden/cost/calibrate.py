@@ -101,7 +101,7 @@ def sm_sets() -> dict[str, SMParams]:
     out |= {f"tiny {label}": replace(params, geometry=TINY) for label, params in synth.items()}
     cosim = replace(SM_AREA, config="cosim")
     out |= {f"cosim {v.label}": sm_params(cosim, v) for v in SM_AREA.variants}
-    base = CONFIGS["cosim"]
+    base = CONFIGS["cosim"].hardware()
     mp_hws = Mechanism(variant("mp"), hws=True)
     out[f"cosim {mp_hws.label}"] = replace(base, config=base.config.with_mechanism(mp_hws))
     return out
@@ -321,7 +321,7 @@ STAGE_CONFIGS = ("synth", "cosim")
 def stage_areas(config: str, coeffs: Coefficients) -> dict[str, dict[str, Area]]:
     """The model's area of the SM at a named configuration by stage, per policy variant."""
 
-    base = CONFIGS[config]
+    base = CONFIGS[config].hardware()
     out = {}
     for v in SM_AREA.variants:
         out[v.label] = area(sm(replace(base, config=base.config.with_mechanism(v))), coeffs)

@@ -10,128 +10,29 @@ import itertools
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
 from reconverge.golden.compiler import affine, analysis, divergence
+from reconverge.golden.evaluation.base import (
+    Claim,
+    Experiment,
+    Result,
+    Results,
+    Scale,
+    Section,
+    amean,
+    bars,
+    changed,
+    hmean,
+    md_table,
+    ratios,
+)
+from reconverge.golden.evaluation.memory import add_memory_rows, memory_tasks
 from reconverge.golden.evaluation.tasks import Task
 from reconverge.golden.params import CONFIGS
 from reconverge.golden.sm.metrics import geomean
 from reconverge.kernels import suite
-
-Result = dict[str, Any]
-Results = dict[Task, Result]
-
-
-@dataclass(frozen=True)
-class Scale:
-    """Where the experiments run: the machine of seeds 000, 002, 003 and 004, seed 001's
-    machine (lanes fewer than threads, so hws can squeeze), the kernels, and whether they run
-    at their evaluation sizes or their (co-simulation) default sizes."""
-
-    machine: str
-    quarter_machine: str
-    kernels: tuple[str, ...]
-    eval_sizes: bool = True
-
-    def size(self, kernel: str) -> int:
-        spec = suite()[kernel]
-        return (spec.eval_size or spec.default_size) if self.eval_sizes else spec.default_size
-
-
-#: The evaluation proper (docs/evaluation.md).
-FULL = Scale("eval", "eval-tesla", tuple(suite()))
-#: A slice of every experiment small enough for ``make test``.
-SMOKE = Scale("cosim", "cosim", ("ifElse", "loopBreak", "nested"), eval_sizes=False)
-
-
-def hmean(values: Sequence[float]) -> float:
-    return len(values) / sum(1 / v for v in values) if values else 0.0
-
-
-def amean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
-
-
-@dataclass(frozen=True)
-class Claim:
-    """A number of a paper and ours for the same quantity, as a change from ``baseline`` (1.0
-    for a ratio against a baseline configuration, 0.0 for a correlation). They agree in
-    direction when both are above, both below, or both within 1 % of the baseline; in size
-    when ours differs from the paper's change by at most ``tolerance`` of that change. A
-    claim with a ``bound`` ("at least": the paper says "never worse"; "at most": the paper
-    bounds a count) agrees in both when ours keeps to it. ``per_kernel`` and ``columns`` are
-    the measurements ``ours`` is made of, from which its finding
-    (:func:`~reconverge.golden.evaluation.findings.finding`) is written."""
-
-    what: str
-    source: str
-    paper: float
-    ours: float
-    over: str  # which kernels (and which mean) ours covers
-    baseline: float = 1.0
-    tolerance: float = 0.5
-    bound: Literal["at least", "at most"] | None = None
-    #: the quantity per kernel over the kernels ``ours`` covers (empty when ``ours`` is not a
-    #: mean, maximum or minimum of per-kernel values)
-    per_kernel: Mapping[str, float] = field(default_factory=dict, hash=False)
-    #: other columns of the same runs: name (as in the section's tables) -> kernel -> value
-    columns: Mapping[str, Mapping[str, float]] = field(default_factory=dict, hash=False)
-
-    def sign(self, x: float) -> int:
-        """Which way ``x`` lies from the baseline: 1 above, -1 below, 0 within 1 %."""
-        return 0 if abs(x - self.baseline) < 0.01 else (1 if x > self.baseline else -1)
-
-    @property
-    def direction_agrees(self) -> bool:
-        if self.bound == "at least":
-            return self.ours >= self.paper - 0.01
-        if self.bound == "at most":
-            return self.ours <= self.paper + 0.01
-        return self.sign(self.ours) == self.sign(self.paper)
-
-    @property
-    def size_agrees(self) -> bool:
-        if self.bound is not None:
-            return self.direction_agrees
-        change = self.paper - self.baseline
-        if abs(change) < 0.01:
-            return abs(self.ours - self.baseline) < 0.01
-        return abs((self.ours - self.baseline) - change) <= self.tolerance * abs(change)
-
-
-@dataclass
-class Section:
-    """What an experiment reports: markdown lines, figures (file stem -> a function that
-    draws into a matplotlib figure), and its claims."""
-
-    title: str
-    lines: list[str] = field(default_factory=list)
-    figures: dict[str, Callable[[Any], None]] = field(default_factory=dict)
-    claims: list[Claim] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Experiment:
-    """An experiment of ``reconverge eval``: its name and title (the command's help), the
-    runs it needs at a scale, and the section it makes of their results."""
-
-    name: str
-    title: str
-    tasks: Callable[[Scale], list[Task]]
-    report: Callable[[Scale, Results], Section]
-
-
-# -- helpers --------------------------------------------------------------------------------
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    return [
-        "| " + " | ".join(header) + " |",
-        "|" + "---|" * len(header),
-        *("| " + " | ".join(r) + " |" for r in rows),
-    ]
-
 
 # -- seed 002: multi-path IPDOM -------------------------------------------------------------
 
@@ -154,7 +55,7 @@ def _seed002_tasks(scale: Scale) -> list[Task]:
         for k in scale.kernels
         for p in ("mp", "mp-orec")
     ]
-    return tasks
+    return tasks + memory_tasks(scale, SEED002_POLICIES)
 
 
 def _seed002_report(scale: Scale, results: Results) -> Section:
@@ -186,7 +87,7 @@ def _seed002_report(scale: Scale, results: Results) -> Section:
         "(no warp issued), schedulable splits per resident warp (Fig 13), and the most ST/RT "
         "entries a warp used (Sec 6.6).",
         "",
-        *_table(
+        *md_table(
             [
                 "kernel",
                 "dps",
@@ -208,7 +109,7 @@ def _seed002_report(scale: Scale, results: Results) -> Section:
     ]
     # Seed 002 Sec 5 reports the benchmarks on which the policies differ ("the other
     # benchmarks execute identically over SPS, DPS and MP"): the claims cover the same.
-    chosen = [i for i, k in enumerate(ks) if any(abs(speed[p][i] - 1) > 0.01 for p in speed)]
+    chosen = [ks.index(k) for k in changed(ks, speed.values())]
     names = ", ".join(ks[i] for i in chosen)
 
     def pick(values: list[float]) -> list[float]:
@@ -217,7 +118,7 @@ def _seed002_report(scale: Scale, results: Results) -> Section:
     def of_chosen(values: Sequence[float]) -> dict[str, float]:
         return {ks[i]: values[i] for i in chosen}
 
-    orec_over_dps = _ratios(speed["mp-orec"], speed["dps"])
+    orec_over_dps = ratios(speed["mp-orec"], speed["dps"])
     speed_columns = {
         **{p: of_chosen(speed[p]) for p in SEED002_POLICIES[1:]},
         "mp-orec / dps": of_chosen(orec_over_dps),
@@ -258,7 +159,7 @@ def _seed002_report(scale: Scale, results: Results) -> Section:
             columns=speed_columns,
         )
     )
-    simd_ratio = _ratios(simd["mp-orec"], simd["sps"])
+    simd_ratio = ratios(simd["mp-orec"], simd["sps"])
     s.claims.append(
         Claim(
             "SIMD efficiency, mp-orec / sps",
@@ -279,7 +180,13 @@ def _seed002_report(scale: Scale, results: Results) -> Section:
             amean(list(idle_ratio.values())),
             f"arithmetic mean over {len(idle_ratio)} of those kernels with idle cycles under sps",
             per_kernel=idle_ratio,
-            columns={f"idle {p}": of_chosen(idle[p]) for p in ("sps", "mp-orec")},
+            columns={
+                **{f"idle {p}": of_chosen(idle[p]) for p in ("sps", "mp-orec")},
+                **{
+                    f"TLP {p}": of_chosen([run[k, p]["tlp"] for k in ks])
+                    for p in ("sps", "mp-orec")
+                },
+            },
         )
     )
     # Sec 6.6 (Fig 19): OREC bounds the tables' use to 12 ST and 13 RT entries per warp.
@@ -305,15 +212,29 @@ def _seed002_report(scale: Scale, results: Results) -> Section:
         for k in ks
         for n in ST_LIMITS
     }
+    below = [k for k in ks if sweep[k, ST_LIMITS[0]]["splits_per_warp"] < 0.995]
     s.lines += [
         "Average schedulable splits per resident warp under mp as the split table is limited "
-        "to n entries (seed 002 Fig 13; n = 1 behaves as sps, n = 2 models dps). A warp "
-        "waiting at a barrier exposes no split, so kernels with barriers (bfs, lud) can show "
-        "less than 1 where the paper's SPS always shows 1:",
+        "to n entries (seed 002 Fig 13; n = 1 behaves as sps, n = 2 models dps)"
+        + (
+            f". A warp waiting at a barrier exposes no split, so {', '.join(below)} "
+            "show less than 1 at n = 1, where the paper's SPS always shows 1:"
+            if below
+            else ":"
+        ),
         "",
-        *_table(
+        *md_table(
             ["kernel", *(f"n = {n}" for n in ST_LIMITS)],
             [[k, *(f"{sweep[k, n]['splits_per_warp']:.2f}" for n in ST_LIMITS)] for k in ks],
+        ),
+        "",
+        f"Thread-level parallelism under mp with the same limits on `{scale.machine}` (seed 002 "
+        "Fig 4: the share of the live threads in schedulable splits; n = 1 is what sps "
+        "exposes):",
+        "",
+        *md_table(
+            ["kernel", *(f"n = {n}" for n in ST_LIMITS)],
+            [[k, *(f"{sweep[k, n]['tlp']:.3f}" for n in ST_LIMITS)] for k in ks],
         ),
         "",
     ]
@@ -328,7 +249,7 @@ def _seed002_report(scale: Scale, results: Results) -> Section:
         "without R-masks a split waits for registers another split of its warp is writing): "
         "speedup of masked over plain.",
         "",
-        *_table(
+        *md_table(
             ["kernel", "mp", "mp-orec"],
             [
                 [
@@ -345,35 +266,26 @@ def _seed002_report(scale: Scale, results: Results) -> Section:
     ]
 
     def speedups(ax: Any) -> None:
-        _bars(ax, ks, {p: speed[p] for p in SEED002_POLICIES[1:]}, "speedup over sps")
+        bars(ax, ks, {p: speed[p] for p in SEED002_POLICIES[1:]}, "speedup over sps")
 
-    def splits(ax: Any) -> None:
-        for k in ks:
-            ax.plot(
-                ST_LIMITS, [sweep[k, n]["splits_per_warp"] for n in ST_LIMITS], marker="o", label=k
-            )
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("split-table entries")
-        ax.set_ylabel("splits per warp")
-        ax.legend(fontsize=6, ncol=2)
+    def by_limit(metric: str, ylabel: str) -> Callable[[Any], None]:
+        def plot(ax: Any) -> None:
+            for k in ks:
+                ax.plot(ST_LIMITS, [sweep[k, n][metric] for n in ST_LIMITS], marker="o", label=k)
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("split-table entries")
+            ax.set_ylabel(ylabel)
+            ax.legend(fontsize=6, ncol=2)
 
-    s.figures = {"seed002-speedup": speedups, "seed002-splits": splits}
+        return plot
+
+    s.figures = {
+        "seed002-speedup": speedups,
+        "seed002-splits": by_limit("splits_per_warp", "splits per warp"),
+        "seed002-tlp": by_limit("tlp", "TLP (share of live threads)"),
+    }
+    add_memory_rows(s, scale, results, SEED002_POLICIES)
     return s
-
-
-def _bars(ax: Any, kernels: Sequence[str], series: dict[str, list[float]], ylabel: str) -> None:
-    width = 0.8 / max(1, len(series))
-    for i, (label, values) in enumerate(series.items()):
-        ax.bar([x + i * width for x in range(len(kernels))], values, width, label=label)
-    ax.set_xticks([x + width * (len(series) - 1) / 2 for x in range(len(kernels))])
-    ax.set_xticklabels(kernels, rotation=45, ha="right", fontsize=7)
-    ax.axhline(1.0, color="black", linewidth=0.5)
-    ax.set_ylabel(ylabel)
-    ax.legend(fontsize=7)
-
-
-def _ratios(num: Sequence[float], den: Sequence[float]) -> list[float]:
-    return [a / b for a, b in zip(num, den, strict=True)]
 
 
 #: The metrics :func:`hint_columns` sets side by side, by column name.
@@ -435,10 +347,10 @@ def _seed001_report(scale: Scale, results: Results) -> Section:
     def cycles(hws: bool, v: str) -> list[float]:
         return [run[k, hws, v]["cycles"] for k in ks]
 
-    hws_sps = _ratios(cycles(False, "sps"), cycles(True, "sps"))
+    hws_sps = ratios(cycles(False, "sps"), cycles(True, "sps"))
     estimate = [run[k, False, "sps"]["hws_estimate"] for k in ks]
-    en_over_dwf = _ratios(cycles(False, "dwf"), cycles(False, "en-dwf"))
-    hws_dwf = _ratios(cycles(False, "dwf"), cycles(True, "en-dwf"))
+    en_over_dwf = ratios(cycles(False, "dwf"), cycles(False, "en-dwf"))
+    hws_dwf = ratios(cycles(False, "dwf"), cycles(True, "en-dwf"))
     s = Section("Seed 001: hybrid warp size (hws), DWF and en-DWF")
     s.lines += [
         f"On `{scale.quarter_machine}` ({CONFIGS[scale.quarter_machine].geometry.passes} "
@@ -446,7 +358,7 @@ def _seed001_report(scale: Scale, results: Results) -> Section:
         "cycle ratios; *estimate* is Eq 6.1 from the sps run's active-thread histogram; *lane "
         "util* is active threads / (passes x L).",
         "",
-        *_table(
+        *md_table(
             [
                 "kernel",
                 "hws / sps",
@@ -506,7 +418,7 @@ def _seed001_report(scale: Scale, results: Results) -> Section:
                     f"SIMD {v}": metric("simd_efficiency", False, v)
                     for v in ("sps", "dwf", "en-dwf")
                 },
-                "cycles dwf / sps": of(_ratios(cycles(False, "dwf"), cycles(False, "sps"))),
+                "cycles dwf / sps": of(ratios(cycles(False, "dwf"), cycles(False, "sps"))),
             },
         ),
         Claim(
@@ -612,7 +524,7 @@ def _seed003_report(scale: Scale, results: Results) -> Section:
         "explicit (seed 003 Fig 8); speedup of ppc over dps. Kernels are *unstructured* when "
         "they leave a loop or the kernel early.",
         "",
-        *_table(
+        *md_table(
             [
                 "kernel",
                 "control flow",
@@ -672,7 +584,7 @@ def _seed003_report(scale: Scale, results: Results) -> Section:
     )
 
     def activity(ax: Any) -> None:
-        _bars(
+        bars(
             ax,
             ks,
             {
@@ -710,7 +622,7 @@ def _seed000_report(scale: Scale, results: Results) -> Section:
         "SIMD efficiency and cycles of the stack-less policy against the IPDOM stack (sps); "
         "stack-less runs the code without hints, so its warp instructions differ.",
         "",
-        *_table(
+        *md_table(
             ["kernel", "SIMD sps", "SIMD stackless", "ratio", "speedup"],
             [
                 [
@@ -794,7 +706,7 @@ def _seed004_report(scale: Scale, results: Results) -> Section:
         "Speedup over linear scan at the same register budget, and dynamic spill instructions "
         "(warp instructions marked as spill loads and stores), under sps.",
         "",
-        *_table(["kernel", "registers", *ALLOCATORS], rows),
+        *md_table(["kernel", "registers", *ALLOCATORS], rows),
         "",
     ]
     tight = BUDGETS[0]
@@ -875,7 +787,7 @@ def _analysis_section(scale: Scale, s: Section) -> None:
         "marks divergent. Timings vary from run to run; the ratios and the fit are what the "
         "paper reports.",
         "",
-        *_table(
+        *md_table(
             [
                 "kernel",
                 "variables",
@@ -993,7 +905,9 @@ def _combined_report(scale: Scale, results: Results) -> Section:
         f"harmonic mean ({hmean(speed):.3f} over {len(done)} kernels). No paper reports this "
         "combination; the seeds' own gains are the tables above.",
         "",
-        *_table(["kernel", "speedup"], [[k, f"{v:.3f}"] for k, v in zip(done, speed, strict=True)]),
+        *md_table(
+            ["kernel", "speedup"], [[k, f"{v:.3f}"] for k, v in zip(done, speed, strict=True)]
+        ),
         "",
     ]
     return s

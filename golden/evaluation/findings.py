@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 
+from reconverge.golden.evaluation.base import some_kernels as _kernels
 from reconverge.golden.evaluation.experiments import (
     SEED002_POLICIES,
     Claim,
@@ -18,6 +19,7 @@ from reconverge.golden.evaluation.experiments import (
     pearson,
     unstructured,
 )
+from reconverge.golden.evaluation.memory import GPGPU_SIM_SIZE, MEMC, MUM, SEED_SIZE
 from reconverge.kernels import suite
 
 Column = Mapping[str, float]
@@ -56,11 +58,6 @@ def _and(items: Sequence[str]) -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
-def _kernels(n: int) -> str:
-    """``1 kernel``, ``2 kernels``."""
-    return "1 kernel" if n == 1 else f"{n} kernels"
-
-
 def _verb(n: int, singular: str, plural: str) -> str:
     """The verb that agrees with ``n`` things."""
     return singular if n == 1 else plural
@@ -74,6 +71,16 @@ def _each(kernels: Iterable[str], column: Column, fmt: Callable[[float], str] = 
 def _by(column: Column, *, largest: bool = True) -> list[str]:
     """The kernels of ``column`` by value, largest (or smallest) first."""
     return sorted(column, key=lambda k: -column[k] if largest else column[k])
+
+
+def _largest(column: Column, least: float, describe: Callable[[str], str]) -> list[str]:
+    """``The largest gain: ...`` (gains for several): the three kernels of ``column`` with the
+    largest values, those of ``least`` or more, each as ``describe`` gives it; none: []."""
+    top = [k for k in _by(column)[:3] if column[k] >= least]
+    if not top:
+        return []
+    gains = _verb(len(top), "gain", "gains")
+    return [f"The largest {gains}: " + _and([describe(k) for k in top]) + "."]
 
 
 def _near(x: float) -> bool:
@@ -235,19 +242,13 @@ def _hws(c: Claim) -> str:
         f"{verdict(c)}. hws issues a warp instruction in fewer passes where its active threads "
         "fit in fewer quarter-warps, so it gains where lanes sit idle."
     ]
-    top = [k for k in _by(speed)[:3] if speed[k] >= 1.01]
-    if top:
-        text.append(
-            f"The largest {_verb(len(top), 'gain', 'gains')}: "
-            + _and(
-                [
-                    f"{k} {_ratio(speed[k])} (lane util {_ratio(util[k])}, "
-                    f"{_ratio(util_hws[k])} with hws)"
-                    for k in top
-                ]
-            )
-            + "."
-        )
+    text += _largest(
+        speed,
+        1.01,
+        lambda k: (
+            f"{k} {_ratio(speed[k])} (lane util {_ratio(util[k])}, {_ratio(util_hws[k])} with hws)"
+        ),
+    )
     full = [k for k in speed if util[k] >= 0.99]
     if full:
         alike = all(_near(speed[k]) for k in full)
@@ -502,12 +503,336 @@ def _divergent_variables(c: Claim) -> str:
         )
     else:
         text[-1] += ", the same on every kernel."
-    text.append(
-        "The affine analysis proves uniform what the simple one derives from comparing a "
-        "thread-relative value with another of the same slope (seed 004 Fig 2.2), as in loops "
-        "bounded by thread-relative limits; on seed 004's kernels it marks 58.81 % of the "
-        "variables divergent against 63.78 %."
+    paper = "on seed 004's kernels it marks 58.81 % of the variables divergent against 63.78 %"
+    if differ:
+        text.append(
+            "The affine analysis proves uniform what the simple one derives from comparing a "
+            "thread-relative value with another of the same slope (seed 004 Fig 2.2), as in "
+            f"loops bounded by thread-relative limits; {paper}."
+        )
+    else:
+        text.append(f"Here it proves no variable more uniform than the simple one; {paper}.")
+    return " ".join(text)
+
+
+# -- seed 002: the memory system ------------------------------------------------------------------
+
+
+def _bytes(x: float) -> str:
+    return f"{x:,.0f} bytes"
+
+
+def _misses(values: Iterable[float]) -> str:
+    """``1 miss``, ``3 misses``, ``2 to 5 misses``."""
+    vs = list(values)
+    return f"{_span(vs, _count)} {'miss' if max(vs) == 1 else 'misses'}"
+
+
+def _idle(c: Claim) -> str:
+    """Seed 002 Sec 6.3: idle cycles of mp-orec against sps, by the TLP each exposes."""
+    ratio, tlp_sps, tlp_orec = c.per_kernel, c.columns["TLP sps"], c.columns["TLP mp-orec"]
+    idle_sps, idle_orec = c.columns["idle sps"], c.columns["idle mp-orec"]
+
+    def each(ks: list[str]) -> str:
+        return _and(
+            [
+                f"{k} {_ratio(ratio[k])} ({_count(idle_sps[k])} to {_count(idle_orec[k])} idle "
+                f"cycles; TLP {_ratio(tlp_sps[k])} to {_ratio(tlp_orec[k])})"
+                for k in ks
+            ]
+        )
+
+    fewer = [k for k in _by(ratio, largest=False) if ratio[k] <= 0.99]
+    more = [k for k in _by(ratio) if ratio[k] >= 1.01]
+    text = [
+        f"{verdict(c)}. The issue port idles when no split of any warp can issue; seed 002 "
+        "(Sec 6.3) traces its fewer idle cycles to the eligible threads MP adds (Fig 14)."
+    ]
+    if fewer:
+        text.append(f"The largest reductions: {each(fewer[:3])}.")
+    if more:
+        text.append(f"More idle cycles under mp-orec: {each(more[:3])}.")
+    up = [k for k in ratio if tlp_orec[k] > tlp_sps[k] + 0.01]
+    if fewer and up and set(fewer) <= set(up):
+        text.append("Every kernel whose idle cycles fall has more TLP under mp-orec.")
+    return " ".join(text)
+
+
+def _tlp_gain(c: Claim) -> str:
+    """Seed 002 Fig 4: the TLP mp adds to sps."""
+    gain, sps, mp = c.per_kernel, c.columns["TLP sps"], c.columns["TLP mp"]
+    splits = c.columns["splits mp"]
+    text = [
+        f"{verdict(c)}. sps exposes the threads of a warp's top stack entry, mp those of every "
+        "split in its split table, so TLP rises with the splits a warp holds at once."
+    ]
+    top = _largest(
+        gain,
+        0.01,
+        lambda k: (
+            f"{k} {_ratio(sps[k])} to {_ratio(mp[k])} ({_splits(splits[k])} splits per "
+            "warp under mp)"
+        ),
     )
+    text += top
+    if not top:
+        text.append(f"No kernel gains 0.01: {_each(_by(gain)[:1], gain)} at most.")
+    short = [k for k in _by(mp, largest=False) if mp[k] < 0.95][:2]
+    if short:
+        text.append(
+            "Under mp TLP stays lowest where many threads wait at reconvergence points (the "
+            f"paper's reason TLP does not reach 100 %) or barriers: {_each(short, mp)}."
+        )
+    return " ".join(text)
+
+
+def _tlp_sps(c: Claim) -> str:
+    """Seed 002 Fig 4: the share of TLP sps captures (15 % on MC to 65 % on MEMC)."""
+    sps, mp = c.per_kernel, c.columns["TLP mp"]
+    lo, hi = _by(sps, largest=False)[0], _by(sps)[0]
+    text = [
+        f"{verdict(c)}. Under sps only the threads of a warp's top stack entry can issue, the "
+        "others waiting in the stack for their path or for reconvergence"
+    ]
+    if lo == hi:
+        text[-1] += f": {lo} keeps {_ratio(sps[lo])} of its live threads schedulable."
+    else:
+        text[-1] += (
+            f": of the {_kernels(len(sps))} {lo} keeps the least of its live threads "
+            f"schedulable ({_ratio(sps[lo])}; {_ratio(mp[lo])} under mp), {hi} the most "
+            f"({_ratio(sps[hi])}; {_ratio(mp[hi])} under mp)."
+        )
+    most = c.what.endswith("(most)")
+    beyond = [k for k in _by(sps, largest=most) if (sps[k] > c.paper if most else sps[k] < c.paper)]
+    if most and beyond:
+        text.append(
+            f"{len(beyond)} of them keep more than the paper's {c.paper:g} schedulable under "
+            f"sps (the most: {_each(beyond[:3], sps)})."
+        )
+    named = [k for k in ("montecarlo", "memcached") if k in sps]
+    if named:
+        text.append(
+            "Seed 002 measured 15 % on MC and about 65 % on MEMC; "
+            + _and([f"our {k} captures {_ratio(sps[k])}" for k in named])
+            + "."
+        )
+    return " ".join(text)
+
+
+def _fetch_locality(c: Claim) -> str:
+    """Seed 002 Fig 16: mp's instruction misses against sps's, by the code against the cache."""
+    ratio, code, cache = c.per_kernel, c.columns["code bytes"], c.columns["cache bytes"]
+    sps, mp = c.columns["misses sps"], c.columns["misses mp"]
+    fit = [k for k in ratio if code[k] <= cache[k]]
+    big = [k for k in _by(code) if k in ratio and code[k] > cache[k]]
+    size = f"{next(iter(cache[k] for k in ratio)):,.0f}-byte"
+    text = [verdict(c) + "."]
+
+    def which(ks: list[str]) -> str:
+        return _and(ks) if len(ks) <= 3 else f"{len(ks)} of them"
+
+    if fit:
+        alike = [k for k in fit if sps[k] == mp[k]]
+        text.append(
+            f"The code of {which(fit)} ({_span((code[k] for k in fit), _bytes)}) fits the "
+            f"{size} cache"
+            + (
+                ", and mp misses as often as sps"
+                + ("" if alike == fit else f" on {which(alike)}")
+                + f" ({_misses(sps[k] for k in alike)}: a line's first fetch costs a miss "
+                "under any policy, and the line stays)"
+                if alike
+                else ""
+            )
+            + "."
+        )
+        differ = [k for k in fit if sps[k] != mp[k]]
+        if differ:
+            text.append(
+                "Where the misses differ, mp against sps: "
+                + _and([f"{k} {_count(mp[k])} against {_count(sps[k])}" for k in differ[:3]])
+                + "."
+            )
+    for k in big[:2]:
+        text.append(
+            f"{k}'s code ({_bytes(code[k])}) is larger than the cache: mp misses "
+            f"{_count(mp[k])} times against sps's {_count(sps[k])}"
+            + (
+                ", running splits of a warp in distant blocks that evict each other's lines, "
+                "as seed 002 found on REND"
+                if ratio[k] >= 1.01
+                else ""
+            )
+            + "."
+        )
+    if fit and c.bound == "more than":
+        text.append(
+            "Seed 002's increase is on REND, a large kernel: MP's frequent fetches from distant "
+            "blocks cost misses only where the code does not fit the cache."
+        )
+    return " ".join(text)
+
+
+def _fetch_accesses(c: Claim) -> str:
+    """Seed 002 Sec 6.4: fetching per split, mp-orec makes fewer accesses than mp."""
+    acc, mp, orec = (
+        c.per_kernel,
+        c.columns["warp instructions mp"],
+        c.columns["warp instructions mp-orec"],
+    )
+    fewer = [k for k in _by(acc, largest=False) if acc[k] <= 0.99]
+    text = [
+        f"{verdict(c)}. A split fetches each instruction it issues, so the accesses follow the "
+        "warp instructions the splits issue, which opportunistic reconvergence lowers where "
+        "it merges splits early."
+    ]
+    if fewer:
+        text.append(
+            f"mp-orec makes fewer accesses on {len(fewer)} of the {_kernels(len(acc))}, most on "
+            + _and(
+                [
+                    f"{k} ({_ratio(acc[k])}; {_count(orec[k])} warp instructions against "
+                    f"{_count(mp[k])})"
+                    for k in fewer[:3]
+                ]
+            )
+            + "."
+        )
+    same = [k for k in acc if _near(acc[k])]
+    if same:
+        text.append(
+            f"On {len(same)} {_verb(len(same), 'kernel', 'kernels')} they are within 1 %: "
+            f"mp-orec issues {_span(orec[k] / mp[k] for k in same)} of mp's warp "
+            "instructions there."
+        )
+    return " ".join(text)
+
+
+def _fetch_merged(c: Claim) -> str:
+    """Seed 002 Sec 6.4: mp-orec misses no more than mp in the instruction cache."""
+    ratio, mp, orec = c.per_kernel, c.columns["misses mp"], c.columns["misses mp-orec"]
+    same = [k for k in ratio if mp[k] == orec[k]]
+    differ = [k for k in _by(ratio) if mp[k] != orec[k]]
+    text = [verdict(c) + "."]
+    if same:
+        text.append(
+            f"{len(same)} of the {_kernels(len(ratio))} miss as often under both "
+            f"({_misses(mp[k] for k in same)})."
+        )
+    if differ:
+        text.append(
+            "The others, mp-orec against mp: "
+            + _and([f"{k} {_count(orec[k])} against {_count(mp[k])}" for k in differ[:3]])
+            + "."
+        )
+    return " ".join(text)
+
+
+def _fetch_cost(c: Claim) -> str:
+    """Seed 002 Sec 6.4: the cycles a 16 KB instruction cache costs against none."""
+    cost, misses, cycles = c.per_kernel, c.columns["misses mp"], c.columns["cycles mp"]
+    latency, code, cache = (
+        c.columns["miss latency"],
+        c.columns["code bytes"],
+        c.columns["cache bytes"],
+    )
+    top = _by(cost)[:2]
+    text = [
+        f"{verdict(c)}. The cache's cost is its misses, each {_count(latency[top[0]])} cycles "
+        "to memory: "
+        + _and(
+            [
+                f"{k} {_ratio(cost[k])} ({_misses([misses[k]])} in a run of "
+                f"{_count(cycles[k])} cycles)"
+                for k in top
+            ]
+        )
+        + "."
+    ]
+    if all(code[k] <= cache[k] for k in cost):
+        text.append(
+            "Every kernel's code fits the cache, so these are first fetches of a line, which "
+            "no cache size avoids and which weigh most on the shortest runs"
+        )
+        longest = _by(cycles)[0]
+        text[-1] += (
+            f"; the longest run, {longest} ({_count(cycles[longest])} cycles), pays "
+            f"{_ratio(cost[longest])}."
+            if longest not in top
+            else "."
+        )
+    return " ".join(text)
+
+
+def _data_locality(c: Claim) -> str:
+    """Seed 002 Sec 6.3-6.4 on MEMC or MUM: the L1 misses of its suite kernel, split into the
+    ones no cache size saves and the lines evicted before their reuse; MEMC's idle cycles."""
+    k = next(iter(c.per_kernel))
+    col = {name: values[k] for name, values in c.columns.items()}
+    miss = {p: col[f"misses {p}"] for p in ("sps", "mp", "mp-orec")}
+    kept = {p: col[f"unavoidable {p}"] for p in ("sps", "mp")}
+    lost = {p: miss[p] - kept[p] for p in ("sps", "mp")}
+    lines = {p: col[f"load lines {p}"] for p in ("sps", "mp")}
+    made = (
+        f"{_count(lines['sps'])} line transactions under each policy"
+        if lines["sps"] == lines["mp"]
+        else f"{_count(lines['sps'])} line transactions under sps, {_count(lines['mp'])} under mp"
+    )
+    text = [
+        f"{verdict(c)}. {k}'s loads make {made}; sps misses {_count(miss['sps'])} "
+        f"({col['MPKI sps']:.1f} MPKI), mp {_count(miss['mp'])} ({col['MPKI mp']:.1f}), "
+        f"mp-orec {_count(miss['mp-orec'])} ({col['MPKI mp-orec']:.1f})."
+    ]
+    if "idle" in c.what:
+        text.append(
+            f"Its idle cycles: sps {_count(col['idle sps'])}, mp-orec {_count(col['idle mp-orec'])}"
+            f", with TLP {_ratio(col['TLP sps'])} and {_ratio(col['TLP mp-orec'])}"
+            + (
+                ": with fewer L1 misses and more threads to issue, mp-orec leaves the port idle "
+                "less, where seed 002's MEMC idled more from its extra misses."
+                if miss["mp-orec"] < miss["sps"] and col["TLP mp-orec"] > col["TLP sps"]
+                else "."
+            )
+        )
+        return " ".join(text)
+    text.append(
+        f"With an L1 that holds every line, sps misses {_count(kept['sps'])} and mp "
+        f"{_count(kept['mp'])} (first touches, and reloads of lines a store evicted): the other "
+        f"{_count(lost['sps'])} and {_count(lost['mp'])} are lines evicted before their reuse, "
+        f"the run touching at least {_bytes(kept['sps'] * col['line bytes'])} against the "
+        f"cache's {_bytes(col['cache bytes'])}."
+    )
+    if "MPKI" in c.what:
+        floor = col["MPKI sps"] * kept["sps"] / miss["sps"] if miss["sps"] else 0.0
+        text.append(
+            f"Of its {col['MPKI sps']:.1f} MPKI, {floor:.1f} are misses no cache size saves, "
+            "the rest its lines outgrowing the cache"
+            + (
+                f": even the first alone exceed the paper's {c.paper:g}."
+                if c.bound == "at most" and floor > c.paper
+                else "."
+            )
+        )
+        return " ".join(text)
+    if lost["mp"] != lost["sps"]:
+        fewer = lost["mp"] < lost["sps"]
+        how = (
+            "it runs the splits of a warp side by side where sps runs one path after the other, "
+            "each path's loads waiting for the paths before it"
+            if fewer
+            else "its warp splits evict each other's data before the same split uses it again"
+        )
+        paper = {
+            (MEMC, True): "seed 002's MEMC went the other way, its warp splits evicting each "
+            "other's data before the same split used it again",
+            (MEMC, False): "so did seed 002's MEMC",
+            (MUM, True): "seed 002's MUM also missed less under MP",
+            (MUM, False): "seed 002's MUM missed less under MP",
+        }.get((k, fewer))
+        text.append(
+            f"mp evicts {'fewer' if fewer else 'more'} lines before their reuse: {how}"
+            + (f"; {paper}." if paper else ".")
+        )
     return " ".join(text)
 
 
@@ -517,6 +842,26 @@ FINDINGS: dict[str, Finding] = {
     "mp-orec speedup over sps": partial(_few_splits, "mp-orec", "splits mp-orec"),
     "mp-orec speedup over dps": partial(_few_splits, "mp-orec", "splits mp-orec"),
     "SIMD efficiency, mp-orec / sps": _simd_gain,
+    "idle cycles, mp-orec / sps": _idle,
+    "TLP, mp - sps (largest gain)": _tlp_gain,
+    "TLP under sps (least)": _tlp_sps,
+    "TLP under sps (most)": _tlp_sps,
+    **{
+        f"I-cache misses, mp / sps, {which} ({size})": _fetch_locality
+        for which in ("the kernel with the most code", "the other kernels")
+        for size in (SEED_SIZE, GPGPU_SIM_SIZE)
+    },
+    "I-cache accesses, mp-orec / mp": _fetch_accesses,
+    f"I-cache misses, mp-orec / mp ({GPGPU_SIM_SIZE})": _fetch_merged,
+    f"cycles of mp, {SEED_SIZE} / none": _fetch_cost,
+    **{
+        f"{what}, {kernel}": _data_locality
+        for kernel, whats in (
+            (MEMC, ("L1D misses, mp / sps", "L1D MPKI under sps", "idle cycles, mp-orec / sps")),
+            (MUM, ("L1D misses, mp / sps", "L1D MPKI under sps")),
+        )
+        for what in whats
+    },
     "ST entries a warp uses at most, mp-orec": partial(_table_entries, "ST"),
     "RT entries a warp uses at most, mp-orec": partial(_table_entries, "RT"),
     "hws speedup over sps (PDOM)": _hws,

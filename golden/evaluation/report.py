@@ -60,7 +60,13 @@ def _machine(name: str) -> str:
         f"{lat.global_}, branch {lat.branch}; the hardware's pipeline (a pass executes "
         f"{lat.execute} cycles after its issue, a branch, jump or exit reaches its divergence "
         f"unit {lat.resolve} cycles after its last pass); {c.line_bytes}-byte lines, "
-        f"{c.shared_banks} shared banks."
+        f"{c.shared_banks} shared banks"
+        + "".join(
+            f"; golden's {name} cache {cache.describe()}"
+            for name, cache in (("instruction", c.icache), ("L1 data", c.l1d))
+            if cache is not None
+        )
+        + (" (docs/architecture.md, rules 7-9)." if c.cached else ".")
     )
 
 
@@ -141,7 +147,10 @@ def render(
     """The markdown page of the experiments' sections (from :func:`sections` of checked
     results); with ``figures``, the PNGs written there and linked as ``figures_link/NAME.png``."""
     claims = [c for s in parts for c in s.claims]
-    machines = dict.fromkeys([scale.machine, scale.quarter_machine])
+    memory = (
+        [scale.memory_machine] if any(t.machine == scale.memory_machine for t in results) else []
+    )
+    machines = dict.fromkeys([scale.machine, scale.quarter_machine, *memory])
     lines = [
         "# Evaluation: the seeds' experiments on the kernel suite",
         "",

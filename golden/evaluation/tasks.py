@@ -20,7 +20,7 @@ import numpy as np
 
 from reconverge.golden.compiler.errors import CompileError
 from reconverge.golden.config import ScoreboardKind
-from reconverge.golden.params import CONFIGS, SMParams
+from reconverge.golden.params import CONFIGS, Machine
 from reconverge.golden.policies import Mechanism, WarpFormation, variant
 from reconverge.golden.sm.run import run_sm
 from reconverge.kernels import suite
@@ -36,7 +36,8 @@ KERNEL_IMPORT = re.compile(r"^from reconverge\.kernels\.(\w+) import", re.MULTIL
 class Task:
     """A kernel at ``size`` on machine ``machine`` under the policy ``variant`` (a name of
     :mod:`reconverge.golden.policies`) and ``hws``, compiled with ``allocator`` into ``regs``
-    registers; ``split_table``/``scoreboard``, when set, override the machine's."""
+    registers; ``split_table``/``scoreboard``, when set, override the machine's, and
+    ``icache``/``l1d`` the size in bytes of its instruction or L1 data cache (0: none)."""
 
     kernel: str
     size: int
@@ -48,6 +49,8 @@ class Task:
     seed: int = 0
     split_table: int | None = None
     scoreboard: str | None = None
+    icache: int | None = None
+    l1d: int | None = None
 
     @property
     def mechanism(self) -> Mechanism:
@@ -58,7 +61,7 @@ class Task:
         """The configuration's name in tables (the labels of ``reconverge compare``)."""
         return self.mechanism.label
 
-    def params(self) -> SMParams:
+    def params(self) -> Machine:
         """The machine with this task's overrides (dynamic warp formation is not hardware, so
         it is applied to the configuration only, in :func:`run_task`)."""
         params = CONFIGS[self.machine]
@@ -70,6 +73,12 @@ class Task:
             warp_formation=WarpFormation.STATIC,
             scoreboard=None if self.scoreboard is None else ScoreboardKind(self.scoreboard),
         )
+        for name in ("icache", "l1d"):
+            size, cache = getattr(self, name), getattr(config, name)
+            if size is not None:
+                if cache is None:
+                    raise ValueError(f"machine {self.machine} has no {name} to resize")
+                config = replace(config, **{name: replace(cache, size=size) if size else None})
         return replace(params, geometry=geometry, config=config)
 
     def key(self) -> str:
@@ -123,7 +132,8 @@ KEPT = (
     "simd_efficiency", "lane_utilisation", "issue_passes", "memory_transactions",
     "shared_transactions", "bank_conflicts", "hint_instructions", "spill_loads",
     "spill_stores", "splits_per_warp", "max_splits_per_warp", "max_occupancy",
-    "active_histogram", "hws_estimate",
+    "active_histogram", "hws_estimate", "tlp", "icache_accesses", "icache_misses",
+    "icache_mpki", "l1d_accesses", "l1d_misses", "l1d_mpki",
 )  # fmt: skip
 
 
@@ -138,8 +148,9 @@ def _reference(kernel: str, size: int, seed: int) -> dict[str, np.ndarray]:
 def run_task(task: Task) -> dict[str, Any]:
     """Compile, bind and run the task on the golden SM; the kept metrics, the launch, whether
     the run ended cleanly, the output arrays that differ from the oracle's, a digest of the
-    outputs (equal under every configuration) and the seconds it took; for a kernel that does
-    not compile (too few registers), the compiler's message as ``error``."""
+    outputs (equal under every configuration), the bytes of its code and the seconds it
+    took; for a kernel that does not compile (too few registers), the compiler's message as
+    ``error``."""
 
     started = time.monotonic()
     params = task.params()
@@ -173,6 +184,7 @@ def run_task(task: Task) -> dict[str, Any]:
             n for n, want in reference.items() if not np.array_equal(outputs[n], want)
         ],
         "outputs_digest": digest.hexdigest(),
+        "code_bytes": sum(len(s.data) for s in launch.image.segments if "x" in s.flags),
         "metrics": {k: metrics[k] for k in KEPT},
         "seconds": time.monotonic() - started,
     }

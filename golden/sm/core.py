@@ -55,8 +55,9 @@ from reconverge.golden.memory import GlobalMemory, LocalMemory, SharedMemory, Wa
 from reconverge.golden.policies import Policy
 from reconverge.golden.progress import EVERY, Callback, launch_bytes
 from reconverge.golden.semantics import MemAccess, Outcome, WarpContext, execute
+from reconverge.golden.sm.cache import CacheModel
 from reconverge.golden.sm.events import Events, Profile, profile
-from reconverge.golden.sm.lsu import access_cost
+from reconverge.golden.sm.lsu import UNCACHED, AccessCost, access_cost, transaction_lines
 from reconverge.golden.sm.metrics import Counters, Metrics
 from reconverge.golden.sm.program import Program, is_control
 from reconverge.golden.sm.scheduler import select
@@ -259,8 +260,12 @@ class ResidentWarp:
         self.exit_codes = np.zeros(width, np.int32)
         self.exited = np.zeros(width, bool)
         self.issued: dict[int, int] = {}  # active mask -> warp instructions issued with it
+        #: the instruction each split has fetched (rule 7): sid -> (its PC, the cycle it is there)
+        self.fetched: dict[int, tuple[int, int]] = {}
         self.counters = Counters(warp=self.gid)
-        self.splits: list[Split] = self.unit.splits()
+        self.splits: list[Split] = []
+        self.ready_threads = self.live_threads = 0
+        self.expose()
         self.counters.add_occupancy(self.unit.occupancy())
         self.counters.max_splits = len(self.splits)
         self.counted = 0  # its resident cycles and splits are counted up to this cycle
@@ -290,12 +295,22 @@ class ResidentWarp:
             out[lane_array(mask)] += issued
         return out
 
+    def expose(self) -> None:
+        """Take the unit's schedulable splits, and count their threads and the live ones (call
+        :meth:`count_cycles` first)."""
+        self.splits = self.unit.splits()
+        self.ready_threads = sum(s.mask.bit_count() for s in self.splits)
+        self.live_threads = self.unit.live.bit_count()
+
     def count_cycles(self, t: int) -> None:
         """Count the cycles up to ``t`` as resident with the current splits (call it before
         the splits change and when the warp leaves)."""
         span = t - self.counted
-        self.counters.live_cycles += span
-        self.counters.split_cycles += span * len(self.splits)
+        counters = self.counters
+        counters.live_cycles += span
+        counters.split_cycles += span * len(self.splits)
+        counters.ready_thread_cycles += span * self.ready_threads
+        counters.live_thread_cycles += span * self.live_threads
         self.counted = t
 
 
@@ -369,6 +384,10 @@ class SM:
         self.writebacks: list[tuple[int, int, ResidentWarp, int, int]] = []
         self.seq = 0
         self.stop: int | None = None  # the cycle the hardware finds the fault in (_stopped)
+        # golden's caches (rules 7 and 8; None: every fetch hits, every access pays global_)
+        miss = config.latencies.global_
+        self.icache = None if config.icache is None else CacheModel(config.icache, miss)
+        self.l1d = None if config.l1d is None else CacheModel(config.l1d, miss)
 
     # -- construction -----------------------------------------------------------------------
 
@@ -507,6 +526,13 @@ class SM:
                 op = self._fetch(warp, split)
             except SimtFault as fault:
                 raise self._stopped(fault, self.t, 1) from None
+            if self.icache is not None:  # rule 7: not ready until its instruction is there
+                there = self.fetch_line(
+                    warp.fetched, split.sid, split.pc, (self.counters, warp.counters)
+                )
+                if there > self.t:
+                    warp.ready_at[split.sid] = there
+                    return True, 0
             fetched.append(op)
             # a pending write for its threads, or no free entry for its destination (Fig 8)
             hazard = bool(warp.scoreboard.dependency_mask(op.operands, split.mask)) or (
@@ -525,6 +551,23 @@ class SM:
             probe=probe,
         )
         return None if choice is None else (*choice, fetched[-1])
+
+    def fetch_line(
+        self, fetched: dict[int, tuple[int, int]], key: int, pc: int,
+        counters: Sequence[Counters],
+    ) -> int:  # fmt: skip
+        """Rule 7: the cycle the instruction at ``pc`` of the split ``key`` is in its buffer
+        (``fetched``): fetched through the instruction cache now, unless the split holds it
+        (the access is counted in ``counters``)."""
+        held = fetched.get(key)
+        if held is None or held[0] != pc:
+            assert self.icache is not None
+            there, missed = self.icache.read(self.icache.cache.line(pc), self.t)
+            for c in counters:
+                c.icache_accesses += 1
+                c.icache_misses += missed
+            held = fetched[key] = (pc, there)
+        return held[1]
 
     def unit_free(self, op: Decoded) -> int:
         """The first cycle in which the unit ``op`` alone may use is idle: the LSU for a
@@ -609,8 +652,9 @@ class SM:
         self.last_warp = warp
         self.last_slot = warp.slot
         warp.last_sid = split.sid
+        warp.fetched.pop(split.sid, None)  # the split's next instruction is fetched anew
         warp.count_cycles(t)
-        warp.splits = warp.unit.splits()
+        warp.expose()
         self._time_splits(warp, split, ex, before)
         warp.counters.max_splits = max(warp.counters.max_splits, len(warp.splits))
         if ex.barrier or ex.exited:
@@ -684,10 +728,43 @@ class SM:
             c.bank_conflicts += cost.bank_conflicts
         memory = lat.global_ if cost.transactions else lat.shared
         # the addresses reach the LSU in the execute stage of the last pass
-        self.lsu = _LsuOp(slot, last_pass + lat.execute + 1, max(cost.cycles, 1), memory)
+        start, cycles = last_pass + lat.execute + 1, max(cost.cycles, 1)
+        if self.l1d is not None and cost.transactions and access.kind not in UNCACHED:
+            memory = self._through_l1d(access, lanes, slot, start, cost, counters)
+        self.lsu = _LsuOp(slot, start, cycles, memory)
         self.lsu_free = self.lsu.last + 1
         self.end = max(self.end, self.lsu.done)
         return self.lsu.done
+
+    def _through_l1d(
+        self, access: MemAccess, lanes: np.ndarray, slot: int, start: int, cost: AccessCost,
+        counters: Sequence[Counters],
+    ) -> int:  # fmt: skip
+        """Rule 8: a load's or store's line transactions (``cost``) through the L1 data cache,
+        the k-th in LSU cycle ``start`` + k; the latency from the last LSU cycle until the
+        destination is released: a load's last data (and the shared data, after shared bank
+        cycles), a store's write-through to memory (``global_``)."""
+        assert self.l1d is not None
+        lat = self.config.latencies
+        lines = transaction_lines(
+            access, lanes, self.launch.memmap, warp_size=self.geometry.warp_size,
+            line_bytes=self.config.line_bytes, slot=slot,
+        )  # fmt: skip
+        if access.kind == "store":
+            for line, local in lines.items():
+                self.l1d.write(line, keep=local)
+            return lat.global_
+        last = start + cost.cycles - 1
+        ready = last + lat.shared if cost.shared_cycles else 0  # shared bank cycles follow
+        misses = 0
+        for k, line in enumerate(lines):
+            there, missed = self.l1d.read(line, start + k)
+            ready = max(ready, there)
+            misses += missed
+        for c in counters:
+            c.l1d_accesses += len(lines)
+            c.l1d_misses += misses
+        return ready - last
 
     def _arbitrates(self, slot: int, cycle: int) -> None:
         """Rule 3 / seed 000 Sec 4.3 (stack-less): the control of warp slot ``slot`` takes the
@@ -792,7 +869,7 @@ class SM:
         if self.config.policy is Policy.STACKLESS:
             self._arbitrates(warp.slot, at)
         warp.count_cycles(self.t)
-        warp.splits = warp.unit.splits()
+        warp.expose()
         for split in warp.splits:
             if (split.sid, split.pc) not in before:
                 warp.ready_at[split.sid] = warp.settled - 1 + self.config.latencies.branch

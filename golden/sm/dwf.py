@@ -141,6 +141,8 @@ class DwfSM(SM):
         self.enhanced = self.config.warp_formation is WarpFormation.EN_DWF
         self.pool: list[DynamicWarp] = []
         self.formed = 0
+        #: the instruction each pool warp has fetched (rule 7): ident -> (PC, cycle it is there)
+        self.pool_fetched: dict[int, tuple[int, int]] = {}
 
     def make_unit(self, valid: int, regs: np.ndarray) -> DivergenceUnit:
         return ThreadPCs(self.geometry.warp_size, valid, self.image.entry & MASK32)
@@ -203,6 +205,11 @@ class DwfSM(SM):
         groups = dyn.groups
         warp, mask = next(iter(groups.items()))
         op = self._fetch(warp, Split(0, dyn.pc, mask))
+        if self.icache is not None:  # rule 7: a pool warp fetches as a split does
+            there = self.fetch_line(self.pool_fetched, dyn.ident, dyn.pc, [self.counters])
+            if there > self.t:
+                dyn.ready_at = there
+                return None
         if any(w.scoreboard.dependency_mask(op.operands, m) for w, m in groups.items()):
             return None
         if any(w.scoreboard.full(op.destination, m) for w, m in groups.items()):
@@ -223,6 +230,7 @@ class DwfSM(SM):
         if self.counters.warp_instructions >= self.checkpoint:
             self._at_checkpoint(None)
         self.pool.remove(dyn)
+        self.pool_fetched.pop(dyn.ident, None)
         passes = self.passes(dyn.mask)
         slot_of = {thread: i for i, thread in enumerate(dyn.slots) if thread is not None}
         next_slots: dict[int, list[Thread | None]] = {}

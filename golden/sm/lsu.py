@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +46,9 @@ WORD_BYTES = 4
 #: increasing position order: the AMOs and ``sc.w``, whose outcome depends on the ones before.
 #: ``lr.w`` is served like a load.
 PER_WORD = frozenset({"amo", "sc"})
+#: The access kinds the L1 data cache does not serve: the atomics, performed at memory (as
+#: Fermi's and GPGPU-Sim's), ``lr.w`` and ``sc.w`` among them (docs/architecture.md, rule 8).
+UNCACHED = PER_WORD | {"lr"}
 
 
 class MemOp(enum.IntEnum):
@@ -172,19 +176,43 @@ class LsuCycle:
     threads: int
 
 
+def _physical(
+    access: MemAccess, lanes: np.ndarray, memmap: MemoryMap, warp_size: int, slot: int
+) -> Iterator[tuple[int, int, Region]]:
+    """(position, data-port address, region) of every global or local thread position."""
+    for position, addr in zip(lanes.tolist(), access.addrs.tolist(), strict=True):
+        region = memmap.region_of(addr, access.size)
+        if region is Region.GLOBAL:
+            yield position, addr, region
+        elif region is Region.LOCAL:
+            yield position, local_physical(addr, position, slot, memmap, warp_size), region
+
+
 def physical_addresses(
     access: MemAccess, lanes: np.ndarray, memmap: MemoryMap, warp_size: int, slot: int = 0
 ) -> dict[int, int]:
     """The data-port address of every global or local thread position (local ones by
     :func:`local_physical` in warp slot ``slot``); shared and unmapped positions are absent."""
-    physical: dict[int, int] = {}
-    for position, addr in zip(lanes.tolist(), access.addrs.tolist(), strict=True):
-        region = memmap.region_of(addr, access.size)
-        if region is Region.GLOBAL:
-            physical[position] = addr
-        elif region is Region.LOCAL:
-            physical[position] = local_physical(addr, position, slot, memmap, warp_size)
-    return physical
+    return {p: addr for p, addr, _ in _physical(access, lanes, memmap, warp_size, slot)}
+
+
+def transaction_lines(
+    access: MemAccess,
+    lanes: np.ndarray,
+    memmap: MemoryMap,
+    *,
+    warp_size: int,
+    line_bytes: int,
+    slot: int,
+) -> dict[int, bool]:
+    """The line key of each line transaction of a load or store (not an AMO) in the order the
+    LSU serves them, lowest first (the arbiter tree's, seed 000 Sec 4.2), each with whether
+    it holds local memory: what the L1 data cache sees (docs/architecture.md, rule 8)."""
+    lines = {
+        addr // line_bytes: region is Region.LOCAL
+        for _, addr, region in _physical(access, lanes, memmap, warp_size, slot)
+    }
+    return dict(sorted(lines.items()))
 
 
 def _first_per_group(served: int, group: dict[int, int]) -> int:

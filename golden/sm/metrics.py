@@ -28,6 +28,13 @@ class Counters:
     spill_stores: int = 0
     split_cycles: int = 0  # sum over cycles of schedulable splits (for splits per warp)
     live_cycles: int = 0  # cycles the warp was resident
+    #: sums over cycles of the threads in schedulable splits and of the live threads (for TLP)
+    ready_thread_cycles: int = 0
+    live_thread_cycles: int = 0
+    icache_accesses: int = 0  # instruction fetches of a split (golden's instruction cache)
+    icache_misses: int = 0  # of them, those that found their line absent
+    l1d_accesses: int = 0  # line transactions of loads (golden's L1 data cache)
+    l1d_misses: int = 0  # of them, those that found their line absent
     max_splits: int = 0
     max_occupancy: dict[str, int] = field(default_factory=dict)  # stack / st / rt
     #: warp instructions issued with k active threads, at index k (seed 001 Fig 1.1)
@@ -58,6 +65,12 @@ class Counters:
 
 def ratio(numerator: float, denominator: float) -> float:
     return numerator / denominator if denominator else 0.0
+
+
+def mpki(misses: int, thread_instructions: int) -> float:
+    """Misses per thousand thread instructions (seed 002 Sec 6.4's MPKI; GPGPU-Sim counts
+    an instruction per active thread)."""
+    return ratio(1000 * misses, thread_instructions)
 
 
 def geomean(values: Sequence[float]) -> float:
@@ -101,6 +114,16 @@ class Metrics:
         )
 
     @property
+    def tlp(self) -> float:
+        """Thread-level parallelism (seed 002 Fig 4): the share of the live threads of the
+        resident warps that are in a schedulable split, averaged over their resident cycles
+        (under sps, the threads of the top stack entry)."""
+        return ratio(
+            sum(w.ready_thread_cycles for w in self.warps),
+            sum(w.live_thread_cycles for w in self.warps),
+        )
+
+    @property
     def hws_estimate(self) -> float:
         """Seed 001 Sec 6.1: the speedup hws could give this run, Eq 6.1 with the fraction of
         warp instructions whose threads fit in q < W/L quarter-warps (threads distributed
@@ -136,6 +159,10 @@ class Metrics:
             "hint_instructions": c.hint_instructions,
             "spill_loads": c.spill_loads,
             "spill_stores": c.spill_stores,
+            "icache_accesses": c.icache_accesses,
+            "icache_misses": c.icache_misses,
+            "l1d_accesses": c.l1d_accesses,
+            "l1d_misses": c.l1d_misses,
         }
 
     def warp_json(self, c: Counters) -> dict[str, Any]:
@@ -146,6 +173,7 @@ class Metrics:
             **self._common(c),
             "splits_per_warp": ratio(c.split_cycles, c.live_cycles),
             "max_splits": c.max_splits,
+            "tlp": ratio(c.ready_thread_cycles, c.live_thread_cycles),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -157,6 +185,9 @@ class Metrics:
             **self._common(c),
             "splits_per_warp": self.splits_per_warp,
             "max_splits_per_warp": max((w.max_splits for w in self.warps), default=0),
+            "tlp": self.tlp,
+            "icache_mpki": mpki(c.icache_misses, c.thread_instructions),
+            "l1d_mpki": mpki(c.l1d_misses, c.thread_instructions),
             "active_histogram": c.active_histogram,
             "hws_estimate": self.hws_estimate,
             "warps": [self.warp_json(w) for w in self.warps],

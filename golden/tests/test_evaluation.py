@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from reconverge.golden import cli
+from reconverge.golden.evaluation.base import SMOKE
 from reconverge.golden.evaluation.experiments import (
     EXPERIMENTS,
-    SMOKE,
     Claim,
     hmean,
     pearson,
@@ -55,6 +55,8 @@ def test_claims_agree_in_direction_and_size() -> None:
         and claim(12, 12, bound="at most").size_agrees
     )
     assert not claim(13, 17, bound="at most").direction_agrees
+    assert claim(1.0, 1.2, bound="more than").size_agrees
+    assert not claim(1.0, 1.005, bound="more than").direction_agrees  # within 1 %: no rise
 
 
 def test_unstructured_means_leaving_a_loop_or_the_kernel_early() -> None:
@@ -84,7 +86,7 @@ def test_a_task_key_changes_with_every_field() -> None:
     changed = {
         "kernel": "nested", "size": 9, "machine": "eval", "variant": "ppc-implicit",
         "hws": True, "allocator": "affine", "regs": 8, "seed": 1,
-        "split_table": 2, "scoreboard": "plain",
+        "split_table": 2, "scoreboard": "plain", "icache": 2048, "l1d": 0,
     }  # fmt: skip
     assert set(changed) == {f.name for f in fields(Task)}
     keys = {replace(base, **{k: v}).key() for k, v in changed.items()}

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from reconverge.golden import cli
+from reconverge.golden.evaluation.base import SMOKE
 from reconverge.golden.evaluation.experiments import (
     EXPERIMENTS,
-    SMOKE,
     Claim,
     Results,
     Scale,
@@ -212,6 +212,75 @@ FOUND = [
         ["1 of these 2 kernels gains (columns *SIMD sps* / *SIMD mp-orec*): montecarlo 0.135 "
          "to 0.247.", "Within 1 % of sps: ifElse."],
     ),
+    (
+        Claim("TLP, mp - sps (largest gain)", "s", 0.35, 0.2, "k", baseline=0.0,
+              per_kernel={"montecarlo": 0.2, "lud": 0.004},
+              columns={"TLP sps": {"montecarlo": 0.6, "lud": 0.9},
+                       "TLP mp": {"montecarlo": 0.8, "lud": 0.904},
+                       "splits mp": {"montecarlo": 1.4, "lud": 1.01}}),
+        {"montecarlo", "lud"},
+        ["The largest gain: montecarlo 0.600 to 0.800 (1.40 splits per warp under mp).",
+         "or barriers: montecarlo 0.800 and lud 0.904."],
+    ),
+    (
+        Claim("I-cache misses, mp / sps, the kernel with the most code (GPGPU-Sim's I-cache)",
+              "s", 1.0, 1.0, "k", bound="more than", per_kernel={"raytrace": 1.0},
+              columns={"code bytes": {"raytrace": 1836, "lud": 400},
+                       "cache bytes": {"raytrace": 2048, "lud": 2048},
+                       "misses sps": {"raytrace": 15, "lud": 4},
+                       "misses mp": {"raytrace": 15, "lud": 4}}),
+        {"raytrace"},
+        ["ours is below the paper's bound (more than 1).",
+         "The code of raytrace (1,836 bytes) fits the 2,048-byte cache, and mp misses as "
+         "often as sps (15 misses: a line's first fetch",
+         "cost misses only where the code does not fit the cache."],
+    ),
+    (
+        Claim("I-cache misses, mp / sps, the other kernels (GPGPU-Sim's I-cache)", "s", 1.0,
+              1.3, "k", per_kernel={"storeGPU": 1.3, "lud": 1.0},
+              columns={"code bytes": {"storeGPU": 2116, "lud": 400},
+                       "cache bytes": {"storeGPU": 2048, "lud": 2048},
+                       "misses sps": {"storeGPU": 100, "lud": 4},
+                       "misses mp": {"storeGPU": 130, "lud": 4}}),
+        {"storeGPU", "lud"},
+        ["The code of lud (400 bytes) fits the 2,048-byte cache, and mp misses as often as sps "
+         "(4 misses",
+         "storeGPU's code (2,116 bytes) is larger than the cache: mp misses 130 times against "
+         "sps's 100, running splits of a warp in distant blocks"],
+    ),
+    (
+        Claim("cycles of mp, the seed's I-cache / none", "s", 1.0, 1.1, "k",
+              per_kernel={"nested": 1.2, "lud": 1.001, "bfs": 1.1},
+              columns={"misses mp": {"nested": 2, "lud": 4, "bfs": 3},
+                       "cycles mp": {"nested": 1200, "lud": 50000, "bfs": 4000},
+                       "miss latency": {"nested": 220, "lud": 220, "bfs": 220},
+                       "code bytes": {"nested": 132, "lud": 444, "bfs": 248},
+                       "cache bytes": {"nested": 16384, "lud": 16384, "bfs": 16384}}),
+        {"nested", "lud", "bfs"},
+        ["each 220 cycles to memory: nested 1.200 (2 misses in a run of 1,200 cycles) and bfs "
+         "1.100 (3 misses in a run of 4,000 cycles).",
+         "the longest run, lud (50,000 cycles), pays 1.001."],
+    ),
+    (
+        Claim("L1D misses, mp / sps, memcached", "s", 82 / 30, 0.8, "k",
+              per_kernel={"memcached": 0.8},
+              columns={**{f"{n} {p}": {"memcached": v}
+                          for p, vs in (("sps", (15.0, 3500, 13700, 45000, 23000, 0.64)),
+                                        ("mp", (12.0, 2800, 13700, 43000, 21000, 0.76)),
+                                        ("mp-orec", (12.1, 2900, 13600, 42000, 20000, 0.75)))
+                          for n, v in zip(("MPKI", "misses", "load lines", "cycles", "idle",
+                                           "TLP"), vs, strict=True)},
+                       "unavoidable sps": {"memcached": 1070},
+                       "unavoidable mp": {"memcached": 1080},
+                       "cache bytes": {"memcached": 32768}, "line bytes": {"memcached": 128}}),
+        {"memcached"},
+        ["memcached's loads make 13,700 line transactions under each policy; sps misses 3,500 "
+         "(15.0 MPKI), mp 2,800 (12.0), mp-orec 2,900 (12.1).",
+         "sps misses 1,070 and mp 1,080 (first touches, and reloads of lines a store evicted): "
+         "the other 2,430 and 1,720 are lines evicted before their reuse, the run touching at "
+         "least 136,960 bytes against the cache's 32,768 bytes.",
+         "mp evicts fewer lines before their reuse"],
+    ),
 ]  # fmt: skip
 
 
@@ -261,15 +330,18 @@ def fake_results(scale: Scale, names: list[str]) -> Results:
             simd_efficiency=rnd.uniform(0.2, 1.0), lane_utilisation=rnd.uniform(0.2, 1.0),
             splits_per_warp=rnd.uniform(0.8, 2.0), hws_estimate=rnd.uniform(1.0, 3.0),
             max_occupancy={"st": rnd.randrange(1, 20), "rt": rnd.randrange(1, 20)},
+            tlp=rnd.uniform(0.1, 1.0), l1d_mpki=rnd.uniform(0.0, 40.0),
         )  # fmt: skip
-        results[task] = {"metrics": metrics, "grid": 1, "block": 32}
+        results[task] = {"metrics": metrics, "grid": 1, "block": 32,
+                         "code_bytes": rnd.randrange(100, 3000)}  # fmt: skip
     return results
 
 
 def test_every_finding_names_only_the_kernels_of_its_runs() -> None:
     """Every experiment on synthetic runs of kernels that are not the smoke run's: each claim's
     finding names only kernels of the scale, and every finding belongs to a claim."""
-    scale = Scale("eval", "eval-tesla", ("montecarlo", "lud", "recursion", "avgSquare"))
+    scale = Scale("eval", "eval-tesla", ("montecarlo", "lud", "recursion", "avgSquare",
+                                         "memcached", "mummer"))  # fmt: skip
     names = list(EXPERIMENTS)
     results = fake_results(scale, names)
     claims = [c for n in names for c in EXPERIMENTS[n].report(scale, results).claims]

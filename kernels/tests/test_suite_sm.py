@@ -12,6 +12,7 @@ import pytest
 from reconverge.golden.config import SMConfig
 from reconverge.golden.geometry import Geometry
 from reconverge.golden.policies import Policy, WarpFormation
+from reconverge.golden.sm.core import SMResult
 from reconverge.golden.sm.run import run_sm
 from reconverge.kernels import suite
 
@@ -24,10 +25,15 @@ CONFIGS = [
 ]
 
 
-def check(name: str, geometry: Geometry, configs: list[SMConfig], allocator: str) -> None:
+def check(
+    name: str, geometry: Geometry, configs: list[SMConfig], allocator: str, regs: int = 8
+) -> list[SMResult]:
+    """Run suite kernel ``name`` under each configuration, each matching the oracle; the
+    results, in the order of ``configs``."""
     spec = SUITE[name]
     reference = spec.reference()
-    launches = {hints: spec.launch(allocator, 8, hints=hints) for hints in (True, False)}
+    launches = {hints: spec.launch(allocator, regs, hints=hints) for hints in (True, False)}
+    results = []
     for config in configs:
         launch, case = launches[config.explicit]
         result = run_sm(launch.image, launch.config(case.grid, case.block, geometry=geometry),
@@ -39,6 +45,8 @@ def check(name: str, geometry: Geometry, configs: list[SMConfig], allocator: str
             assert np.array_equal(outputs[array], expected), f"{label}: {array} differs"
         assert result.metrics is not None
         assert (result.metrics.counters.hint_instructions > 0) <= config.explicit, label
+        results.append(result)
+    return results
 
 
 @pytest.mark.parametrize("name", list(SUITE))
