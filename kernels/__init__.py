@@ -39,10 +39,26 @@ MODULES = (
 )
 
 
-def suite() -> dict[str, SuiteKernel]:
-    """Every suite kernel by name."""
-    specs = [importlib.import_module(f"reconverge.kernels.{m}").SPEC for m in MODULES]
+#: Modules of the kernels that model a seed's benchmark in the shape the paper describes, beyond
+#: the suite (docs/kernels.md): in :func:`benchmarks` and the evaluation, not in the suite that
+#: co-simulation sweeps.
+SEED_MODULES: tuple[str, ...] = ()
+
+
+def _specs(modules: tuple[str, ...]) -> dict[str, SuiteKernel]:
+    specs = [importlib.import_module(f"reconverge.kernels.{m}").SPEC for m in modules]
     return {s.name: s for s in specs}
 
 
-__all__ = ["MODULES", "Case", "SuiteKernel", "suite"]
+def suite() -> dict[str, SuiteKernel]:
+    """Every suite kernel by name (the kernels of co-simulation)."""
+    return _specs(MODULES)
+
+
+def benchmarks() -> dict[str, SuiteKernel]:
+    """The suite, then the seed benchmarks of :data:`SEED_MODULES`, by name (the kernels of
+    the evaluation and of ``reconverge run``)."""
+    return _specs(MODULES + SEED_MODULES)
+
+
+__all__ = ["MODULES", "SEED_MODULES", "Case", "SuiteKernel", "benchmarks", "suite"]

@@ -61,5 +61,16 @@ def make(size: int, seed: int) -> Case:
 
 
 SPEC = SuiteKernel(
-    "bfs", bfs, make, 24, "BFS on a random graph: atomics, barriers, shared flag", eval_size=2048
+    "bfs",
+    bfs,
+    make,
+    24,
+    "BFS on a random graph: atomics, barriers, shared flag",
+    eval_size=2048,
+    provenance=(
+        "Seed 001 Table 5.2 BFS (Rodinia, a random graph of 4096 nodes): level-synchronous "
+        "search with divergent neighbour scans; differs in running every level inside one block "
+        "(atomic_min, a shared flag after a barrier) where Rodinia launches a kernel per level "
+        "over the whole grid, on a graph of tens of vertices."
+    ),
 )

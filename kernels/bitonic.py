@@ -70,4 +70,9 @@ def make(size: int, seed: int) -> Case:
 SPEC = SuiteKernel(
     "bitonicSort", bitonic, make, 8, "AMD APP SDK BitonicSort: direction if/else, barriers",
     eval_size=NMAX // 2,
+    provenance=(
+        "Seed 003 Sec IV BitonicSort (AMD APP SDK): the same thread-to-pair mapping and "
+        "direction if/else; differs in running every stage and pass inside one kernel in shared "
+        "memory, where the SDK launches a kernel per pass over global memory."
+    ),
 )  # fmt: skip

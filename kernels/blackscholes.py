@@ -125,4 +125,9 @@ def make(size: int, seed: int) -> Case:
 SPEC = SuiteKernel(
     "blackScholes", blackscholes, make, 8, "seed 001 Table 5.2 BS: closed form, no branches",
     eval_size=1536,
+    provenance=(
+        "Seed 001 Table 5.2 BS (NVIDIA's CUDA sample): the closed-form call and put with a "
+        "grid-stride loop and no data branch, as the sample; differs in fixed point, with "
+        "table-based log, exp and a digit-by-digit square root instead of floats."
+    ),
 )  # fmt: skip

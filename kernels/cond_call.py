@@ -38,5 +38,14 @@ def make(size: int, seed: int) -> Case:
 
 
 SPEC = SuiteKernel(
-    "condCall", condCall, make, 8, "seed 000 Listing 1: conditional call", eval_size=1536
+    "condCall",
+    condCall,
+    make,
+    8,
+    "seed 000 Listing 1: conditional call",
+    eval_size=1536,
+    provenance=(
+        "No paper benchmark: the shape of seed 000 Listing 1 (a device function called under a "
+        "divergent condition, laid out after its call site), with a small body of our own."
+    ),
 )

@@ -29,5 +29,15 @@ def make(size: int, seed: int) -> Case:
 
 
 SPEC = SuiteKernel(
-    "ifElse", ifElse, make, 8, "seed 002 Fig 2: if/else reconverging at D", eval_size=1536
+    "ifElse",
+    ifElse,
+    make,
+    8,
+    "seed 002 Fig 2: if/else reconverging at D",
+    eval_size=1536,
+    provenance=(
+        "No paper benchmark: the control-flow shape of seed 002 Fig 2 (an if/else on parity "
+        "reconverging at its immediate postdominator), with arithmetic of our own in each "
+        "block."
+    ),
 )

@@ -97,5 +97,15 @@ def make(size: int, seed: int) -> Case:
 
 
 SPEC = SuiteKernel(
-    "interpreter", interpreter, make, 8, "switch-heavy bytecode interpreter", eval_size=1536
+    "interpreter",
+    interpreter,
+    make,
+    8,
+    "switch-heavy bytecode interpreter",
+    eval_size=1536,
+    provenance=(
+        "No paper benchmark: a switch-heavy shape (an if/elif opcode dispatch every step, "
+        "bytecode loops and jumps), the parallel paths that seed 002 Sec 6.2 attributes to "
+        "switch and else-if statements."
+    ),
 )

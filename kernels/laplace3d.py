@@ -37,5 +37,16 @@ def make(size: int, seed: int) -> Case:
 
 
 SPEC = SuiteKernel(
-    "laplace3d", laplace3d, make, 5, "3-D Laplace stencil: boundary branches", eval_size=48
+    "laplace3d",
+    laplace3d,
+    make,
+    5,
+    "3-D Laplace stencil: boundary branches",
+    eval_size=48,
+    provenance=(
+        "Seed 001 Table 5.2 LPS and seed 002 Table 1 LPS (GPGPU-Sim's 3-D Laplace solver, one "
+        "iteration): the boundary branches of the stencil; differs in one point per thread over "
+        "a small grid, without the benchmark's shared-memory tiling and its nested variable "
+        "index."
+    ),
 )

@@ -34,5 +34,15 @@ def make(size: int, seed: int) -> Case:
 
 
 SPEC = SuiteKernel(
-    "loopBreak", loopBreak, make, 16, "seed 002 Fig 10: loop with break", eval_size=512
+    "loopBreak",
+    loopBreak,
+    make,
+    16,
+    "seed 002 Fig 10: loop with break",
+    eval_size=512,
+    provenance=(
+        "No paper benchmark: the unstructured loop of seed 002 Fig 10 (two exits, one a break) "
+        "that Fig 11's opportunistic reconvergence targets, with data-dependent conditions of "
+        "our own."
+    ),
 )

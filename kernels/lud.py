@@ -69,5 +69,16 @@ def make(size: int, seed: int) -> Case:
 
 
 SPEC = SuiteKernel(
-    "lud", lud, make, 7, "Rodinia LU decomposition: shrinking active region", eval_size=NMAX
+    "lud",
+    lud,
+    make,
+    7,
+    "Rodinia LU decomposition: shrinking active region",
+    eval_size=NMAX,
+    provenance=(
+        "Seed 002 Table 1 LUD (Rodinia): the shrinking active region of LU factorisation with "
+        "barriers; differs in one block factorising a small matrix unblocked in shared memory, "
+        "where Rodinia runs its diagonal, perimeter and internal kernels over 16 x 16 tiles of "
+        "floats."
+    ),
 )

@@ -103,5 +103,16 @@ def make(size: int, seed: int) -> Case:
 
 
 SPEC = SuiteKernel(
-    "memcached", memcached, make, 16, "memcached requests: an if/elif dispatch", eval_size=768
+    "memcached",
+    memcached,
+    make,
+    16,
+    "memcached requests: an if/elif dispatch",
+    eval_size=768,
+    provenance=(
+        "Seed 002 Table 1 MEMC (Hetherington et al.): one request per thread, a hashed chain "
+        "walk comparing keys, then an if/elif dispatch over GET, DELETE, INCR and DECR "
+        "outcomes; differs in having no SET that inserts (the benchmarks kernel memc adds sets "
+        "and longer chains) and in small integer keys."
+    ),
 )

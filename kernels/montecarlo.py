@@ -138,5 +138,16 @@ def make(size: int, seed: int) -> Case:
 
 
 SPEC = SuiteKernel(
-    "montecarlo", montecarlo, make, 16, "MC-GPU photon transport: early exits", eval_size=1536
+    "montecarlo",
+    montecarlo,
+    make,
+    16,
+    "MC-GPU photon transport: early exits",
+    eval_size=1536,
+    provenance=(
+        "Seed 002 Table 1 MC (MC-GPU photon transport): Woodcock tracking with three exits "
+        "(absorbed, escaped, energy cut-off), one nested in the interaction's else-if chain; "
+        "differs in a 16 x 16 2-D phantom of three materials in fixed point (MC-GPU: 3-D "
+        "voxels, floats); the benchmarks kernel mc adds step-limit and roulette exits."
+    ),
 )

@@ -148,4 +148,9 @@ def make(size: int, seed: int) -> Case:
 SPEC = SuiteKernel(
     "neuralNet", neuralnet, make, 1, "seed 001 Table 5.2 NN: one-thread final layers",
     eval_size=28,
+    provenance=(
+        "Seed 001 Table 5.2 NN (Simard-style handwritten-digit network): a strided convolution, "
+        "then layers computed by a few threads or one, the benchmark's low-occupancy phases; "
+        "differs in integer weights chosen as digit templates and one small bitmap per block."
+    ),
 )  # fmt: skip

@@ -57,5 +57,16 @@ def make(size: int, seed: int) -> Case:
 
 
 SPEC = SuiteKernel(
-    "nqueens", nqueens, make, 5, "N-Queens by backtracking: irregular search", eval_size=7
+    "nqueens",
+    nqueens,
+    make,
+    5,
+    "N-Queens by backtracking: irregular search",
+    eval_size=7,
+    provenance=(
+        "Seed 001 Table 5.2 NQU (N-Queen solver): irregular backtracking search with per-thread "
+        "depth; differs from GPGPU-Sim's NQU (bitmask boards in shared memory, many partial "
+        "boards per block) in giving each thread one first-queen column and an explicit column "
+        "stack in global memory, so only N threads run."
+    ),
 )

@@ -78,4 +78,9 @@ def make(size: int, seed: int) -> Case:
 SPEC = SuiteKernel(
     "pathfinder", pathfinder, make, 16, "seed 003 Sec IV Rodinia pathfinder: IN_RANGE, barriers",
     eval_size=BLOCK,
+    provenance=(
+        "Seed 003 Sec IV pathfinder (Rodinia's dynproc_kernel): one launch of the shrinking "
+        "IN_RANGE pyramid with barriers; differs in leaving out the break after the last row "
+        "and in blocks of at most 128 threads (Rodinia 256)."
+    ),
 )  # fmt: skip

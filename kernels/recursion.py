@@ -45,5 +45,15 @@ def make(size: int, seed: int) -> Case:
 
 
 SPEC = SuiteKernel(
-    "recursion", recursion, make, 8, "recursion: divergent call depth", eval_size=512
+    "recursion",
+    recursion,
+    make,
+    8,
+    "recursion: divergent call depth",
+    eval_size=512,
+    provenance=(
+        "No paper benchmark: a control-flow shape (tree-recursive Fibonacci, mutually recursive "
+        "parity) for seed 000's per-thread SP ordering, with a call depth that differs per "
+        "thread."
+    ),
 )

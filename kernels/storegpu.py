@@ -126,4 +126,9 @@ def make(size: int, seed: int) -> Case:
 SPEC = SuiteKernel(
     "storeGPU", storegpu, make, 8, "seed 001 Table 5.2 STO: sliding-window MD5",
     eval_size=1536,
+    provenance=(
+        "Seed 001 Table 5.2 STO (StoreGPU's sliding-window MD5): one window hash per thread, "
+        "branches only on the word index; differs in windows of at most 55 bytes (one MD5 "
+        "block) over a small input (the paper: 192 KB)."
+    ),
 )  # fmt: skip

@@ -5,7 +5,7 @@ reference output."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -35,7 +35,9 @@ class SuiteKernel:
     """A workload of the suite. ``make(size, seed)`` builds a launch; ``size`` scales the
     work, ``default_size`` is small enough for RTL co-simulation, ``eval_size`` fills the
     evaluation SM (docs/evaluation.md: full warps of 32, about 1536 threads or more where the
-    kernel scales). ``shape`` says which seed figure or control-flow shape it reproduces."""
+    kernel scales). ``shape`` says which seed figure or control-flow shape it reproduces;
+    ``provenance`` (keyword only) which paper benchmark it models (seed and benchmark name),
+    the shape it keeps and what differs, or that it models none (docs/kernels.md)."""
 
     name: str
     kernel: Kernel
@@ -43,6 +45,11 @@ class SuiteKernel:
     default_size: int
     shape: str
     eval_size: int | None = None  # None: the default size
+    provenance: str = field(kw_only=True)
+
+    def __post_init__(self) -> None:
+        if not self.provenance.strip():
+            raise ValueError(f"suite kernel {self.name}: say which benchmark it models")
 
     def case(self, size: int | None = None, seed: int = 0) -> Case:
         return self.make(self.default_size if size is None else size, seed)

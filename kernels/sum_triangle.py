@@ -39,4 +39,8 @@ SPEC = SuiteKernel(
     6,
     "seed 004 Fig 2.1 sumTriangle: divergent loop",
     eval_size=256,
+    provenance=(
+        "No paper benchmark: seed 004's worked example (Fig 2.1 right), a loop whose trip count "
+        "is the thread index, so its counter is uniform inside and divergent after it."
+    ),
 )

@@ -159,7 +159,10 @@ def _reassigned_case(size: int, seed: int) -> Case:
     return Case({"out": np.zeros(size, np.int32), "xs": xs, "n": 20}, grid=1, block=size)
 
 
-REASSIGNED = SuiteKernel("reassigned", _reassigned, _reassigned_case, 8, "parameter reassigned")
+REASSIGNED = SuiteKernel(
+    "reassigned", _reassigned, _reassigned_case, 8, "parameter reassigned",
+    provenance="No paper benchmark: a test case for spilling a reassigned parameter.",
+)  # fmt: skip
 
 
 @pytest.mark.parametrize("allocator", regalloc.ALLOCATORS)

@@ -1,0 +1,47 @@
+"""The benchmark registry (docs/kernels.md): the suite unchanged and first, every kernel with its
+provenance (which seed benchmark it models, or that it models none)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from reconverge.kernels import MODULES, SEED_MODULES, SuiteKernel, benchmarks, suite
+from reconverge.kernels.avg_square import avgSquare
+from reconverge.kernels.avg_square import make as avg_square_case
+
+SUITE_NAMES = [
+    "avgSquare", "sumTriangle", "initRows", "ifElse", "nested", "loopBreak", "condCall",
+    "recursion", "bfs", "nqueens", "mandelbrot", "hashLookup", "laplace3d", "interpreter",
+    "memcached", "mummer", "montecarlo", "lud", "raytrace",
+    "aes", "libor", "pathfinder", "bitonicSort", "blackScholes", "neuralNet", "storeGPU",
+]  # fmt: skip
+
+
+def test_the_suite_is_unchanged_and_benchmarks_extend_it() -> None:
+    assert len(MODULES) == 26 and list(suite()) == SUITE_NAMES
+    names = list(benchmarks())
+    assert names[: len(SUITE_NAMES)] == SUITE_NAMES
+    assert len(names) == len(SUITE_NAMES) + len(SEED_MODULES)  # no name taken twice
+    assert all(benchmarks()[n] is suite()[n] for n in SUITE_NAMES)
+
+
+@pytest.mark.parametrize("name", list(benchmarks()))
+def test_every_benchmark_says_where_it_comes_from(name: str) -> None:
+    provenance = benchmarks()[name].provenance
+    assert len(provenance) > 40, provenance
+    # a seed and a benchmark or figure of it, or the honest "no paper benchmark"
+    assert re.search(r"[Ss]eed 00[0-4]", provenance), provenance
+
+
+@pytest.mark.parametrize("name", [n for n in benchmarks() if n not in suite()])
+def test_seed_benchmarks_fill_full_warps_at_eval_size(name: str) -> None:
+    spec = benchmarks()[name]
+    case = spec.case(spec.eval_size)
+    assert case.block % 32 == 0 and case.grid * case.block >= 1536, (case.grid, case.block)
+
+
+def test_a_kernel_without_provenance_is_refused() -> None:
+    with pytest.raises(ValueError, match="which benchmark"):
+        SuiteKernel("x", avgSquare, avg_square_case, 4, "shape", provenance=" ")
