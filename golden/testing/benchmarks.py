@@ -61,4 +61,7 @@ def c_div(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
 
 def fits_int32(*values: np.ndarray | int) -> bool:
     """Whether every value lies in the int32 range (no intermediate of the kernel wraps)."""
-    return all(int(np.min(v)) >= -(1 << 31) and int(np.max(v)) < 1 << 31 for v in values)
+    return all(
+        np.size(v) == 0 or (int(np.min(v)) >= -(1 << 31) and int(np.max(v)) < 1 << 31)
+        for v in values
+    )
