@@ -18,8 +18,8 @@ from reconverge.kernels.suite import SuiteKernel
 #: The policies a benchmark's test runs under by default: the stack, the stack-less order and
 #: the split tables with early reconvergence (seed 002's baseline and its proposal).
 POLICIES = (Policy.SPS, Policy.STACKLESS, Policy.MP_OREC)
-#: Their geometry: W = 8 on L = 4, several warps even at the kernels' default sizes.
-GEOMETRY = Geometry(warp_size=8, simd_width=4)
+#: Their geometry: the seeds' W = 32 on L = 8 (the evaluation's warps).
+GEOMETRY = Geometry(warp_size=32, simd_width=8)
 
 
 def run_policies(
