@@ -1,11 +1,11 @@
 """What ``reconverge run`` and ``reconverge compare`` run: a program (an ELF or assembly file,
-launched with the command line's grid, block and arguments), or a kernel of the kernel
-language compiled on the fly and bound to the inputs of its suite case (a suite kernel's name,
-or a ``FILE.py`` that defines ``SPEC = SuiteKernel(...)``), whose outputs are then checked
-against the oracle. A kernel is compiled twice, with reconvergence hints for the policies that
-use them and without for the others (DESIGN.md: the hints are emitted for sps, mp, dps, ppc
-explicit and left out for stack-less and ppc implicit), so that the dynamic instruction counts
-compare as seed 003 does."""
+launched with the command line's grid, block and arguments), or a kernel of the kernel language
+compiled on the fly and bound to the inputs of its suite case (a name of
+:func:`~reconverge.kernels.benchmarks`, the suite or a seed benchmark, or a ``FILE.py`` that
+defines ``SPEC = SuiteKernel(...)``), whose outputs are then checked against the oracle. A
+kernel is compiled twice, with reconvergence hints for the policies that use them and without
+for the others (DESIGN.md: the hints are emitted for sps, mp, dps, ppc explicit and left out for
+stack-less and ppc implicit), so that the dynamic instruction counts compare as seed 003 does."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from reconverge.golden.image import Image
 from reconverge.golden.loader import load_program
 from reconverge.golden.memmap import MemoryMap
 from reconverge.golden.params import SMParams
-from reconverge.kernels import SuiteKernel, suite
+from reconverge.kernels import SuiteKernel, benchmarks
 
 PROGRAM_SUFFIXES = (".elf", ".s", ".S", ".asm")
 
@@ -164,7 +164,7 @@ def load_workload(
             raise UserError(f"{path}: no such file")
         kernel = _file_suite_kernel(path)
     else:
-        kernels = suite()
+        kernels = benchmarks()
         if spec not in kernels:
             raise UserError(
                 f"{spec}: not a program file (.elf, .S) nor a suite kernel ({', '.join(kernels)})"

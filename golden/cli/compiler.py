@@ -1,7 +1,8 @@
 """The compiler's sub-commands of the ``reconverge`` CLI: ``compile`` and ``analyze``.
 
 ``KERNEL`` is a Python file defining kernels (``path.py``, or ``path.py:name`` when it defines
-several; ``--kernel name`` works too) or the name of a kernel of the suite (``avgSquare``).
+several; ``--kernel name`` works too) or the name of a kernel of the suite or of the seed
+benchmarks (``avgSquare``, ``mand``: :func:`reconverge.kernels.benchmarks`).
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ def resolve_kernel(spec: str, name: str | None = None) -> lang.Kernel:
         kernels = lang.load_kernels(path)
         where = path
     else:
-        from reconverge.kernels import suite
+        from reconverge.kernels import benchmarks
 
-        kernels = {n: s.kernel for n, s in suite().items()}
+        kernels = {n: s.kernel for n, s in benchmarks().items()}
         if wanted is None:
             wanted = path
         where = "the kernel suite"

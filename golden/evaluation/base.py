@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from reconverge.golden.evaluation.tasks import Task
-from reconverge.kernels import suite
+from reconverge.kernels import benchmarks
 
 Result = dict[str, Any]
 Results = dict[Task, Result]
@@ -31,12 +31,12 @@ class Scale:
     memory_machine: str = "eval"
 
     def size(self, kernel: str) -> int:
-        spec = suite()[kernel]
+        spec = benchmarks()[kernel]
         return (spec.eval_size or spec.default_size) if self.eval_sizes else spec.default_size
 
 
 #: The evaluation proper (docs/evaluation.md).
-FULL = Scale("eval", "eval-tesla", tuple(suite()))
+FULL = Scale("eval", "eval-tesla", tuple(benchmarks()))
 #: A slice of every experiment small enough for ``make test`` (the memory rows on the
 #: evaluation machine, the co-simulation one having no caches).
 SMOKE = Scale("cosim", "cosim", ("ifElse", "loopBreak", "nested"), eval_sizes=False)

@@ -32,7 +32,7 @@ from reconverge.golden.evaluation.memory import add_memory_rows, memory_tasks
 from reconverge.golden.evaluation.tasks import Task
 from reconverge.golden.params import CONFIGS
 from reconverge.golden.sm.metrics import geomean
-from reconverge.kernels import suite
+from reconverge.kernels import benchmarks
 
 # -- seed 002: multi-path IPDOM -------------------------------------------------------------
 
@@ -479,7 +479,7 @@ SEED003_VARIANTS = ("dps", "ppc", "ppc-implicit")
 def unstructured(kernel: str) -> bool:
     """Whether a suite kernel leaves a loop or the kernel early (``break``, ``continue``, or a
     ``return`` before the end): the unstructured control flow of seed 003 Fig 6."""
-    tree = suite()[kernel].kernel.source.tree
+    tree = benchmarks()[kernel].kernel.source.tree
     last = tree.body[-1]
     return any(
         isinstance(node, ast.Break | ast.Continue)
@@ -755,7 +755,7 @@ class AnalysisCost:
 
 def analysis_cost(kernel: str, repeats: int = 20) -> AnalysisCost:
 
-    module = analysis.build_ir(suite()[kernel].kernel)
+    module = analysis.build_ir(benchmarks()[kernel].kernel)
     functions = [analysis.analyse_function(f).function for f in module.functions.values()]
 
     def best(run: Callable[[Any], dict[Any, Any]]) -> tuple[float, list[dict[Any, Any]]]:

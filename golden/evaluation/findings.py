@@ -20,7 +20,7 @@ from reconverge.golden.evaluation.experiments import (
     unstructured,
 )
 from reconverge.golden.evaluation.memory import GPGPU_SIM_SIZE, MEMC, MUM, SEED_SIZE
-from reconverge.kernels import suite
+from reconverge.kernels import benchmarks
 
 Column = Mapping[str, float]
 #: The text of a claim's "why", from the claim's measurements.
@@ -216,7 +216,8 @@ def _table_entries(table: str, c: Claim) -> str:
     text = [verdict(c) + "."]
     if over:
         text.append(
-            _and([f"{k} uses {most[k]:g} ({suite()[k].shape}; mp: {mp[k]:g})" for k in over]) + "."
+            _and([f"{k} uses {most[k]:g} ({benchmarks()[k].shape}; mp: {mp[k]:g})" for k in over])
+            + "."
         )
         kept = [k for k in over if mp[k] == most[k]]
         if kept:

@@ -19,7 +19,7 @@ from reconverge.golden.evaluation.experiments import (
 from reconverge.golden.evaluation.findings import finding
 from reconverge.golden.evaluation.tasks import Task
 from reconverge.golden.params import CONFIGS
-from reconverge.kernels import suite
+from reconverge.kernels import benchmarks
 
 
 class EvaluationError(Exception):
@@ -77,13 +77,16 @@ def _kernels(scale: Scale, results: Results) -> list[str]:
         if sps is None or "metrics" not in sps:
             continue
         m = sps["metrics"]
+        spec = benchmarks()[k]
+        provenance = spec.provenance.replace("|", "\\|")  # a table cell
         rows.append(
-            f"| {k} | {suite()[k].shape} | {scale.size(k)} | {sps['grid']} x {sps['block']} | "
-            f"{m['thread_instructions']:,} | {m['cycles']:,} |"
+            f"| {k} | {spec.shape} | {provenance} | {scale.size(k)} | "
+            f"{sps['grid']} x {sps['block']} | {m['thread_instructions']:,} | {m['cycles']:,} |"
         )
     return [
-        "| kernel | shape | size | grid x block | thread instructions (sps) | cycles (sps) |",
-        "|---|---|---|---|---|---|",
+        "| kernel | shape | provenance | size | grid x block | thread instructions (sps) | "
+        "cycles (sps) |",
+        "|---|---|---|---|---|---|---|",
         *rows,
     ]
 

@@ -23,7 +23,7 @@ from reconverge.golden.config import ScoreboardKind
 from reconverge.golden.params import CONFIGS, Machine
 from reconverge.golden.policies import Mechanism, WarpFormation, variant
 from reconverge.golden.sm.run import run_sm
-from reconverge.kernels import suite
+from reconverge.kernels import benchmarks
 
 #: Packages of golden that no run imports: the area model, the command line, test support
 #: (of the evaluation only this module counts).
@@ -115,7 +115,7 @@ def kernel_version(kernel: str) -> str:
     common code and start-up files (so adding a kernel leaves the others' results valid)."""
 
     folder = Path(__file__).resolve().parents[2] / "kernels"
-    module = Path(sys.modules[suite()[kernel].kernel.fn.__module__].__file__ or "")
+    module = Path(sys.modules[benchmarks()[kernel].kernel.fn.__module__].__file__ or "")
     seen = {folder / "suite.py", folder / "crt0.S", folder / "link.ld"}
     todo = [module]
     while todo:
@@ -142,7 +142,7 @@ def _reference(kernel: str, size: int, seed: int) -> dict[str, np.ndarray]:
     """The oracle's outputs, computed once per process (every configuration of a kernel at one
     size compares with the same)."""
 
-    return suite()[kernel].reference(size, seed)
+    return benchmarks()[kernel].reference(size, seed)
 
 
 def run_task(task: Task) -> dict[str, Any]:
@@ -155,7 +155,7 @@ def run_task(task: Task) -> dict[str, Any]:
     started = time.monotonic()
     params = task.params()
     config = params.config.with_mechanism(task.mechanism)
-    kernel = suite()[task.kernel]
+    kernel = benchmarks()[task.kernel]
     try:
         launch, case = kernel.launch(
             task.allocator, task.regs, task.size, task.seed, hints=config.explicit
