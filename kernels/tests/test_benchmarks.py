@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
+from reconverge.golden.compiler import regalloc
+from reconverge.golden.functional import run
+from reconverge.golden.geometry import Geometry
 from reconverge.kernels import MODULES, SEED_MODULES, SuiteKernel, benchmarks, suite
 from reconverge.kernels.avg_square import avgSquare
 from reconverge.kernels.avg_square import make as avg_square_case
@@ -40,6 +44,22 @@ def test_seed_benchmarks_fill_full_warps_at_eval_size(name: str) -> None:
     spec = benchmarks()[name]
     case = spec.case(spec.eval_size)
     assert case.block % 32 == 0 and case.grid * case.block >= 1536, (case.grid, case.block)
+
+
+@pytest.mark.parametrize("name", [n for n in benchmarks() if n not in suite()])
+def test_seed_benchmarks_compile_under_every_allocator(name: str) -> None:
+    """Spilling at 5 registers under each allocator, and the widest budget (the register
+    budgets of the evaluation's seed 004 rows), on the functional model."""
+    spec = benchmarks()[name]
+    reference = spec.reference()
+    budgets = [(a, 5) for a in regalloc.ALLOCATORS] + [("affine", regalloc.MAX_REGS)]
+    for allocator, regs in budgets:
+        launch, case = spec.launch(allocator, regs)
+        result = run(launch.image, launch.config(case.grid, case.block, geometry=Geometry(8, 4)))
+        result.check()
+        outputs = launch.outputs(result)
+        for array, expected in reference.items():
+            assert np.array_equal(outputs[array], expected), f"{allocator} {regs}: {array}"
 
 
 def test_a_kernel_without_provenance_is_refused() -> None:
