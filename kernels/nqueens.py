@@ -67,6 +67,7 @@ SPEC = SuiteKernel(
         "Seed 001 Table 5.2 NQU (N-Queen solver): irregular backtracking search with per-thread "
         "depth; differs from GPGPU-Sim's NQU (bitmask boards in shared memory, many partial "
         "boards per block) in giving each thread one first-queen column and an explicit column "
-        "stack in global memory, so only N threads run."
+        "stack in global memory, so only N threads run (the benchmarks kernel nqu has the "
+        "benchmark's shape)."
     ),
 )
