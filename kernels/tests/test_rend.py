@@ -95,7 +95,7 @@ def render(size: int, seed: int) -> tuple[list[int], list[int]]:
     return image, visits
 
 
-@pytest.mark.parametrize(("size", "seed"), [(SPEC.default_size, 0), (13, 3), (SHAPE_SIZE, 1)])
+@pytest.mark.parametrize(("size", "seed"), [(SPEC.default_size, 0), (SHAPE_SIZE, 1)])
 def test_oracle_is_the_host_traversal(size: int, seed: int) -> None:
     image, visits = render(size, seed)
     reference = cached_reference(SPEC, size, seed)
