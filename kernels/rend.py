@@ -26,7 +26,7 @@ from reconverge.kernels.suite import Case, SuiteKernel, int32_array
 FRAC = 8  # Q8
 NODE = 9
 DEPTH = 16  # stack words per thread
-GRID = 6  # the city's blocks across, at most
+GRID = 4  # the city's blocks across, at most
 INV = 1 << 16  # 1 / d in Q8 is INV // d
 BIG = 1 << 17  # 1 / 0
 MAX_T = 1 << 16

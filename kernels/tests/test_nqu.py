@@ -61,8 +61,8 @@ def test_golden_sm_matches_the_oracle_under_three_policies() -> None:
 
 def test_threads_of_a_warp_search_unequally() -> None:
     """NQU's shape: within one warp some boards have no completion and others several, and the
-    work (queens placed) differs by more than 2x between its threads."""
+    work (queens placed) differs by more than 2x between its threads that place any."""
     out = cached_reference(SPEC, 8, 1)
     count, nodes = out["count"][:32], out["nodes"][:32]
     assert (count == 0).any() and count.max() >= 2
-    assert nodes.max() > 2 * nodes.min()
+    assert nodes.max() > 2 * nodes[nodes > 0].min()
