@@ -40,7 +40,7 @@ MODULES = (
 
 
 #: Modules of the kernels that model a seed's benchmark in the shape the paper describes, beyond
-#: the suite (docs/kernels.md): in :func:`benchmarks` and the evaluation, not in the suite that
+#: the suite (docs/compiler.md): in :func:`benchmarks` and the evaluation, not in the suite that
 #: co-simulation sweeps.
 SEED_MODULES = ("mand", "mc", "rend", "memc", "mum", "nqu")
 

@@ -37,7 +37,7 @@ class SuiteKernel:
     evaluation SM (docs/evaluation.md: full warps of 32, about 1536 threads or more where the
     kernel scales). ``shape`` says which seed figure or control-flow shape it reproduces;
     ``provenance`` (keyword only) which paper benchmark it models (seed and benchmark name),
-    the shape it keeps and what differs, or that it models none (docs/kernels.md)."""
+    the shape it keeps and what differs, or that it models none (docs/compiler.md)."""
 
     name: str
     kernel: Kernel

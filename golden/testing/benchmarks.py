@@ -1,5 +1,5 @@
 """What the tests of the seed benchmarks (``kernels/tests/test_mand.py`` and its siblings,
-docs/kernels.md) share: a kernel compiled and run on the cycle-level SM under several policies,
+docs/compiler.md) share: a kernel compiled and run on the cycle-level SM under several policies,
 each run's memory held to the oracle, and int32 arithmetic of a host-side model."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The benchmark registry (docs/kernels.md): the suite unchanged and first, every kernel with its
+"""The benchmark registry (docs/compiler.md): the suite unchanged and first, every kernel with its
 provenance (which seed benchmark it models, or that it models none)."""
 
 from __future__ import annotations
