@@ -33,9 +33,9 @@ from reconverge.kernels.suite import Case, SuiteKernel, int32_array
 
 NX = NZ = 16  # cells across and in depth
 PHOTONS = 2  # histories per thread
-MAX_STEPS = 24
+MAX_STEPS = 16
 ONE = 1 << 16  # weight 1.0
-WMIN = ONE >> 4
+WMIN = ONE >> 3
 ROULETTE = 8  # a power of two
 WSHIFT = 4  # tallies: weight >> WSHIFT
 PIX = Q - 1  # the surface tallies' bins: half a cell

@@ -177,9 +177,9 @@ def depth(nodes: list[list[int]], node: int = 0) -> int:
 
 
 def make(size: int, seed: int) -> Case:
-    """A ``size`` x ``3 size / 4`` image of the city of ``seed`` (``size // 4`` blocks across,
+    """A ``size`` x ``2 size / 3`` image of the city of ``seed`` (``size // 4`` blocks across,
     2 to ``GRID``), one thread per pixel."""
-    width, height = size, max(2, size * 3 // 4)
+    width, height = size, max(2, size * 2 // 3)
     nodes = bvh(city(min(GRID, max(2, size // 4)), seed))
     if depth(nodes) > DEPTH:
         raise ValueError(f"rend: the BVH is {depth(nodes)} levels deep, the stack {DEPTH}")

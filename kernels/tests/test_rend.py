@@ -14,7 +14,7 @@ from reconverge.kernels import rend
 
 SPEC = rend.SPEC
 F = rend.FRAC
-SHAPE_SIZE = 16
+SHAPE_SIZE = 24  # 384 pixels: 12 warps, the top ones over the roofs
 
 
 def slab(box: list[int], o: list[int], inv: list[int]) -> tuple[int, int, int]:
@@ -95,7 +95,7 @@ def render(size: int, seed: int) -> tuple[list[int], list[int]]:
     return image, visits
 
 
-@pytest.mark.parametrize(("size", "seed"), [(SPEC.default_size, 0), (SHAPE_SIZE, 1)])
+@pytest.mark.parametrize(("size", "seed"), [(SPEC.default_size, 0), (16, 1)])
 def test_oracle_is_the_host_traversal(size: int, seed: int) -> None:
     image, visits = render(size, seed)
     reference = cached_reference(SPEC, size, seed)
