@@ -2,10 +2,10 @@
 bounding volume hierarchy) in the shape of its traversal: each thread traces its pixel's ray
 down a BVH with a stack of its own (in global memory, ``DEPTH`` words per thread), nearest
 child first, culling every node the ray meets no nearer than its best hit, then a shadow ray
-towards the light through the same loop, which stops at the first occluder (any hit). A sky
-ray leaves after the root's box, a ray grazing the roofs visits dozens of nodes: the load
-imbalance seed 002 Sec 6.2 reports for REND, where "some warps exit the kernel early while
-others continue execution under divergence".
+towards the light through the same loop, which stops at the first occluder (any hit). A ray
+that misses the city's bounds leaves after the root's box, one among the roofs visits dozens of
+nodes: the load imbalance seed 002 Sec 6.2 reports for REND, where "some warps exit the kernel
+early while others continue execution under divergence".
 
 The scene is a city: a floor slab and up to ``GRID`` x ``GRID`` boxes of random size on it
 (``city``, fewer at small sizes); the boxes are the BVH's leaves (one primitive each), so one

@@ -108,9 +108,10 @@ def test_golden_sm_matches_the_oracle_under_two_policies() -> None:
 
 
 def test_work_is_imbalanced_across_threads_and_warps() -> None:
-    """REND's shape: a sky ray tests the root alone, a ray among the buildings dozens of nodes;
-    a warp of 32 holds both (more than 2x between its threads), and some warps finish after a
-    fraction of the work of others (their longest threads differ by more than 2x)."""
+    """REND's shape: a ray missing the city's box tests the root alone, one among the buildings
+    dozens of nodes; within a warp of 32 the threads' work differs by more than 2x, and some
+    warps finish after a fraction of the work of others (their longest threads differ by more
+    than 2x)."""
     visits = cached_reference(SPEC, SHAPE_SIZE, 1)["visits"]
     assert visits.max() > 2 * max(1, int(np.median(visits[visits > 1]) // 2))
     warps = visits[: len(visits) // 32 * 32].reshape(-1, 32)
