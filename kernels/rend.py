@@ -7,9 +7,10 @@ that misses the city's bounds leaves after the root's box, one among the roofs v
 nodes: the load imbalance seed 002 Sec 6.2 reports for REND, where "some warps exit the kernel
 early while others continue execution under divergence".
 
-The scene is a city: a floor slab and up to ``GRID`` x ``GRID`` boxes of random size on it
-(``city``, fewer at small sizes); the boxes are the BVH's leaves (one primitive each), so one
-slab test serves the inner nodes and the primitives. A node is ``NODE`` words: its box (min x,
+The scene is a city: up to ``GRID`` x ``GRID`` boxes of random size (``city``, fewer at small
+sizes) on the floor, the plane y = 0, which a primary ray meets (or not) before it enters the
+tree; the boxes are the BVH's leaves (one primitive each), so one slab test serves the inner
+nodes and the primitives. A node is ``NODE`` words: its box (min x,
 y, z, max x, y, z, Q8 units), then for an inner node its two children and the axis it was split
 on, for a leaf -1, the albedo and 0. The entry axis of the slab test gives the hit face's
 normal. ``image[p]`` is the pixel's shade, ``visits[p]`` the nodes its rays tested. Coordinates
@@ -35,6 +36,7 @@ SHADOW = 3  # the shadow ray is (light - hit) >> SHADOW, so the light is at t = 
 EYE_Y, EYE_Z, TILT, SPAN = 5 << FRAC, -12 << FRAC, 90, 150
 LIGHT_X, LIGHT_Y, LIGHT_Z = -7 << FRAC, 12 << FRAC, -5 << FRAC
 SKY, AMBIENT = 120, 60
+FLOOR, FLOOR_ALBEDO = -2, 200  # the floor's "node" and albedo
 FACE_X, FACE_Y, FACE_Z = 150, 196, 110  # the light's contribution by the face's axis
 
 
@@ -62,6 +64,10 @@ def rend(image: Array, visits: Array, nodes: Array, stack: Array, width: int, he
         iz = INV // dz if dz != 0 else BIG
         hit = -1
         axis = 0
+        if ray == 0 and dy < 0 and ((-oy * iy) >> FRAC) < best:  # the floor, y = 0 (no box)
+            best = (-oy * iy) >> FRAC
+            hit = FLOOR
+            axis = 1
         sp = 0
         node = 0
         while node >= 0:
@@ -100,14 +106,14 @@ def rend(image: Array, visits: Array, nodes: Array, stack: Array, width: int, he
                 sp -= 1
                 node = stack[base + sp]
         if ray == 1:  # lit unless something stands between the point and the light
-            if hit < 0:
+            if hit == -1:
                 light = FACE_X if face == 0 else (FACE_Y if face == 1 else FACE_Z)
                 color += (albedo * light) >> FRAC
             break
-        if hit < 0:
+        if hit == -1:
             color = SKY + (dy >> 2)
             break
-        albedo = nodes[hit * NODE + 7]
+        albedo = FLOOR_ALBEDO if hit == FLOOR else nodes[hit * NODE + 7]
         face = axis
         ox += (best * dx) >> FRAC
         oy += (best * dy) >> FRAC
@@ -117,7 +123,9 @@ def rend(image: Array, visits: Array, nodes: Array, stack: Array, width: int, he
         dy = (LIGHT_Y - oy) >> SHADOW
         dz = (LIGHT_Z - oz) >> SHADOW
         d = dx if face == 0 else (dy if face == 1 else dz)
-        mid = nodes[hit * NODE + face] + nodes[hit * NODE + face + 3]  # twice the box's middle
+        mid = -UNBOUNDED  # the floor's top side
+        if hit != FLOOR:
+            mid = nodes[hit * NODE + face] + nodes[hit * NODE + face + 3]  # twice the middle
         if (d > 0) == ((ox if face == 0 else (oy if face == 1 else oz)) << 1 < mid):
             break  # the face (on the box's min or max side) looks away from the light
         best = 1 << (FRAC + SHADOW)
@@ -127,13 +135,13 @@ def rend(image: Array, visits: Array, nodes: Array, stack: Array, width: int, he
 
 
 def city(blocks: int, seed: int) -> list[tuple[np.ndarray, int]]:
-    """The boxes (2 x 3 corners in units) and their albedos: the floor, then the buildings of
-    the ``blocks`` x ``blocks`` blocks that have one (about two in three)."""
+    """The boxes (2 x 3 corners in units) and their albedos: the buildings of the ``blocks`` x
+    ``blocks`` blocks that have one (the first, and about two in three of the others)."""
     rng = np.random.default_rng(seed)
-    boxes = [(np.array([[-16.0, -1.0, -14.0], [16.0, 0.0, 24.0]]), 200)]
+    boxes = []
     for i in range(blocks):
         for j in range(blocks):
-            if rng.random() < 1 / 3:
+            if rng.random() < 1 / 3 and i + j > 0:
                 continue
             cx = 3 * (i - (blocks - 1) / 2) + rng.uniform(-0.4, 0.4)
             cz = 1 + 3 * j + rng.uniform(-0.4, 0.4)

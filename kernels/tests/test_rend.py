@@ -29,13 +29,17 @@ def slab(box: list[int], o: list[int], inv: list[int]) -> tuple[int, int, int]:
 
 
 class Ray:
-    """A ray traced down the BVH recursively: ``best``, ``hit`` and its ``axis``, ``visits``."""
+    """A ray traced down the BVH recursively: ``best``, ``hit`` and its ``axis``, ``visits``.
+    A primary ray meets the floor (y = 0) first if it heads down."""
 
     def __init__(self, nodes: list[list[int]], o: list[int], d: list[int], best: int,
                  skip: int, any_hit: bool) -> None:  # fmt: skip
         self.nodes, self.o, self.d, self.skip, self.any_hit = nodes, o, d, skip, any_hit
         self.inv = [int(c_div(rend.INV, c)) if c else rend.BIG for c in d]
         self.best, self.hit, self.axis, self.visits = best, -1, 0, 0
+        self.floor = (-o[1] * self.inv[1]) >> F if not any_hit and d[1] < 0 else rend.MAX_T
+        if self.floor < best:
+            self.best, self.hit, self.axis = self.floor, rend.FLOOR, 1
         self.visit(0)
 
     def visit(self, i: int) -> bool:
@@ -58,7 +62,7 @@ class Ray:
             lo, hi, _ = slab(node, self.o, self.inv)
             if node[6] < 0 and i != self.skip and hi >= max(lo, 0):
                 ts.append(max(lo, 0))
-        return min(ts, default=rend.MAX_T), bool(ts)
+        return min([*ts, self.floor]), bool(ts)
 
 
 def render(size: int, seed: int) -> tuple[list[int], list[int]]:
@@ -75,21 +79,24 @@ def render(size: int, seed: int) -> tuple[list[int], list[int]]:
         nearest, _ = primary.brute_force()
         assert primary.best == nearest, p
         count = primary.visits
-        if primary.hit < 0:
+        if primary.hit == -1:
             color = rend.SKY + (d[1] >> 2)
         else:
-            box, k = nodes[primary.hit], primary.axis
+            k = primary.axis
+            floor = primary.hit == rend.FLOOR
+            albedo = rend.FLOOR_ALBEDO if floor else nodes[primary.hit][7]
             point = [o + ((primary.best * c) >> F) for o, c in zip(primary.o, d, strict=True)]
-            color = (box[7] * rend.AMBIENT) >> F
+            color = (albedo * rend.AMBIENT) >> F
             towards = [(lt - x) >> rend.SHADOW for lt, x in zip(light, point, strict=True)]
-            on_max_side = 2 * point[k] >= box[k] + box[k + 3]
+            box = [] if floor else nodes[primary.hit]
+            on_max_side = floor or 2 * point[k] >= box[k] + box[k + 3]  # the floor: its top
             if (towards[k] > 0) == on_max_side:  # the face looks towards the light
                 tmax = 1 << (F + rend.SHADOW)
                 shadow = Ray(nodes, point, towards, tmax, primary.hit, True)
                 assert (shadow.hit >= 0) == shadow.brute_force()[1], p
                 count += shadow.visits
                 if shadow.hit < 0:
-                    color += (box[7] * (rend.FACE_X, rend.FACE_Y, rend.FACE_Z)[k]) >> F
+                    color += (albedo * (rend.FACE_X, rend.FACE_Y, rend.FACE_Z)[k]) >> F
         image.append(color)
         visits.append(count)
     return image, visits
