@@ -41,6 +41,16 @@ VERILATOR_ARGS = ("-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEOVERLAP")
 #: code run once (``OPT_SLOW``: initialisation, and the toggle build's coverage points) keeps
 #: Verilator's default, no optimisation: at -O1 one file of the toggle build took 4 minutes.
 CXX_OPTIMISATION = ("OPT_FAST=-O1", "OPT_GLOBAL=-O1")
+#: g++ -O1 takes time superlinear in the length of one C++ statement, and Verilator's dataflow
+#: optimiser folds the cones of every bit of a wide signal into one: the masked scoreboard's
+#: ``hazard`` (64 lookups under mp and mp-orec at the co-simulation configuration) became a
+#: statement of 11,500 lines that g++ -O1 compiled in 24-30 minutes. A model whose every-cycle
+#: code has a statement longer than this is compiled at -O0 (:data:`CXX_UNOPTIMISED`): the mp-orec
+#: model in 68 s, simulating loopBreak at 3,300 cycles per second (sps: 13,000 at -O1, 4,700 at
+#: -O0; docs/testing.md, "One build per SM variant"). Without the dataflow optimiser
+#: (``-fno-dfg``) the statement is not made, but the models simulate ten times slower.
+LONG_STATEMENT_LINES = 5000
+CXX_UNOPTIMISED = ("OPT_FAST=-O0", "OPT_GLOBAL=-O1")
 #: Verilator options of the toggle-coverage build (:mod:`reconverge.golden.cost.activity`):
 #: every signal bit however wide, Yosys's unnamed nets (``_123_``) included; the memories are
 #: left out by a control file (:func:`memories_off`).
@@ -177,11 +187,15 @@ def build_verilator(
         str(cocotb_config.share_dir / "lib" / "verilator" / "verilator.cpp"), str(source),
     ]  # fmt: skip
     jobs = str(min(os.cpu_count() or 1, 8))
-    options = [*CXX_OPTIMISATION, f"VM_TRACE={int(bool(waves))}",
-               *(["VM_COVERAGE=1"] if toggles else [])]  # fmt: skip
-    make = ["make", "-j", jobs, "-C", str(directory), "-f", "Vtop.mk", *options]
     with open(log, "w") as out:
         subprocess.run(verilate, stdout=out, stderr=subprocess.STDOUT, check=True)
+        longest = longest_statement(directory)
+        cxx = CXX_UNOPTIMISED if longest > LONG_STATEMENT_LINES else CXX_OPTIMISATION
+        out.write(f"longest statement of the every-cycle C++: {longest} lines: {' '.join(cxx)}\n")
+        out.flush()
+        options = [*cxx, f"VM_TRACE={int(bool(waves))}",
+                   *(["VM_COVERAGE=1"] if toggles else [])]  # fmt: skip
+        make = ["make", "-j", jobs, "-C", str(directory), "-f", "Vtop.mk", *options]
         objects = runtime_objects(directory)
         runtime = runtime_directory(directory, options, objects)
         with locked(runtime):
@@ -190,6 +204,23 @@ def build_verilator(
         if not shared:
             with locked(runtime):
                 copy_objects(objects, directory, runtime)
+
+
+def longest_statement(directory: Path) -> int:
+    """Lines of the longest statement in the every-cycle C++ of the model verilated in
+    ``directory`` (``Vtop___024root__N.cpp``, not the ``__Slow`` files of the code run once):
+    the longest run of lines none of which ends a statement or a block."""
+    longest = 0
+    for path in directory.glob("Vtop___024root__*.cpp"):
+        if path.stem.endswith("__Slow"):
+            continue
+        run = 0
+        with open(path) as text:
+            for line in text:
+                run += 1
+                if line.rstrip().endswith((";", "{", "}")):
+                    longest, run = max(longest, run), 0
+    return longest
 
 
 def runtime_objects(directory: Path) -> list[str]:

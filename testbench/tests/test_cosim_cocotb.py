@@ -30,8 +30,9 @@ from reconverge.golden.policies import variant
 from reconverge.golden.sm.core import IssueRecord, SMResult
 from reconverge.golden.sm.program import Program
 from reconverge.golden.sm.run import run_sm
+from reconverge.testbench import build as build_module
 from reconverge.testbench.amaranth_sim import run_simulator
-from reconverge.testbench.build import Design, build
+from reconverge.testbench.build import Design, build, longest_statement
 from reconverge.testbench.cosim import METRICS, CosimReport, cosim, metrics_json
 from reconverge.testbench.cosim_plan import COSIM_GEOMETRY, build_group
 from reconverge.testbench.memory_model import Backpressure
@@ -457,6 +458,41 @@ def test_verilator_runtime_is_compiled_once(
     assert {"verilated.o", "verilated_vpi.o", "verilated_threads.o"} <= {
         f.name for f in kept.iterdir()
     }
+
+
+def test_longest_statement_counts_the_every_cycle_code(tmp_path: Path) -> None:
+    """The longest run of lines that ends no statement or block, over the every-cycle files
+    (``__Slow`` files, run once and compiled unoptimised anyway, do not count)."""
+    (tmp_path / "Vtop___024root__0.cpp").write_text(
+        "void f() {\n    a = (b\n         | c\n         | d);\n    e = 1;\n}\n"
+    )
+    (tmp_path / "Vtop___024root__0__Slow.cpp").write_text("x = (\n" * 50 + "0);\n")
+    (tmp_path / "Vtop.cpp").write_text("y = (\n" * 50 + "0);\n")
+    assert longest_statement(tmp_path) == 3
+
+
+#: The model's own C++ (a small model is one ``__ALL`` file), not Verilator's run-time library.
+MODEL_SOURCES = (" Vtop.cpp", " Vtop__ALL.cpp")
+
+
+@pytest.mark.rtl
+@pytest.mark.usefixtures("verilator")
+def test_a_model_with_a_long_statement_is_compiled_unoptimised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The optimisation follows the longest statement: a tiny design (its statements of one
+    line) is compiled at -O1, and with the threshold below its longest at -O0; both run."""
+    monkeypatch.setenv("RECONVERGE_BUILD", str(tmp_path))
+    flags = []
+    for name, threshold in (("quick", 10_000), ("unoptimised", 0)):
+        monkeypatch.setattr(build_module, "LONG_STATEMENT_LINES", threshold)
+        text = "module sm(input clk, input [3:0] a, output [3:0] q); assign q = a + 1; endmodule\n"
+        _, directory = build(Design("sm", name, text, lambda t=text: t), "verilator")
+        assert (directory / "sm").exists()
+        log = (directory / "build.log").read_text()
+        model = [line for line in log.splitlines() if line.endswith(MODEL_SOURCES)]
+        flags.append({flag for flag in ("-O0", "-O1") for line in model if f"c++ {flag} " in line})
+    assert flags == [{"-O1"}, {"-O0"}]
 
 
 # ----------------------------------------------------------------------------------------------
