@@ -47,7 +47,7 @@ CXX_OPTIMISATION = ("OPT_FAST=-O1", "OPT_GLOBAL=-O1")
 #: statement of 11,500 lines that g++ -O1 compiled in 24-30 minutes. A model whose every-cycle
 #: code has a statement longer than this is compiled at -O0 (:data:`CXX_UNOPTIMISED`): the mp-orec
 #: model in 68 s, simulating loopBreak at 3,300 cycles per second (sps: 13,000 at -O1, 4,700 at
-#: -O0; docs/testing.md, "One build per SM variant"). Without the dataflow optimiser
+#: -O0; docs/testing.md, "Verilator builds and g++"). Without the dataflow optimiser
 #: (``-fno-dfg``) the statement is not made, but the models simulate ten times slower.
 LONG_STATEMENT_LINES = 5000
 CXX_UNOPTIMISED = ("OPT_FAST=-O0", "OPT_GLOBAL=-O1")
