@@ -5,6 +5,8 @@ that counts)."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from amaranth.hdl import ClockDomain, Module, Signal
 from amaranth.sim import Simulator
@@ -77,3 +79,33 @@ def run_simulator(sim: Simulator) -> None:
     thread.join()
     if failure:
         raise failure[0]
+
+
+Bench = Callable[[Any], Awaitable[None]]
+
+
+class Compiled:
+    """A clocked design compiled once for Amaranth's simulator and run from its initial state
+    for each testbench (``Simulator.reset``: signals, memories, the clock and the testbench
+    restart). Compiling a large design costs more than a test's stream through it (the register
+    file at W = L = 8 and the LSU at W = 16: 10-50 s against a few), and Hypothesis runs a
+    test's body once per example."""
+
+    def __init__(self, top: Module) -> None:
+        self._sim = Simulator(top)
+        self._sim.add_clock(1e-8)
+        self._bench: Bench | None = None
+        self._fresh = True  # not run yet: already in its initial state
+        self._sim.add_testbench(self._run)
+
+    async def _run(self, ctx: Any) -> None:
+        assert self._bench is not None
+        await self._bench(ctx)
+
+    def run(self, bench: Bench) -> None:
+        """Run ``bench`` (an Amaranth testbench) on the design from its initial state."""
+        self._bench = bench
+        if not self._fresh:
+            self._sim.reset()
+        self._fresh = False
+        run_simulator(self._sim)

@@ -1,5 +1,5 @@
-"""Combinational helpers every block uses, defined once: a value as a named signal, one-hot
-selection, a multiplexer tree, the first-set priority encoder, one-hot to binary, the
+"""Combinational helpers every block uses, defined once: a value as a named signal, an OR
+tree, one-hot selection, a multiplexer tree, the first-set priority encoder, one-hot to binary, the
 "highest kept" encoder."""
 
 from __future__ import annotations
@@ -29,13 +29,24 @@ def any_of(bits: Sequence[Value]) -> Value:
     return Cat(*bits).any() if bits else Const(0)
 
 
+def or_tree(values: Sequence[Value | int], width: int = 1) -> Value:
+    """OR of the values as a balanced tree (``Const(0, width)`` for none). Not a chain: the
+    logic is the same, but Amaranth recomputes an operator's shape from its operands at every
+    use, so its simulator compiles a chain of n operators in O(n^2) (the register file's
+    live-value lookup at W = L = 8, a chain of 256: 100 s before the first cycle)."""
+    level = [Value.cast(v) for v in values]
+    if not level:
+        return Const(0, width)
+    while len(level) > 1:
+        pairs = [a | b for a, b in zip(level[::2], level[1::2], strict=False)]
+        level = pairs + level[len(pairs) * 2 :]
+    return level[0]
+
+
 def one_hot(selects: Sequence[Value], values: Sequence[Value | int]) -> Value:
     """The value whose select bit is set (selects one-hot or all zero: then 0), as an OR of
     ANDs: no priority chain."""
-    result = Value.cast(0)
-    for sel, value in zip(selects, values, strict=True):
-        result = result | Mux(sel, value, 0)
-    return result
+    return or_tree([Mux(sel, value, 0) for sel, value in zip(selects, values, strict=True)])
 
 
 def mux_tree(options: Sequence[Value | int], index: Value) -> Value:

@@ -31,9 +31,6 @@ marks every register unwritten.
 
 from __future__ import annotations
 
-from functools import reduce
-from operator import or_
-
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
@@ -46,7 +43,7 @@ from reconverge.golden.isa import NUM_REGS
 from reconverge.golden.memmap import MemoryMap
 from reconverge.golden.params import ARG_REGS, SMParams
 from reconverge.golden.params import REGFILE_WRITE_PORTS as WRITE_PORTS
-from reconverge.hdl.blocks.common import mux_tree
+from reconverge.hdl.blocks.common import mux_tree, or_tree
 from reconverge.hdl.sm.decode import REG
 from reconverge.hdl.sm.lanes import WORD
 
@@ -176,9 +173,9 @@ class LiveValueTable(wiring.Component):
                     self._next(entry, [s[r] for s in sets], j, self.clear[r // NUM_REGS])
                 )
             for k, hit in enumerate(hits):
-                terms = (entry & hit[r].replicate(len(entry)) for r, entry in enumerate(table))
+                terms = [entry & hit[r].replicate(len(entry)) for r, entry in enumerate(table)]
                 found = Signal.like(table[0], name=f"read{k}_live{j}")  # before this cycle
-                m.d.comb += found.eq(reduce(or_, terms))
+                m.d.comb += found.eq(or_tree(terms))
                 m.d.sync += self.live[k][j].eq(self._next(found, same[k], j, cleared[k]))
         return m
 
@@ -257,7 +254,7 @@ class RegisterFile(wiring.Component):
             same = Signal(name=f"{name}_same_as_{WRITE_PORTS[later]}")
             m.d.comb += same.eq((other.warp == port.warp) & (other.rd == port.rd))
             lost.append(other.en & same.replicate(len(port.en)))
-        taken = reduce(or_, lost, Const(0, len(port.en)))
+        taken = or_tree(lost, len(port.en))
         m.d.comb += enable.eq(Mux(port.rd != 0, port.en & ~taken, 0))
         return enable
 

@@ -14,15 +14,15 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from amaranth.hdl import ClockDomain, Module, Value
 from amaranth.lib import data, wiring
-from amaranth.sim import Simulator
 
 from reconverge.hdl.tools.lint import verilator_lint
 from reconverge.hdl.tools.verilog import to_verilog
-from reconverge.testbench.amaranth_sim import run_simulator
+from reconverge.testbench.amaranth_sim import Compiled
 
 Ports = dict[str, int]
 
@@ -56,29 +56,38 @@ def ports(component: wiring.Component) -> tuple[dict[str, int], dict[str, int]]:
     return inputs, outputs
 
 
-def simulate_amaranth(component: wiring.Component, cycles: list[Ports]) -> list[Ports]:
-    """Outputs of every cycle of ``cycles`` in Amaranth's simulator."""
+def amaranth_runner(component: wiring.Component) -> Callable[[list[Ports]], list[Ports]]:
+    """A function giving the outputs of every cycle of a stream of inputs in Amaranth's
+    simulator, each stream from the initial state; the design is compiled once for all
+    (:class:`reconverge.testbench.amaranth_sim.Compiled`)."""
     members = _members(component)
     top = Module()
     top.domains.sync = domain = ClockDomain("sync")
     top.submodules.dut = component
-    sim = Simulator(top)
-    sim.add_clock(1e-8)
-    results: list[Ports] = []
+    compiled = Compiled(top)
 
-    async def bench(ctx) -> None:  # type: ignore[no-untyped-def]
-        for cycle in cycles:
-            _check(members, cycle)
-            for name, (is_in, value) in members.items():
-                if is_in:
-                    ctx.set(value, cycle.get(name, 0))
-            ctx.set(domain.rst, cycle.get("rst", 0))
-            results.append({n: ctx.get(v) for n, (is_in, v) in members.items() if not is_in})
-            await ctx.tick()
+    def run(cycles: list[Ports]) -> list[Ports]:
+        results: list[Ports] = []
 
-    sim.add_testbench(bench)
-    run_simulator(sim)
-    return results
+        async def bench(ctx) -> None:  # type: ignore[no-untyped-def]
+            for cycle in cycles:
+                _check(members, cycle)
+                for name, (is_in, value) in members.items():
+                    if is_in:
+                        ctx.set(value, cycle.get(name, 0))
+                ctx.set(domain.rst, cycle.get("rst", 0))
+                results.append({n: ctx.get(v) for n, (is_in, v) in members.items() if not is_in})
+                await ctx.tick()
+
+        compiled.run(bench)
+        return results
+
+    return run
+
+
+def simulate_amaranth(component: wiring.Component, cycles: list[Ports]) -> list[Ports]:
+    """Outputs of every cycle of ``cycles`` in Amaranth's simulator."""
+    return amaranth_runner(component)(cycles)
 
 
 def _check(members: dict[str, tuple[bool, Value]], cycle: Ports) -> None:

@@ -14,6 +14,7 @@ Verilog through cocotb (this module is also the cocotb test module: ``lsu_stream
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import random
@@ -27,7 +28,6 @@ import pytest
 from amaranth.hdl import ClockDomain, Module, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In
-from amaranth.sim import Simulator
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 from hypothesis import HealthCheck, given, settings
@@ -56,7 +56,7 @@ from reconverge.hdl.blocks.arbiter import Arbiter
 from reconverge.hdl.sm.lsu import LSU
 from reconverge.hdl.tools.lint import verilator_lint
 from reconverge.hdl.tools.verilog import to_verilog
-from reconverge.testbench.amaranth_sim import run_simulator
+from reconverge.testbench.amaranth_sim import Compiled
 
 KINDS = {MemOp.LOAD: "load", MemOp.STORE: "store", MemOp.AMO: "amo"}
 #: The funct5 values of an AMO-opcode instruction: the AMOs, and lr.w / sc.w more often (an
@@ -608,14 +608,20 @@ class AmaranthPorts:
         await self.ctx.tick()
 
 
-def simulate(params: SMParams, stream: list[MemInstr], seed: int | None) -> Run:
-    """Drive the stream in Amaranth's simulator; also hold the shared banks to golden."""
+@functools.cache
+def compiled(params: SMParams) -> tuple[LsuWithTree, Compiled]:
+    """The LSU of ``params`` with its tree, compiled once for every stream (Hypothesis runs a
+    test's body once per example)."""
     dut = LsuWithTree(params)
     top = Module()
     top.domains.sync = ClockDomain("sync")
     top.submodules.dut = dut
-    sim = Simulator(top)
-    sim.add_clock(1e-8)
+    return dut, Compiled(top)
+
+
+def simulate(params: SMParams, stream: list[MemInstr], seed: int | None) -> Run:
+    """Drive the stream in Amaranth's simulator; also hold the shared banks to golden."""
+    dut, sim = compiled(params)
     result: list[Run] = []
 
     async def bench(ctx: Any) -> None:
@@ -627,8 +633,7 @@ def simulate(params: SMParams, stream: list[MemInstr], seed: int | None) -> Run:
             assert ctx.get(dut.lsu.bank_memories[bank].data[row]) == word, (bank, row)
         result.append(run)
 
-    sim.add_testbench(bench)
-    run_simulator(sim)
+    sim.run(bench)
     return result[0]
 
 

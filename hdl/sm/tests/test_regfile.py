@@ -20,7 +20,7 @@ from reconverge.golden.image import Image
 from reconverge.golden.isa import MASK32, NUM_REGS
 from reconverge.golden.params import ARG_REGS, SMParams
 from reconverge.hdl.sm.regfile import WRITE_PORTS, RegisterFile
-from reconverge.hdl.sm.tests.harness import simulate_amaranth, simulate_icarus
+from reconverge.hdl.sm.tests.harness import amaranth_runner, simulate_amaranth, simulate_icarus
 
 GEOMETRIES = {
     "W8-L4-warps4": Geometry(warp_size=8, simd_width=4, warps=4),
@@ -136,12 +136,13 @@ launch_values = st.lists(
 @pytest.mark.parametrize("name", GEOMETRIES)
 def test_register_file_random_stream(name: str) -> None:
     params = SMParams(geometry=GEOMETRIES[name])
+    simulate = amaranth_runner(RegisterFile(params))  # compiled once for every example
 
     @settings(max_examples=5, deadline=None)
     @given(st.lists(cycle_strategy(params), min_size=1, max_size=120), launch_values)
     def run(cycles: list[Cycle], values: list[list[int]]) -> None:
         cycles = with_launch_values(cycles, values)
-        check(params, cycles, simulate_amaranth(RegisterFile(params), cycles))
+        check(params, cycles, simulate(cycles))
 
     run()
 
