@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from reconverge.golden.blocks.base import BlockParams
+from reconverge.golden.blocks.units import sm_lookups
 from reconverge.golden.cost.blocks import inventory
 from reconverge.golden.cost.model import area as area_of
 from reconverge.golden.cost.sm import sm as sm_inventory
@@ -316,6 +317,83 @@ def render_sm(sm: list[dict[str, Any]], area: SMArea) -> list[str]:
             )  # fmt: skip
         out.append(f"| {name} | " + " | ".join(cells) + " |")
     out += ["", _dominant(sm), ""]
+    out += mechanism_costs(sm, area)
+    return out
+
+
+#: What each seed says a mechanism costs in hardware, beside the measured ratios (the SM rows'
+#: variant labels). Only seed 002 gives figures; the others state a direction or nothing.
+SEED_COST: dict[str, str] = {
+    "sps": "the baseline: one reconvergence stack per warp (seed 002 Sec 2.2)",
+    "stackless": 'seed 000 Sec 4, 6: "a very low hardware cost": no stack, the common PC '
+    "found by the memory path's arbitration tree (Sec 4.2-4.3); no figure",
+    "dps": "seed 002 Sec 7: DPS keeps a scoreboard per path and checks both; no figure",
+    "ppc": 'seed 003 Sec I: early reconvergence without the CAM table that is "area '
+    'costly" (per-thread PCs: "higher hardware overhead"); no figure',
+    "ppc-implicit": "as ppc (seed 003), reconvergence without the compiler's hints",
+    "mp": "seed 002 Sec 6.6: the masked scoreboard 1.92x the plain one's area "
+    "(175,432 against 91,365 um^2, FreePDK 45 nm) and 4.4 against 1 mW; the ST and RT "
+    "grow large without OREC",
+    "mp-orec": "seed 002 Sec 6.6: as mp, and OREC bounds the ST and RT to 12 and 13 entries",
+    "sps +hws": "seed 001 Sec 7: the squeezer's area is future work; no figure",
+}
+#: The submodules that are a mechanism's own (docs/sm-hardware.md): the divergence unit, the
+#: scoreboard (masked under mp), the squeezer (hws).
+MECHANISM_PARTS = ("unit", "scoreboard", "squeezer")
+
+
+def mechanism_costs(sm: list[dict[str, Any]], area: SMArea) -> list[str]:
+    """The table "what each mechanism costs": each row's LUT4, FFs and Fmax over the sps
+    row's (the same configuration and part), its own submodules (:data:`MECHANISM_PARTS`,
+    from the hierarchical mapping) over sps's, and what the seeds claim (:data:`SEED_COST`).
+    The scoreboard's cell gives its lookup ports (``sm_lookups``: one per buffer entry of
+    every split slot), which differ between the policies where the seed's ratio holds them
+    equal."""
+    base = next((r for r in sm if r["variant"] == "sps"), None)
+    if base is None:
+        return []
+
+    def fmax(r: dict[str, Any]) -> float | None:
+        e = r["ecp5"]
+        return e.get("fmax_mhz") if e["fits"] else None
+
+    def over(a: float | None, b: float | None) -> str:
+        return f"{a / b:.2f}x" if a is not None and b else "-"
+
+    def part(r: dict[str, Any], name: str) -> int | None:
+        group = submodule_groups(r).get(name)
+        return None if group is None else group["luts"]
+
+    out = [
+        "### What each mechanism costs (against sps, the same configuration)\n",
+        "Each row over the sps row: the whole SM's LUT4, FFs and Fmax, and its own blocks' "
+        "LUT4 (the divergence unit, the scoreboard, the squeezer: the hierarchical mapping's "
+        "shares), beside what the seed that proposes the mechanism says it costs. The SM's "
+        "scoreboard has a lookup port per instruction-buffer entry of every split slot, so "
+        "its ratio is the R-masks and the extra ports together; the masked_scoreboard / "
+        "scoreboard table above holds the ports equal, as seed 002's figure does.\n",
+        "| policy | LUT4 | FFs | Fmax | "
+        + " | ".join(f"{name} LUT4" for name in MECHANISM_PARTS)
+        + " | what the seeds claim |",
+        "|---|---:|---:|---:|" + "---:|" * len(MECHANISM_PARTS) + "---|",
+    ]
+    for r in sm:
+        e, b = r["ecp5"], base["ecp5"]
+        parts = []
+        for name in MECHANISM_PARTS:
+            mine, theirs = part(r, name), part(base, name)
+            cell = "-" if mine is None else f"{mine} ({over(mine, theirs)}"
+            if name == "scoreboard" and mine is not None:
+                mechanism = next(v for v in area.variants if v.label == r["variant"])
+                cell += f"; {sm_lookups(sm_params(area, mechanism))} lookups"
+            parts.append("-" if mine is None else cell + ")")
+        out.append(
+            f"| {r['variant']} | {over(e['luts'], b['luts'])} "
+            f"| {over(e['flip_flops'], b['flip_flops'])} | {over(fmax(r), fmax(base))} | "
+            + " | ".join(parts)
+            + f" | {SEED_COST.get(r['variant'], '-')} |"
+        )
+    out.append("")
     return out
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from reconverge.golden.blocks.units import sm_lookups
 from reconverge.golden.cost import area_report as area
 from reconverge.hdl.tools.synth import design_digest
 from reconverge.hdl.tools.verilog import rtlil_text
@@ -56,3 +57,35 @@ def test_digest_follows_the_design() -> None:
     texts = [rtlil_text(*row.design()) for row in blocks[:2]]
     assert design_digest(texts[0]) == design_digest(texts[0])
     assert design_digest(texts[0]) != design_digest(texts[1])
+
+
+def sm_result(variant: str, luts: int, ffs: int, fmax: float | None, unit: int, sb: int) -> dict:
+    """An SM row of the shape synth_sm gives, with a unit and a scoreboard submodule."""
+
+    def res(luts: int) -> dict[str, int]:
+        return {"luts": luts, "flip_flops": 1, "ebr": 0, "lutram": 0}
+
+    subs = {"core": res(unit + sb + 10), "core.unit0": res(unit), "core.scoreboard": res(sb)}
+    ecp5 = {"luts": luts, "flip_flops": ffs, "fits": fmax is not None, "fmax_mhz": fmax,
+            "submodules": subs}  # fmt: skip
+    return {"block": "sm", "variant": variant, "ecp5": ecp5}
+
+
+def test_mechanism_costs_are_ratios_to_the_sps_row() -> None:
+    rows = [
+        sm_result("sps", 1000, 400, 50.0, 200, 100),
+        sm_result("mp", 1500, 500, 40.0, 300, 250),
+        sm_result("mp-orec", 2000, 600, None, 500, 250),  # does not fit: no Fmax ratio
+    ]
+    table = [line for line in area.mechanism_costs(rows, area.SM_AREA) if line.startswith("| ")]
+    cells = {line.split(" | ")[0][2:]: line.split(" | ")[1:] for line in table[1:]}
+    ports = {v.label: sm_lookups(area.sm_params(area.SM_AREA, v)) for v in area.SM_AREA.variants}
+    assert ports["mp"] > ports["sps"]  # a lookup per buffer entry of each split slot
+    sps = ["1.00x", "1.00x", "1.00x", "200 (1.00x)", f"100 (1.00x; {ports['sps']} lookups)"]
+    assert cells["sps"][:5] == sps
+    mp = ["1.50x", "1.25x", "0.80x", "300 (1.50x)", f"250 (2.50x; {ports['mp']} lookups)"]
+    assert cells["mp"][:5] == mp
+    assert cells["mp-orec"][:4] == ["2.00x", "1.50x", "-", "500 (2.50x)"]
+    assert cells["mp"][5] == "-"  # no squeezer
+    assert "1.92x" in cells["mp"][-1]  # seed 002 Sec 6.6's claim beside it
+    assert area.mechanism_costs(rows[1:], area.SM_AREA) == []  # nothing to compare with
