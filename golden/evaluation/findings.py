@@ -19,7 +19,7 @@ from reconverge.golden.evaluation.experiments import (
     pearson,
     unstructured,
 )
-from reconverge.golden.evaluation.memory import GPGPU_SIM_SIZE, MEMC, MUM, SEED_SIZE
+from reconverge.golden.evaluation.memory import GPGPU_SIM_SIZE, MC, MEMC, MUM, SEED_SIZE
 from reconverge.kernels import benchmarks
 
 Column = Mapping[str, float]
@@ -610,7 +610,7 @@ def _tlp_sps(c: Claim) -> str:
             f"{len(beyond)} of them keep more than the paper's {c.paper:g} schedulable under "
             f"sps (the most: {_each(beyond[:3], sps)})."
         )
-    named = [k for k in ("montecarlo", "memcached") if k in sps]
+    named = [k for k in (MC, MEMC) if k in sps]
     if named:
         text.append(
             "Seed 002 measured 15 % on MC and about 65 % on MEMC; "

@@ -30,8 +30,11 @@ from reconverge.golden.params import CONFIGS, GPGPU_SIM_ICACHE
 
 #: The policies whose instruction fetch Fig 16 sets against sps.
 FETCH_POLICIES = ("sps", "mp", "mp-orec")
-#: The suite kernels that stand for seed 002's MEMC and MUM (Table 1), which Sec 6.3-6.4 name.
-MEMC, MUM = "memcached", "mummer"
+#: The seed benchmarks that model seed 002's MEMC and MUM (Table 1; kernels/memc.py,
+#: kernels/mum.py, their provenance in docs/compiler.md), which Sec 6.3-6.4 name.
+MEMC, MUM = "memc", "mum"
+#: Seed 002's MC (kernels/mc.py), the other kernel of its Fig 4.
+MC = "mc"
 #: Instruction-cache sizes besides the machine's own: GPGPU-Sim's (2 KB), none (0: every
 #: fetch hits, the cycles a cache costs).
 SMALL_ICACHE, NO_ICACHE = GPGPU_SIM_ICACHE.size, 0

@@ -24,13 +24,13 @@ from reconverge.golden.evaluation.experiments import (
 from reconverge.golden.evaluation.findings import FINDINGS, finding
 from reconverge.golden.evaluation.report import render
 from reconverge.golden.evaluation.tasks import KEPT
-from reconverge.kernels import suite
+from reconverge.kernels import benchmarks
 
-KERNEL = re.compile(r"\b(" + "|".join(sorted(suite(), key=len, reverse=True)) + r")\b")
+KERNEL = re.compile(r"\b(" + "|".join(sorted(benchmarks(), key=len, reverse=True)) + r")\b")
 
 
 def named(text: str) -> set[str]:
-    """The suite kernels a text names."""
+    """The kernels (the suite and the seed benchmarks) a text names."""
     return set(KERNEL.findall(text))
 
 
@@ -262,19 +262,19 @@ FOUND = [
          "the longest run, lud (50,000 cycles), pays 1.001."],
     ),
     (
-        Claim("L1D misses, mp / sps, memcached", "s", 82 / 30, 0.8, "k",
-              per_kernel={"memcached": 0.8},
-              columns={**{f"{n} {p}": {"memcached": v}
+        Claim("L1D misses, mp / sps, memc", "s", 82 / 30, 0.8, "k",
+              per_kernel={"memc": 0.8},
+              columns={**{f"{n} {p}": {"memc": v}
                           for p, vs in (("sps", (15.0, 3500, 13700, 45000, 23000, 0.64)),
                                         ("mp", (12.0, 2800, 13700, 43000, 21000, 0.76)),
                                         ("mp-orec", (12.1, 2900, 13600, 42000, 20000, 0.75)))
                           for n, v in zip(("MPKI", "misses", "load lines", "cycles", "idle",
                                            "TLP"), vs, strict=True)},
-                       "unavoidable sps": {"memcached": 1070},
-                       "unavoidable mp": {"memcached": 1080},
-                       "cache bytes": {"memcached": 32768}, "line bytes": {"memcached": 128}}),
-        {"memcached"},
-        ["memcached's loads make 13,700 line transactions under each policy; sps misses 3,500 "
+                       "unavoidable sps": {"memc": 1070},
+                       "unavoidable mp": {"memc": 1080},
+                       "cache bytes": {"memc": 32768}, "line bytes": {"memc": 128}}),
+        {"memc"},
+        ["memc's loads make 13,700 line transactions under each policy; sps misses 3,500 "
          "(15.0 MPKI), mp 2,800 (12.0), mp-orec 2,900 (12.1).",
          "sps misses 1,070 and mp 1,080 (first touches, and reloads of lines a store evicted): "
          "the other 2,430 and 1,720 are lines evicted before their reuse, the run touching at "
@@ -341,7 +341,7 @@ def test_every_finding_names_only_the_kernels_of_its_runs() -> None:
     """Every experiment on synthetic runs of kernels that are not the smoke run's: each claim's
     finding names only kernels of the scale, and every finding belongs to a claim."""
     scale = Scale("eval", "eval-tesla", ("montecarlo", "lud", "recursion", "avgSquare",
-                                         "memcached", "mummer"))  # fmt: skip
+                                         "memcached", "mummer", "mc", "memc", "mum"))  # fmt: skip
     names = list(EXPERIMENTS)
     results = fake_results(scale, names)
     claims = [c for n in names for c in EXPERIMENTS[n].report(scale, results).claims]
