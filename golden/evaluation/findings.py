@@ -13,6 +13,7 @@ from functools import partial
 
 from reconverge.golden.evaluation.base import some_kernels as _kernels
 from reconverge.golden.evaluation.experiments import (
+    PATHFINDER,
     SEED002_POLICIES,
     Claim,
     allocator_claim,
@@ -384,8 +385,17 @@ def _fewer_instructions(c: Claim) -> str:
 # -- seed 000 -------------------------------------------------------------------------------------
 
 
-def _stackless_gain(c: Claim) -> str:
-    ratio, sps, less = c.per_kernel, c.columns["SIMD sps"], c.columns["SIMD stackless"]
+#: How each baseline of seed 000's rows holds back the threads that leave a loop by different
+#: exits, which min(SP:PC) merges at their earliest common PC.
+_HOLDS = {
+    "sps": "sps holds them to the loop's immediate post-dominator",
+    "ppc-implicit": "the dual-path stack merges only the two paths of its top entry",
+}
+
+
+def _stackless_gain(base: str, c: Claim) -> str:
+    """Seed 000 Sec 5's largest gain of stack-less over ``base`` (sps or the implicit stack)."""
+    ratio, sps, less = c.per_kernel, c.columns[f"SIMD {base}"], c.columns["SIMD stackless"]
 
     def gain(k: str) -> str:
         return f"{k} {_ratio(ratio[k])} ({_ratio(sps[k])} to {_ratio(less[k])})"
@@ -399,8 +409,7 @@ def _stackless_gain(c: Claim) -> str:
             text.append(
                 f"{_and(loose)} {_verb(len(loose), 'leaves', 'leave')} a loop or the "
                 "kernel early: where threads leave a loop by different exits, min(SP:PC) merges "
-                "them at their earliest common PC while sps holds them to the loop's immediate "
-                "post-dominator."
+                f"them at their earliest common PC while {_HOLDS[base]}."
             )
     else:
         text.append(
@@ -419,6 +428,31 @@ def _stackless_gain(c: Claim) -> str:
             + f" ({_span((ratio[k] for k in near), _change)})."
         )
     return " ".join(text)
+
+
+def _same_code_worst(c: Claim) -> str:
+    """Seed 000 Sec 5's worst case against the implicit stack: both run the hint-free code, so
+    the threads' paths and thread instructions are the same and the activity ratio is the
+    inverse of the warp instructions'."""
+    k = _by(c.per_kernel, largest=False)[0]
+    col = {name: values[k] for name, values in c.columns.items()}
+    wi_l, wi_i = col["warp instructions stackless"], col["warp instructions ppc-implicit"]
+    text = (
+        f"{verdict(c)}. {k} is the minimum ({_ratio(c.per_kernel[k])}): both policies run its "
+        f"hint-free code, stack-less in {_count(wi_l)} warp instructions at activity "
+        f"{_ratio(col['activity stackless'])}, ppc-implicit in {_count(wi_i)} at "
+        f"{_ratio(col['activity ppc-implicit'])}"
+    )
+    if wi_l > wi_i:
+        text += (
+            f": {_count(wi_l - wi_i)} more warp instructions for the same thread instructions, "
+            "its threads issuing in more, smaller groups"
+        )
+    pace = "not slower" if col["cycles stackless"] <= col["cycles ppc-implicit"] else "slower"
+    return text + (
+        f"; stack-less is {pace} ({_count(col['cycles stackless'])} cycles against "
+        f"{_count(col['cycles ppc-implicit'])})."
+    )
 
 
 # -- seed 004 -------------------------------------------------------------------------------------
@@ -871,7 +905,12 @@ FINDINGS: dict[str, Finding] = {
         _hints_alone, "explicit", "implicit"
     ),
     "dynamic instructions, implicit / explicit (largest reduction)": _fewer_instructions,
-    "SIMD efficiency, stackless / sps (largest gain)": _stackless_gain,
+    f"dynamic instructions, implicit / explicit, {PATHFINDER}": _fewer_instructions,
+    "SIMD efficiency, stackless / sps (largest gain)": partial(_stackless_gain, "sps"),
+    "SIMD efficiency, stackless / implicit stack (largest gain)": partial(
+        _stackless_gain, "ppc-implicit"
+    ),
+    "SIMD efficiency, stackless / implicit stack (worst case)": _same_code_worst,
     "SIMD efficiency, stackless / sps (worst case)": partial(_hints_alone, "sps", "stack-less"),
     **{allocator_claim(a): partial(_allocator, a) for a in _ALLOCATORS},
     "affine / simple analysis time": _analysis_time,
