@@ -14,6 +14,7 @@ from functools import partial
 from reconverge.golden.evaluation.base import some_kernels as _kernels
 from reconverge.golden.evaluation.experiments import (
     PATHFINDER,
+    REND,
     SEED002_POLICIES,
     Claim,
     allocator_claim,
@@ -876,7 +877,11 @@ FINDINGS: dict[str, Finding] = {
     "mp speedup over sps": partial(_few_splits, "mp", "splits mp"),
     "mp-orec speedup over sps": partial(_few_splits, "mp-orec", "splits mp-orec"),
     "mp-orec speedup over dps": partial(_few_splits, "mp-orec", "splits mp-orec"),
+    "mp-orec speedup over sps (largest)": partial(_few_splits, "mp-orec", "splits mp-orec"),
+    "mp-orec speedup over dps (largest)": partial(_few_splits, "mp-orec", "splits mp-orec"),
+    f"mp-orec speedup over sps, {REND}": partial(_few_splits, "mp-orec", "splits mp-orec"),
     "SIMD efficiency, mp-orec / sps": _simd_gain,
+    "SIMD efficiency, mp-orec / sps (largest gain)": _simd_gain,
     "idle cycles, mp-orec / sps": _idle,
     "TLP, mp - sps (largest gain)": _tlp_gain,
     "TLP under sps (least)": _tlp_sps,

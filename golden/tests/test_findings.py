@@ -357,7 +357,7 @@ def test_every_finding_names_only_the_kernels_of_its_runs() -> None:
     finding names only kernels of the scale, and every finding belongs to a claim."""
     scale = Scale("eval", "eval-tesla", ("montecarlo", "lud", "recursion", "avgSquare",
                                          "memcached", "mummer", "mc", "memc", "mum",
-                                         "pathfinder"))  # fmt: skip
+                                         "pathfinder", "rend"))  # fmt: skip
     names = list(EXPERIMENTS)
     results = fake_results(scale, names)
     claims = [c for n in names for c in EXPERIMENTS[n].report(scale, results).claims]
