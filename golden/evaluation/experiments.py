@@ -779,8 +779,11 @@ def _seed000_report(scale: Scale, results: Results) -> Section:
 # -- seed 004: divergence-aware register allocation ----------------------------------------
 
 ALLOCATORS = ("linear", "remat", "divergent", "affine")
-#: Registers for values, from tight to loose (seed 004 Sec 5.3 ran with 8 and 9).
+#: Registers for values, from tight to loose (the table's rows).
 BUDGETS = (6, 9, 16)
+#: Seed 004 Sec 5.3's budget for each allocator: "Linear Scan and Rematerialization register
+#: allocators use nine registers, whereas Divergent and Affine use eight" (the claims' runs).
+THESIS_BUDGET = {"linear": 9, "remat": 9, "divergent": 8, "affine": 8}
 
 
 def _seed004_task(scale: Scale, kernel: str, allocator: str, regs: int) -> Task:
@@ -788,16 +791,18 @@ def _seed004_task(scale: Scale, kernel: str, allocator: str, regs: int) -> Task:
 
 
 def _seed004_tasks(scale: Scale) -> list[Task]:
-    return [
+    tasks = [
         _seed004_task(scale, k, a, r) for k in scale.kernels for a in ALLOCATORS for r in BUDGETS
     ]
+    thesis = [
+        _seed004_task(scale, k, a, THESIS_BUDGET[a]) for k in scale.kernels for a in ALLOCATORS
+    ]
+    return tasks + [t for t in thesis if t not in tasks]
 
 
 def _seed004_report(scale: Scale, results: Results) -> Section:
     ks = scale.kernels
-    tasks = {
-        (k, a, r): _seed004_task(scale, k, a, r) for k in ks for a in ALLOCATORS for r in BUDGETS
-    }
+    tasks = {(t.kernel, t.allocator, t.regs): t for t in _seed004_tasks(scale)}
     run = _runs(results, tasks)
     s = Section("Seed 004: divergence-aware register allocation")
     rows = []
@@ -820,10 +825,11 @@ def _seed004_report(scale: Scale, results: Results) -> Section:
         *md_table(["kernel", "registers", *ALLOCATORS], rows),
         "",
     ]
-    tight = BUDGETS[0]
+    lin = THESIS_BUDGET["linear"]
     for a, paper in (("remat", 1.0731), ("divergent", 1.1275), ("affine", 1.2970)):
-        both = [k for k in ks if (k, "linear", tight) in run and (k, a, tight) in run]
-        speed = {k: run[k, "linear", tight]["cycles"] / run[k, a, tight]["cycles"] for k in both}
+        own = THESIS_BUDGET[a]
+        both = [k for k in ks if (k, "linear", lin) in run and (k, a, own) in run]
+        speed = {k: run[k, "linear", lin]["cycles"] / run[k, a, own]["cycles"] for k in both}
         s.claims.append(
             Claim(
                 allocator_claim(a),
@@ -834,10 +840,9 @@ def _seed004_report(scale: Scale, results: Results) -> Section:
                 per_kernel=speed,
                 columns={
                     f"spills {b}": {
-                        k: run[k, b, tight]["spill_loads"] + run[k, b, tight]["spill_stores"]
-                        for k in both
+                        k: run[k, b, r]["spill_loads"] + run[k, b, r]["spill_stores"] for k in both
                     }
-                    for b in ("linear", a)
+                    for b, r in (("linear", lin), (a, own))
                 },
             )
         )
@@ -846,8 +851,10 @@ def _seed004_report(scale: Scale, results: Results) -> Section:
 
 
 def allocator_claim(allocator: str) -> str:
-    """The claim on ``allocator``'s speedup over linear scan at the tight register budget."""
-    return f"{allocator} speedup over linear scan ({BUDGETS[0]} registers)"
+    """The claim on ``allocator``'s speedup over linear scan at seed 004's budgets."""
+    own, lin = THESIS_BUDGET[allocator], THESIS_BUDGET["linear"]
+    registers = f"{own} registers" if own == lin else f"{own} registers against {lin}"
+    return f"{allocator} speedup over linear scan ({registers}, seed 004's budget)"
 
 
 @dataclass(frozen=True)

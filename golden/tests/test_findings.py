@@ -18,6 +18,7 @@ from reconverge.golden.evaluation.experiments import (
     Claim,
     Results,
     Scale,
+    allocator_claim,
     hint_columns,
     hmean,
 )
@@ -195,7 +196,7 @@ FOUND = [
          "en-dwf)."],
     ),
     (
-        claim("divergent speedup over linear scan (6 registers)", 1.1275,
+        claim(allocator_claim("divergent"), 1.1275,
               {"avgSquare": 1.7, "lud": 1.18, "ifElse": 1.0},
               spills_linear={"avgSquare": 29, "lud": 1100, "ifElse": 0},
               spills_divergent={"avgSquare": 29, "lud": 1100, "ifElse": 0}),
