@@ -34,6 +34,7 @@ every spill in local memory: one slot per warp cannot hold the values of several
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -97,6 +98,10 @@ class Allocation:
     regs: int
     allocator: str
     shared_offset: Callable[[int], int] = field(default=lambda slot: WORD * slot)
+    #: How often each spill pattern was used (seed 004 Fig 5.7): (placement, ``load`` or
+    #: ``store``) -> the uses (load sequences) and definitions (store sequences, or none for a
+    #: rematerialised value) of spilled registers in the final code.
+    patterns: Counter[tuple[str, str]] = field(default_factory=Counter)
 
 
 def choose_placement(v: VReg, allocator: str, shared_ok: bool, reassigned: bool = False) -> str:
@@ -181,6 +186,7 @@ class _Allocator:
         self.allocator = allocator
         self.shared_ok = shared_ok
         self.spilled: dict[VReg, Placement] = {}
+        self.patterns: Counter[tuple[str, str]] = Counter()
         self.local_slots = 0
         self.shared_slots = 0
         self.shared_base: Callable[[], int] = lambda: 0
@@ -366,12 +372,14 @@ class _Allocator:
         out: list[MInstr] = []
         for ins in block.instrs:
             defs = [d for d in ins.defs if d in new]
+            self.patterns.update((new[d].kind, "store") for d in dict.fromkeys(defs))  # type: ignore[index]
             rebuilt = any(new[d].kind in (PARAM, REMAT_CONST, REMAT_AFFINE) for d in defs)  # type: ignore[index]
             if rebuilt and ins.op in PURE and len(ins.defs) == 1:
                 continue  # the value is rebuilt where used: its computation is dead
             pre: list[MInstr] = []
             renamed: dict[VReg, VReg] = {}
             for u in dict.fromkeys(u for u in ins.uses if u in new):
+                self.patterns[new[u].kind, "load"] += 1  # type: ignore[index]
                 t = self.temp(u, "r")  # type: ignore[arg-type]
                 pre += self.load_sequence(u, new[u], t)  # type: ignore[index]
                 renamed[u] = t  # type: ignore[index]
@@ -411,6 +419,7 @@ class _Allocator:
             rounds,
             self.regs,
             self.allocator,
+            patterns=self.patterns,
         )
 
 

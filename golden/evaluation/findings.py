@@ -16,6 +16,7 @@ from reconverge.golden.evaluation.experiments import (
     PATHFINDER,
     REND,
     SEED002_POLICIES,
+    THESIS_BUDGET,
     Claim,
     allocator_claim,
     pearson,
@@ -586,6 +587,27 @@ def _degree_two(c: Claim) -> str:
     return text + "; seed 004 found 39 in almost 10,000."
 
 
+def _spill_replaced(c: Claim) -> str:
+    """Seed 004 Fig 5.7: the affine allocator's spill code by where it goes."""
+    local, shared, remat = (c.columns[name] for name in ("local", "shared", "remat"))
+    total = sum(local.values()) + sum(shared.values()) + sum(remat.values())
+    text = [
+        f"{verdict(c)}. Of the {_count(total)} spill loads and stores of the "
+        f"{_kernels(len(local))} that spill, the affine allocator keeps "
+        f"{_count(sum(local.values()))} in local memory, puts {_count(sum(shared.values()))} in "
+        f"shared memory and rematerialises {_count(sum(remat.values()))}"
+    ]
+    ranked = _by(c.per_kernel)
+    text[-1] += (
+        f"; per kernel from {_each(ranked[-1:], c.per_kernel)} to {_each(ranked[:1], c.per_kernel)}"
+        "."
+    )
+    if any(c.per_kernel[k] == 0 for k in ranked):
+        none = [k for k in ranked if c.per_kernel[k] == 0]
+        text.append(f"{_and(none)} {_verb(len(none), 'keeps', 'keep')} all of it in local memory.")
+    return " ".join(text)
+
+
 # -- seed 002: the memory system ------------------------------------------------------------------
 
 
@@ -954,6 +976,9 @@ FINDINGS: dict[str, Finding] = {
     "SIMD efficiency, stackless / sps (worst case)": partial(_hints_alone, "sps", "stack-less"),
     **{allocator_claim(a): partial(_allocator, a) for a in _ALLOCATORS},
     "divergent variables affine in Tid (share)": _affine_share,
+    f"spill code the affine allocator replaces ({THESIS_BUDGET['affine']} registers, share)": (
+        _spill_replaced
+    ),
     "uniform variables, degree 2 over degree 1 (share of all variables)": _degree_two,
     "affine / simple analysis time": _analysis_time,
     "divergent variables, affine / simple": _divergent_variables,

@@ -173,3 +173,33 @@ def test_a_reassigned_parameter_spills_like_a_value(allocator: str, regs: int) -
     best = {p.kind for v, p in program.allocations["_nearest"].spilled.items()
             if "best" in {x.var for x in v.values}}  # fmt: skip
     assert regalloc.PARAM not in best
+
+
+@pytest.mark.parametrize(("name", "allocator", "regs"), [
+    ("lud", "affine", 8), ("raytrace", "affine", 8), ("raytrace", "linear", 9),
+    ("nqueens", "divergent", 8), ("mandelbrot", "remat", 6),
+])  # fmt: skip
+def test_fig_5_7_pattern_counts_are_the_spill_code_emitted(
+    name: str, allocator: str, regs: int
+) -> None:
+    """Each counted load (store) pattern that goes to memory is one spill load (store) of its
+    memory in the emitted code; rematerialised patterns have none (seed 004 Fig 5.7)."""
+    from reconverge.kernels import benchmarks
+
+    program = compile_kernel(benchmarks()[name].kernel, allocator, regs)
+    counted: dict[tuple[str, str], int] = {}
+    for alloc in program.allocations.values():
+        for (kind, way), n in alloc.patterns.items():
+            memory = regalloc.Placement(kind).memory or (
+                "param" if kind == regalloc.PARAM else None
+            )
+            if memory is not None:
+                counted[memory, way] = counted.get((memory, way), 0) + n
+    emitted: dict[tuple[str, str], int] = {}
+    for pc, way in program.image.spills.items():
+        key = (program.spill_code[pc], way)
+        emitted[key] = emitted.get(key, 0) + 1
+    # a parameter needs no store: its home holds it
+    counted = {k: n for k, n in counted.items() if k != ("param", "store")}
+    assert counted == emitted
+    assert sum(counted.values()) > 0
