@@ -193,6 +193,10 @@ class SMConfig:
 
     policy: Policy = Policy.SPS
     hws: bool = False
+    #: with hws, whether the squeeze moves threads between quarter-warps (seed 001 Sec 4.1);
+    #: without it hws only leaves out the empty quarter-warps, its warp scaling alone (the
+    #: baseline of Sec 6.2, Fig 6.1). Golden only: the hardware's hws always squeezes.
+    squeeze: bool = True
     hints: bool = True
     warp_formation: WarpFormation = WarpFormation.STATIC
     scheduler: Scheduler = Scheduler.GTO
@@ -222,6 +226,11 @@ class SMConfig:
             raise ValueError(f"shared banks {self.shared_banks} must be a power of two")
         if self.max_cycles < 1:
             raise ValueError("max_cycles must be positive")
+
+    @property
+    def squeezes(self) -> bool:
+        """The squeezer acts: hws with its squeeze (seed 001 Sec 4.1)."""
+        return self.hws and self.squeeze
 
     @classmethod
     def of(cls, variant: Variant, **fields: object) -> SMConfig:

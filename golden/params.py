@@ -123,6 +123,9 @@ class SMParams(Machine):
             )
         if self.config.warp_formation is not WarpFormation.STATIC:
             raise ValueError("dynamic warp formation (dwf, en-dwf) exists in golden only")
+        if not self.config.squeeze:
+            raise ValueError("hws without its squeeze exists in golden only (the hardware's "
+                             "squeezer always squeezes)")  # fmt: skip
         lat = self.config.latencies
         if lat.branch < LEAST_BRANCH:
             raise ValueError(

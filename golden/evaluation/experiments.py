@@ -372,12 +372,52 @@ SEED001_VARIANTS = (("sps", False), ("sps", True), ("dwf", False), ("en-dwf", Fa
                     ("en-dwf", True))  # fmt: skip
 
 
-def _seed001_task(scale: Scale, kernel: str, hws: bool, variant: str) -> Task:
-    return Task(kernel, scale.size(kernel), scale.quarter_machine, variant=variant, hws=hws)
+#: The platforms of Fig 6.1 (Sec 6.2: the squeeze's own gain, en-DWF's enhancement apart): each
+#: with hws, with and without its squeeze.
+SQUEEZE_VARIANTS = ("sps", "dwf")
+
+
+def _seed001_task(scale: Scale, kernel: str, hws: bool, variant: str, squeeze: bool = True) -> Task:
+    return Task(
+        kernel, scale.size(kernel), scale.quarter_machine, variant=variant, hws=hws,
+        squeeze=squeeze,
+    )  # fmt: skip
 
 
 def _seed001_tasks(scale: Scale) -> list[Task]:
-    return [_seed001_task(scale, k, hws, v) for k in scale.kernels for v, hws in SEED001_VARIANTS]
+    tasks = [_seed001_task(scale, k, hws, v) for k in scale.kernels for v, hws in SEED001_VARIANTS]
+    return tasks + [
+        _seed001_task(scale, k, True, v, squeeze)
+        for k in scale.kernels
+        for v in SQUEEZE_VARIANTS
+        for squeeze in (True, False)
+        if (v, True) not in SEED001_VARIANTS or not squeeze
+    ]
+
+
+def _squeeze_claim(scale: Scale, results: Results, v: str, paper: float, source: str) -> Claim:
+    """Fig 6.1: hws with its squeeze over hws without it (the empty quarter-warps left out
+    alone), on ``v``'s platform: the cycle ratio per kernel, with the lane utilisation of both."""
+    ks = scale.kernels
+    run = {
+        squeeze: {k: results[_seed001_task(scale, k, True, v, squeeze)]["metrics"] for k in ks}
+        for squeeze in (True, False)
+    }
+    gain = {k: run[False][k]["cycles"] / run[True][k]["cycles"] for k in ks}
+    return Claim(
+        f"squeeze alone: {v} + hws over hws without the squeeze",
+        source,
+        paper,
+        amean(list(gain.values())),
+        f"arithmetic mean over {len(ks)} kernels",
+        per_kernel=gain,
+        columns={
+            f"lane util {'with' if squeeze else 'without'} squeeze": {
+                k: run[squeeze][k]["lane_utilisation"] for k in ks
+            }
+            for squeeze in (True, False)
+        },
+    )
 
 
 def pearson(xs: Sequence[float], ys: Sequence[float]) -> float:
@@ -481,6 +521,13 @@ def _seed001_report(scale: Scale, results: Results) -> Section:
             over,
             per_kernel=of(hws_dwf),
             columns=lanes,
+        ),
+        *(
+            _squeeze_claim(scale, results, v, paper, source)
+            for v, paper, source in (
+                ("sps", 1.006, "seed 001 Sec 6.2 (Fig 6.1: PDOM&HWS +0.6 %)"),
+                ("dwf", 1.022, "seed 001 Sec 6.2 (Fig 6.1: DWF&HWS +2.2 %)"),
+            )
         ),
         Claim(
             "correlation of measured hws speedup and Eq 6.1 estimate",

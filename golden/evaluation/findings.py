@@ -16,6 +16,7 @@ from reconverge.golden.evaluation.experiments import (
     PATHFINDER,
     REND,
     SEED002_POLICIES,
+    SQUEEZE_VARIANTS,
     THESIS_BUDGET,
     Claim,
     allocator_claim,
@@ -313,6 +314,39 @@ def _en_dwf(c: Claim) -> str:
     losers = [k for k in _by(gain, largest=False) if gain[k] <= 0.99]
     if losers:
         text.append(f"Slower under en-dwf: {_each(losers, gain)}.")
+    return " ".join(text)
+
+
+def _squeeze_alone(c: Claim) -> str:
+    """Seed 001 Fig 6.1: the squeeze's own gain, from the lane utilisation with and without."""
+    gain = c.per_kernel
+    using, not_using = c.columns["lane util with squeeze"], c.columns["lane util without squeeze"]
+    up = [k for k in _by(gain) if gain[k] >= 1.01]
+    down = [k for k in _by(gain, largest=False) if gain[k] <= 0.99]
+    text = [
+        f"{verdict(c)}. Without the squeeze hws still leaves out the quarter-warps with no "
+        "active thread; the squeeze gains where a warp's active threads occupy more quarters "
+        "than their lanes need"
+    ]
+    if up:
+        text[-1] += (
+            ": "
+            + _and(
+                [
+                    f"{k} {_ratio(gain[k])} (lane utilisation {_ratio(not_using[k])} to "
+                    f"{_ratio(using[k])})"
+                    for k in up[:3]
+                ]
+            )
+            + "."
+        )
+    else:
+        text[-1] += f", which no kernel gains 1 % from (the most: {_each(_by(gain)[:1], gain)})."
+    if down:
+        text.append(
+            f"Slower with the squeeze: {_each(down[:3], gain)} (seed 001: RAY and LPS under DWF, "
+            "whose squeezed warps merge less)."
+        )
     return " ".join(text)
 
 
@@ -963,6 +997,10 @@ FINDINGS: dict[str, Finding] = {
     "RT entries a warp uses at most, mp-orec": partial(_table_entries, "RT"),
     "hws speedup over sps (PDOM)": _hws,
     "en-dwf speedup over dwf": _en_dwf,
+    **{
+        f"squeeze alone: {v} + hws over hws without the squeeze": _squeeze_alone
+        for v in SQUEEZE_VARIANTS
+    },
     "activity factor, implicit / explicit, structured kernels": partial(
         _hints_alone, "explicit", "implicit"
     ),

@@ -37,13 +37,16 @@ class Task:
     """A kernel at ``size`` on machine ``machine`` under the policy ``variant`` (a name of
     :mod:`reconverge.golden.policies`) and ``hws``, compiled with ``allocator`` into ``regs``
     registers; ``split_table``/``scoreboard``, when set, override the machine's, and
-    ``icache``/``l1d`` the size in bytes of its instruction or L1 data cache (0: none)."""
+    ``icache``/``l1d`` the size in bytes of its instruction or L1 data cache (0: none);
+    ``squeeze`` False runs hws without its squeeze (golden only, like dynamic warp formation:
+    applied to the configuration in :func:`run_task`)."""
 
     kernel: str
     size: int
     machine: str
     variant: str = "sps"
     hws: bool = False
+    squeeze: bool = True
     allocator: str = "linear"
     regs: int = 16
     seed: int = 0
@@ -154,7 +157,7 @@ def run_task(task: Task) -> dict[str, Any]:
 
     started = time.monotonic()
     params = task.params()
-    config = params.config.with_mechanism(task.mechanism)
+    config = replace(params.config.with_mechanism(task.mechanism), squeeze=task.squeeze)
     kernel = benchmarks()[task.kernel]
     try:
         launch, case = kernel.launch(

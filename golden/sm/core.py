@@ -35,7 +35,7 @@ from reconverge.golden.blocks.divergence import (
     lanes_of,
 )
 from reconverge.golden.blocks.scoreboard import Scoreboard, make_scoreboard
-from reconverge.golden.blocks.squeezer import squeeze
+from reconverge.golden.blocks.squeezer import quarter_mask, squeeze
 from reconverge.golden.blocks.units import make_unit
 from reconverge.golden.config import ScoreboardKind, SMConfig
 from reconverge.golden.faults import (
@@ -605,10 +605,15 @@ class SM:
 
     def passes(self, mask: int) -> int:
         """Issue passes of a warp instruction with active ``mask``: W/L, or with hws the
-        quarter-warps left after the lane-preserving squeeze (seed 001 Sec 4.2/4.3)."""
+        quarter-warps left after the lane-preserving squeeze (seed 001 Sec 4.2/4.3), or
+        without the squeeze the quarter-warps that hold an active thread (its warp scaling
+        alone, Sec 6.2)."""
+        g = self.geometry
+        if self.config.squeezes:
+            return squeezed_passes(mask, g.warp_size, g.simd_width)
         if self.config.hws:
-            return squeezed_passes(mask, self.geometry.warp_size, self.geometry.simd_width)
-        return self.geometry.passes
+            return quarter_mask(mask, g.warp_size, g.simd_width).bit_count()
+        return g.passes
 
     def _issue(self, warp: ResidentWarp, split: Split, op: Decoded) -> None:
         t, pc, ins = self.t, split.pc, op.ins
@@ -640,7 +645,7 @@ class SM:
             ) from None
         warp.settled = update + clocks
         outcome = op.control or bool(ex.exited or ex.barrier)
-        self.events.issue(op.profile, len(lanes), update=outcome, squeeze=self.config.hws)
+        self.events.issue(op.profile, len(lanes), update=outcome, squeeze=self.config.squeezes)
         if stackless and (outcome or op.destination == REG_SP):
             self._arbitrates(warp.slot, update)  # the control uses the arbiter tree in u
             self.events.arbitrations += 1
@@ -822,7 +827,7 @@ class SM:
         delay = self.config.latencies.branch
         if self.config.policy is Policy.STACKLESS:
             delay += self.config.latencies.arbiter
-        if self.config.hws:
+        if self.config.squeezes:
             delay += self.config.latencies.squeeze  # a new active mask goes through the squeezer
         continuation = (issued.pc + ILEN_BYTES) & MASK32
         continued = False

@@ -14,8 +14,9 @@ After every issue the threads of the dynamic warp go back to the pool at their n
 *male* warp (their current slots) that combines with the oldest *female* pool warp at that PC
 it can join (DWF: no slot taken twice; en-DWF: Appendix B moves each conflicting male thread
 to a slot of the same lane empty in both, and the combination fails only if a lane overflows),
-or else becomes a new pool warp. With hws the male warp is squeezed first (Sec 4.4 step 1) and
-issues in as many passes as it has non-empty quarters. The scheduler uses the majority policy
+or else becomes a new pool warp. With hws the male warp is squeezed first (Sec 4.4 step 1; not
+without the squeeze, ``SMConfig.squeeze``) and issues in as many passes as it has non-empty
+quarters. The scheduler uses the majority policy
 (Sec 3.6): a ready pool warp at the PC most threads wait at.
 """
 
@@ -153,7 +154,7 @@ class DwfSM(SM):
         """Return a male warp to the pool at ``pc``: combine it with the oldest female there
         that it fits, or make it a new pool warp."""
         w, lanes = self.geometry.warp_size, self.geometry.simd_width
-        if self.config.hws:
+        if self.config.squeezes:
             slots = squeeze_slots(slots, w, lanes)
         for female in self.pool:
             if female.pc != pc:
@@ -263,13 +264,13 @@ class DwfSM(SM):
             warp.settled = update + 1  # the outcome's one clock (rule 1)
             self._reserve(warp, op, mask, done)
         outcome = op.control or bool(blocks)
-        self.events.issue(op.profile, dyn.size, update=outcome, squeeze=self.config.hws)
+        self.events.issue(op.profile, dyn.size, update=outcome, squeeze=self.config.squeezes)
         spill = self.image.spills.get(pc)
         self.counters.count_issue(dyn.size, passes, hint=op.hint, spill=spill)
         if self.keep_trace:
             self.trace.append(IssueRecord(t, dyn.ident, 0, pc, dyn.mask, passes))
         self.port_free = t + passes
-        delay = lat.branch + (lat.squeeze if self.config.hws else 0)
+        delay = lat.branch + (lat.squeeze if self.config.squeezes else 0)
         continuation = (pc + ILEN_BYTES) & MASK32
         for target, slots in next_slots.items():
             ready = t + passes if target == continuation and not op.control else update + delay

@@ -34,10 +34,11 @@ D:  li   a7, 93
 B_THREADS = [*range(4), *range(12, 16)]
 
 
-def run_fig41(hws: bool, policy: Policy) -> SMResult:
+def run_fig41(hws: bool, policy: Policy, squeeze: bool = True) -> SMResult:
     image = assemble(FIG41, "fig41.S")
     launch = LaunchConfig(grid=1, block=32, geometry=Geometry(warp_size=32, simd_width=8))
-    result = run_sm(image, launch, SMConfig(policy=policy, hws=hws), trace=True)
+    config = SMConfig(policy=policy, hws=hws, squeeze=squeeze)
+    result = run_sm(image, launch, config, trace=True)
     assert result.fault is None
     expected = [1 if t in B_THREADS else 2 for t in range(32)]
     assert result.exit_codes.tolist() == [expected] == run(image, launch).exit_codes.tolist()
@@ -59,6 +60,35 @@ def test_fig41_conventional_and_hybrid_issue(policy: Policy) -> None:
         assert all(r.passes == 4 for r in result.trace if r.mask == (1 << 32) - 1)
     assert sides == {False: (4, 4), True: (1, 3)}
     assert sum(sides[False]) - sum(sides[True]) == 4
+
+
+@pytest.mark.parametrize("policy", [Policy.SPS, Policy.MP])
+def test_fig41_without_the_squeeze_leaves_out_empty_quarters_only(policy: Policy) -> None:
+    """hws without its squeeze (seed 001 Sec 6.2, Fig 6.1's baseline): B (threads 0-3 and
+    12-15) keeps two quarter-warps, C (4-11 and 16-31) all four; the squeeze takes B to 1 and
+    C to 3 passes, and after each divergence the squeezer's latency."""
+    image = assemble(FIG41, "fig41.S")
+    b, c = image.symbols["B"], image.symbols["C"]
+    unsqueezed = run_fig41(True, policy, squeeze=False)
+    passes = {r.pc: r.passes for r in unsqueezed.trace}
+    assert (passes[b], passes[c]) == (2, 4)
+    squeezed = run_fig41(True, policy)
+    assert unsqueezed.metrics is not None and squeezed.metrics is not None
+    saved = unsqueezed.metrics.counters.issue_passes - squeezed.metrics.counters.issue_passes
+    assert saved == 2 + 1  # B's addi and j one pass each, C's addi one
+    # without the squeeze no squeezer acts: no squeeze events
+    assert unsqueezed.events.squeezes == 0
+    assert squeezed.events.squeezes == squeezed.metrics.counters.warp_instructions
+
+
+def test_the_hardware_sm_always_squeezes() -> None:
+    from dataclasses import replace
+
+    from reconverge.golden.params import COSIM, SMParams
+
+    config = replace(COSIM.config, hws=True, squeeze=False)
+    with pytest.raises(ValueError, match="without its squeeze exists in golden only"):
+        SMParams(geometry=COSIM.geometry, config=config, memmap=COSIM.memmap)
 
 
 def test_hws_raises_lane_utilisation_not_simd_efficiency() -> None:
