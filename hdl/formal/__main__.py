@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from reconverge.golden.blocks.arbiter import ArbiterParams
+from reconverge.golden.blocks.squeezer import SqueezerParams
 from reconverge.golden.output import write_output
-from reconverge.hdl.formal import arbiter
-from reconverge.hdl.formal.check import Outcome, run
+from reconverge.hdl.formal import arbiter, squeezer
+from reconverge.hdl.formal.check import COVERS, Outcome, run
 
 #: Bounded model checking's depth in cycles (issue 27: at least 20).
 DEPTH = 20
@@ -25,6 +26,11 @@ BLOCKS = {
         [ArbiterParams(4, 4, 0), ArbiterParams(8, 6, 0), ArbiterParams(5, 4, 1)],
         arbiter.harnesses,
         {name: section for name, (_, section) in arbiter.PROPERTIES.items()},
+    ),
+    "squeezer": (
+        [SqueezerParams(4, 2, 0), SqueezerParams(8, 2, 0), SqueezerParams(8, 4, 2)],
+        squeezer.harnesses,
+        {name: section for name, (_, section) in squeezer.PROPERTIES.items()},
     ),
 }
 
@@ -48,7 +54,7 @@ def check_all(depth: int, work: Path) -> list[tuple[str, str, str, str, Outcome]
         for params in param_sets:
             label = params.describe()
             for name, build in harnesses(params).items():
-                modes = ("cover",) if name == "covers" else ("prove", "bmc")
+                modes = ("cover",) if name == COVERS else ("prove", "bmc")
                 for mode in modes:
                     folder = work / block / label.replace(" ", "_").replace(",", "") / name
                     outcome = run(build(), mode, depth, folder)

@@ -19,90 +19,75 @@ an idle tree.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import partial
+from dataclasses import dataclass
 
-from amaranth.hdl import Assert, Cat, ClockDomain, Cover, Module, Signal, Value
+from amaranth.hdl import Assert, Cat, Cover, Module, Value
 
 from reconverge.golden.blocks.arbiter import ArbiterParams
 from reconverge.hdl.blocks.arbiter import Arbiter
-from reconverge.hdl.formal.check import Harness, harness
-
-Rule = Callable[[Module, Value, list[Value], list[Value], Arbiter], None]
-
-
-def _delayed(m: Module, params: ArbiterParams, dut: Arbiter) -> tuple[Value, list[Value]]:
-    """The ``valid`` bits and keys the outputs answer: the inputs ``latency`` cycles ago."""
-    valid: Value = dut.valid
-    keys: list[Value] = [dut.key[i] for i in range(params.n)]
-    for stage in range(params.latency):
-        v = Signal(params.n, name=f"valid_d{stage + 1}")
-        ks = [Signal(params.key_width, name=f"key{i}_d{stage + 1}") for i in range(params.n)]
-        m.d.sync += [v.eq(valid), *(k.eq(src) for k, src in zip(ks, keys, strict=True))]
-        valid, keys = v, ks
-    return valid, keys
+from reconverge.hdl.formal.check import COVERS, Harness, delayed
+from reconverge.hdl.formal.check import harnesses as block_harnesses
 
 
-def winner_is_the_minimum(
-    m: Module, valid: Value, keys: list[Value], held: list[Value], dut: Arbiter
-) -> None:
-    m.d.comb += Assert(dut.out_valid == valid.any())
-    for i, key in enumerate(keys):
-        with m.If(valid[i]):
-            m.d.comb += Assert(dut.min_key <= key)
-    with m.If(dut.out_valid):
-        m.d.comb += Assert(Cat(*held).any())
+@dataclass(frozen=True)
+class Seen:
+    """What a rule reads: the tree, the inputs its outputs answer (``latency`` cycles ago) and
+    which of them hold the winner's key."""
+
+    dut: Arbiter
+    valid: Value
+    keys: list[Value]
+    held: list[Value]
 
 
-def mask_is_the_winning_group(
-    m: Module, valid: Value, keys: list[Value], held: list[Value], dut: Arbiter
-) -> None:
-    m.d.comb += Assert(dut.mask == Cat(*held))
+def winner_is_the_minimum(m: Module, s: Seen) -> None:
+    m.d.comb += Assert(s.dut.out_valid == s.valid.any())
+    for i, key in enumerate(s.keys):
+        with m.If(s.valid[i]):
+            m.d.comb += Assert(s.dut.min_key <= key)
+    with m.If(s.dut.out_valid):
+        m.d.comb += Assert(Cat(*s.held).any())
 
 
-def idle_gives_nothing(
-    m: Module, valid: Value, keys: list[Value], held: list[Value], dut: Arbiter
-) -> None:
-    with m.If(~valid.any()):
-        m.d.comb += Assert(~dut.out_valid & (dut.min_key == 0) & (dut.mask == 0))
+def mask_is_the_winning_group(m: Module, s: Seen) -> None:
+    m.d.comb += Assert(s.dut.mask == Cat(*s.held))
 
 
-PROPERTIES: dict[str, tuple[Rule, str]] = {
+def idle_gives_nothing(m: Module, s: Seen) -> None:
+    with m.If(~s.valid.any()):
+        m.d.comb += Assert(~s.dut.out_valid & (s.dut.min_key == 0) & (s.dut.mask == 0))
+
+
+PROPERTIES: dict[str, tuple[Callable[[Module, Seen], None], str]] = {
     "winner_is_the_minimum": (winner_is_the_minimum, "seed 000 Sec 4.1"),
     "mask_is_the_winning_group": (mask_is_the_winning_group, "seed 000 Sec 4.2"),
     "idle_gives_nothing": (idle_gives_nothing, "seed 000 Sec 4.1"),
 }
 
 
+def covers(m: Module, s: Seen) -> None:
+    n = len(s.keys)
+    ties = [s.held[i] & s.held[j] for i in range(n) for j in range(i + 1, n)]
+    m.d.comb += Cover(Cat(*ties).any())
+    if n > 1:
+        above = [s.held[i] & s.valid[0] & (s.keys[0] > s.dut.min_key) for i in range(1, n)]
+        m.d.comb += Cover(Cat(*above).any())
+    m.d.comb += Cover(~s.valid.any())
+
+
 def harnesses(
     params: ArbiterParams, make: Callable[[ArbiterParams], Arbiter] = Arbiter
 ) -> dict[str, Callable[[], Harness]]:
-    """Per property, and for the covers (``covers``), what builds its formal top; ``make``
-    builds the block (a broken variant, in the tests)."""
+    """Per property, and for the covers, what builds its formal top; ``make`` builds the block
+    (a broken variant, in the tests)."""
 
-    def top(rule: Rule | None) -> Callable[[Module, ClockDomain], Sequence[Value]]:
-        def build(m: Module, domain: ClockDomain) -> Sequence[Value]:
-            m.submodules.dut = dut = make(params)
-            valid, keys = _delayed(m, params, dut)
-            held = [valid[i] & (key == dut.min_key) for i, key in enumerate(keys)]
-            if rule is None:
-                _covers(m, valid, keys, held, dut)
-            else:
-                rule(m, valid, keys, held, dut)
-            return [Value.cast(p) for p in (dut.valid, dut.key, dut.out_valid, dut.min_key,
-                                            dut.mask)]  # fmt: skip
+    def setup(m: Module) -> tuple[Seen, Sequence[Value]]:
+        m.submodules.dut = dut = make(params)
+        valid, *keys = delayed(m, [dut.valid, *(dut.key[i] for i in range(params.n))],
+                               params.latency)  # fmt: skip
+        held = [valid[i] & (key == dut.min_key) for i, key in enumerate(keys)]
+        return Seen(dut, valid, keys, held), (dut.valid, dut.key, dut.out_valid, dut.min_key,
+                                              dut.mask)  # fmt: skip
 
-        return build
-
-    rules: dict[str, Rule | None] = {name: rule for name, (rule, _) in PROPERTIES.items()}
-    rules["covers"] = None
-    return {name: partial(harness, name, top(rule)) for name, rule in rules.items()}
-
-
-def _covers(m: Module, valid: Value, keys: list[Value], held: list[Value], dut: Arbiter) -> None:
-    n = len(keys)
-    ties = [held[i] & held[j] for i in range(n) for j in range(i + 1, n)]
-    m.d.comb += Cover(Cat(*ties).any())
-    if n > 1:
-        above = [held[i] & valid[0] & (keys[0] > dut.min_key) for i in range(1, n)]
-        m.d.comb += Cover(Cat(*above).any())
-    m.d.comb += Cover(~valid.any())
+    rules = {name: rule for name, (rule, _) in PROPERTIES.items()}
+    return block_harnesses(setup, {**rules, COVERS: covers})

@@ -21,14 +21,18 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from amaranth.back import rtlil
-from amaranth.hdl import ClockDomain, Module, Value
+from amaranth.hdl import ClockDomain, Module, Signal, Value
 
 from reconverge.hdl.tools.synth import find_tool
 
 MODES = ("bmc", "prove", "cover")
+#: What a block's harness setup hands its rules (the block, the inputs its outputs answer).
+Context = TypeVar("Context")
 #: The statuses sby ends with, and what a failure of each mode leaves as its trace.
 PASS, FAIL, UNKNOWN = "PASS", "FAIL", "UNKNOWN"
 
@@ -69,6 +73,43 @@ def harness(name: str, build: Callable[[Module, ClockDomain], Sequence[Value]]) 
     m.domains.sync = domain = ClockDomain("sync")
     ports = build(m, domain)
     return Harness(m, [domain.clk, domain.rst, *ports], name)
+
+
+#: The name of the harness that holds a block's ``Cover`` statements (checked in cover mode).
+COVERS = "covers"
+
+
+def harnesses(
+    setup: Callable[[Module], tuple[Context, Sequence[Value]]],
+    rules: dict[str, Callable[[Module, Context], None]],
+) -> dict[str, Callable[[], Harness]]:
+    """Per rule, what builds its formal top: ``setup(m)`` adds the block (and whatever the rules
+    compare it with) to ``m`` and returns what the rules read and the block's ports; the rule
+    adds its statements. ``rules`` holds the covers under :data:`COVERS`."""
+
+    Build = Callable[[Module, ClockDomain], Sequence[Value]]
+
+    def top(rule: Callable[[Module, Context], None]) -> Build:
+        def build(m: Module, domain: ClockDomain) -> Sequence[Value]:
+            context, ports = setup(m)
+            rule(m, context)
+            return [Value.cast(p) for p in ports]
+
+        return build
+
+    return {name: partial(harness, name, top(rule)) for name, rule in rules.items()}
+
+
+def delayed(m: Module, values: Sequence[Value], cycles: int) -> list[Value]:
+    """``values`` as they were ``cycles`` cycles ago, through registers that reset to zero (a
+    pipelined block's stage registers start as its idle input leaves them), so that a
+    property compares a block's outputs with the inputs they answer."""
+    out = list(values)
+    for stage in range(cycles):
+        regs = [Signal(len(v), name=f"in{i}_d{stage + 1}") for i, v in enumerate(out)]
+        m.d.sync += [r.eq(v) for r, v in zip(regs, out, strict=True)]
+        out = list(regs)
+    return out
 
 
 def _sby_text(mode: str, depth: int) -> str:

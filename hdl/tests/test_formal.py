@@ -1,39 +1,74 @@
-"""The formal checks (hdl/formal/, docs/formal.md) at the smallest parameter sets: every
-arbiter property proven by k-induction, its covers reached, and a broken arbiter refuted with a
-counterexample trace that shows the broken output."""
+"""The formal checks (hdl/formal/, docs/formal.md) at the smallest parameter sets: every property
+of each block proven by k-induction, its covers reached, and broken variants of the blocks
+refuted with a counterexample trace, while the properties the bug leaves intact still hold."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from amaranth.hdl import Module, Value
 
 from reconverge.golden.blocks.arbiter import ArbiterParams
+from reconverge.golden.blocks.base import BlockParams
+from reconverge.golden.blocks.squeezer import SqueezerParams
 from reconverge.hdl.blocks.arbiter import Arbiter
-from reconverge.hdl.formal import arbiter
-from reconverge.hdl.formal.check import FAIL, PASS, Harness, run
+from reconverge.hdl.blocks.squeezer import Squeezer
+from reconverge.hdl.formal import arbiter, squeezer
+from reconverge.hdl.formal.check import COVERS, FAIL, PASS, Harness, Outcome, run
 
 pytestmark = pytest.mark.formal
 DEPTH = 20
 
+#: Per block: its formal module and the parameter sets the tests prove it at.
+BLOCKS: dict[str, tuple[Any, list[BlockParams]]] = {
+    "arbiter": (arbiter, [ArbiterParams(4, 4, 0), ArbiterParams(5, 4, 1)]),
+    "squeezer": (squeezer, [SqueezerParams(4, 2, 0), SqueezerParams(8, 4, 2)]),
+}
+CASES = [
+    pytest.param(block, params, name, id=f"{block}-{params.describe()}-{name}")
+    for block, (module, param_sets) in BLOCKS.items()
+    for params in param_sets
+    for name in module.PROPERTIES
+]
 
-def top(params: ArbiterParams, name: str, make: type[Arbiter] = Arbiter) -> Harness:
-    return arbiter.harnesses(params, make)[name]()
+
+def top(block: str, params: BlockParams, name: str, make: Callable[..., Any] | None = None
+        ) -> Harness:  # fmt: skip
+    module = BLOCKS[block][0]
+    builders = module.harnesses(params, make) if make else module.harnesses(params)
+    return builders[name]()
 
 
-@pytest.mark.parametrize("params", [ArbiterParams(4, 4, 0), ArbiterParams(5, 4, 1)],
-                         ids=lambda p: p.describe())  # fmt: skip
-@pytest.mark.parametrize("name", list(arbiter.PROPERTIES))
-def test_arbiter_property_is_proven(params: ArbiterParams, name: str, tmp_path: Path) -> None:
-    outcome = run(top(params, name), "prove", DEPTH, tmp_path)
+def refuted(outcome: Outcome, *signals: str) -> None:
+    """A counterexample: the checker failed the property and wrote a VCD with ``signals``."""
+    assert outcome.status == FAIL, outcome.log
+    assert outcome.trace is not None and outcome.trace.name == "trace.vcd"
+    vcd = outcome.trace.read_text()
+    assert "$var" in vcd
+    for signal in signals:
+        assert f" {signal} " in vcd, signal
+
+
+@pytest.mark.parametrize(("block", "params", "name"), CASES)
+def test_property_is_proven(block: str, params: BlockParams, name: str, tmp_path: Path) -> None:
+    outcome = run(top(block, params, name), "prove", DEPTH, tmp_path)
     assert outcome.status == PASS, outcome.log
     assert outcome.trace is None
 
 
-def test_arbiter_covers_are_reached(tmp_path: Path) -> None:
-    outcome = run(top(ArbiterParams(4, 4, 0), "covers"), "cover", DEPTH, tmp_path)
+@pytest.mark.parametrize(("block", "params", "reached"), [
+    ("arbiter", ArbiterParams(4, 4, 0), 3),
+    ("squeezer", SqueezerParams(8, 2, 0), 2),
+])  # fmt: skip
+def test_covers_are_reached(block: str, params: BlockParams, reached: int, tmp_path: Path
+                            ) -> None:  # fmt: skip
+    """Every cover is reached (one trace may reach several at once)."""
+    outcome = run(top(block, params, COVERS), "cover", DEPTH, tmp_path)
     assert outcome.status == PASS, outcome.log
-    assert len(list((tmp_path / "cover" / "engine_0").glob("trace*.vcd"))) == 3
+    assert len(list((tmp_path / "cover" / "engine_0").glob("trace*.vcd"))) == reached
 
 
 class _TieToLowerInput(Arbiter):
@@ -48,12 +83,45 @@ def test_a_broken_arbiter_is_refuted_with_a_trace(tmp_path: Path) -> None:
     """The tie-breaking bug breaks the winning group (two inputs on the minimum, only one in
     the mask) but not the winner's key: the checker finds the first, not the second."""
     params = ArbiterParams(4, 4, 0)
-    refuted = run(top(params, "mask_is_the_winning_group", _TieToLowerInput), "bmc", DEPTH,
-                  tmp_path / "mask")  # fmt: skip
-    assert refuted.status == FAIL
-    assert refuted.trace is not None and refuted.trace.name == "trace.vcd"
-    vcd = refuted.trace.read_text()
-    assert "$var" in vcd and " mask " in vcd and " min_key " in vcd
-    kept = run(top(params, "winner_is_the_minimum", _TieToLowerInput), "prove", DEPTH,
-               tmp_path / "winner")  # fmt: skip
+    refuted(run(top("arbiter", params, "mask_is_the_winning_group", _TieToLowerInput), "bmc",
+                DEPTH, tmp_path / "mask"), "mask", "min_key")  # fmt: skip
+    kept = run(top("arbiter", params, "winner_is_the_minimum", _TieToLowerInput), "prove",
+               DEPTH, tmp_path / "winner")  # fmt: skip
     assert kept.status == PASS
+
+
+class _KeepsTheSource(Squeezer):
+    """A broken squeezer: a thread moved into a hole stays in the slot it came from too."""
+
+    @staticmethod
+    def _fill(m: Module, lane: int, i: int, occ: list[Value], src: list[Value]
+              ) -> tuple[list[Value], list[Value]]:  # fmt: skip
+        filled, sources = Squeezer._fill(m, lane, i, occ, src)
+        return [*filled[: i + 1], *occ[i + 1 :]], sources
+
+
+class _FillsOnlyTheFirst(Squeezer):
+    """A broken squeezer: only recipient #0 takes threads (Sec 4.1 repeats with #1, #2, ...)."""
+
+    @staticmethod
+    def _fill(m: Module, lane: int, i: int, occ: list[Value], src: list[Value]
+              ) -> tuple[list[Value], list[Value]]:  # fmt: skip
+        return Squeezer._fill(m, lane, i, occ, src) if i == 0 else (occ, src)
+
+
+def test_a_squeezer_that_duplicates_a_thread_is_refuted(tmp_path: Path) -> None:
+    params = SqueezerParams(4, 2, 0)
+    refuted(run(top("squeezer", params, "threads_kept_once", _KeepsTheSource), "bmc", DEPTH,
+                tmp_path), "squeezed__mask", "squeezed__src")  # fmt: skip
+
+
+def test_a_squeezer_that_stops_after_the_first_recipient_is_refuted(tmp_path: Path) -> None:
+    """With four quarters, filling only #0 keeps every thread once in its lane but can leave
+    three quarters where two suffice: only the minimum-passes rule fails."""
+    params = SqueezerParams(8, 2, 0)
+    refuted(run(top("squeezer", params, "passes_are_the_minimum", _FillsOnlyTheFirst), "bmc",
+                DEPTH, tmp_path / "passes"), "squeezed__passes", "warp__mask")  # fmt: skip
+    for name in ("threads_kept_once", "slots_hold_active_threads"):
+        kept = run(top("squeezer", params, name, _FillsOnlyTheFirst), "prove", DEPTH,
+                   tmp_path / name)  # fmt: skip
+        assert kept.status == PASS, name
