@@ -1291,20 +1291,7 @@ class _Core:
                 m.d.sync += self.cycle.eq(self.cycle + 1)
         # faults, first one wins
         fault = Signal(name="fault_now")
-        code = Signal(range(len(FaultCode)), name="fault_code_now")
-        fpc = Signal(PC_WIDTH, name="fault_pc_now")
-        thread = Signal(32, name="fault_thread_now")
-        block = Signal(32, name="fault_block_now")
-        self._fault_sources(fault, code, fpc, thread, block)
-        # the fault's code and location follow every running cycle until the SM faults (their
-        # load enable from registers: the fault sources are the cycle's latest signals)
-        with m.If(self.running & ~self.faulted):
-            m.d.sync += [
-                st.fault_code.eq(code),
-                st.fault_pc.eq(fpc),
-                st.fault_thread.eq(thread),
-                st.fault_block.eq(block),
-            ]
+        self._faults(fault)
         with m.If(self.running & fault & ~self.faulted):
             m.d.sync += [self.faulted.eq(1), self.running.eq(0)]
         with m.Elif(self.running & started & idle_sm):
@@ -1332,15 +1319,17 @@ class _Core:
             m.d.comb += getattr(lsu.mem, name).eq(getattr(mem, name))
         self._tree()
 
-    def _fault_sources(self, fault: Signal, code: Signal, pc: Signal, thread: Signal,
-                       block: Signal) -> None:  # fmt: skip
-        """The faults of this cycle, in the order golden finds them."""
-        m, x, W = self.m, self.x, self.W
-        instr = x["instr"]
-        warp = x["warp"]
-        first_thread = Array(self.warp_of)[warp] * W
+    def _faults(self, fault: Signal) -> None:
+        """The faults of this cycle, in the order golden finds them, and the status outputs
+        that name the first one. Every running cycle until the SM faults registers the code,
+        which of the two places it names (the execute stage's instruction, or an overflowing
+        unit's last update) and both places: the PC, block and thread of each (their load
+        enable from registers). The fault sources are the cycle's latest signals (a branch's
+        condition decides a misaligned target), so they end at the code and the one select
+        bit; the outputs choose between the registered places."""
+        m, x, W, N, st = self.m, self.x, self.W, self.N, self.sm.status
+        instr, warp = x["instr"], x["warp"]
         sources = []
-
         # an instruction that faulted at issue, reported by the execute stage, where it is in
         # issue order with the faults of the instructions before it
         issue_code = Mux(
@@ -1358,21 +1347,40 @@ class _Core:
         before_overflow = any_of([valid for valid, _, _ in sources])
         sources.append((self.barrier_fault, FaultCode.BARRIER, Const(0, 32)))
         sources.append((self._deadlock(), self._deadlock_code(), Const(0, 32)))
-        m.d.comb += [pc.eq(x["pc"]), block.eq(Array(self.block_of)[warp])]
+        code = Signal(range(len(FaultCode)), name="fault_code_now")
+        position = Signal(range(W), name="fault_position_now")
         for valid, c, t in reversed(sources):
             with m.If(valid):
-                m.d.comb += [fault.eq(1), code.eq(c), thread.eq(first_thread + t)]
+                m.d.comb += [fault.eq(1), code.eq(c), position.eq(t)]
         # a unit's overflow flag rises after the update it could not hold: the fault names
         # that update's instruction and lowest thread (the lowest warp slot first)
-        for w in reversed(range(self.N)):
-            with m.If(self.units[w].overflow & ~before_overflow):
-                m.d.comb += [
-                    fault.eq(1),
-                    code.eq(FaultCode.TABLE_OVERFLOW),
-                    pc.eq(self.upd_pc[w]),
-                    block.eq(self.block_of[w]),
-                    thread.eq(self.warp_of[w] * W + self.upd_lane[w]),
-                ]
+        overflow = Cat(*(unit.overflow for unit in self.units))
+        by_unit = _named(m, "fault_by_unit_now", overflow.any() & ~before_overflow)
+        with m.If(by_unit):
+            m.d.comb += [fault.eq(1), code.eq(FaultCode.TABLE_OVERFLOW)]
+        unit = _lowest(overflow) if N > 1 else Const(0)
+        places = {
+            "code": code,
+            "by_unit": by_unit,
+            "position": position,
+            "pc": x["pc"],
+            "block": Array(self.block_of)[warp],
+            "first_thread": Array(self.warp_of)[warp] * W,
+            "unit_pc": Array(self.upd_pc)[unit],
+            "unit_block": Array(self.block_of)[unit],
+            "unit_thread": Array(self.warp_of)[unit] * W + Array(self.upd_lane)[unit],
+        }
+        q = {name: Signal.like(Value.cast(v), name=f"fault_{name}") for name, v in places.items()}
+        with m.If(self.running & ~self.faulted):
+            m.d.sync += [q[name].eq(v) for name, v in places.items()]
+        m.d.comb += [
+            st.fault_code.eq(q["code"]),
+            st.fault_pc.eq(Mux(q["by_unit"], q["unit_pc"], q["pc"])),
+            st.fault_block.eq(Mux(q["by_unit"], q["unit_block"], q["block"])),
+            st.fault_thread.eq(
+                Mux(q["by_unit"], q["unit_thread"], q["first_thread"] + q["position"])
+            ),
+        ]
 
     def _deadlock(self) -> Value:
         """Nothing can ever change again although warps are resident (golden: no next event)."""
