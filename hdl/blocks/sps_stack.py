@@ -1,7 +1,8 @@
 """SPS reconvergence stack (seed 002 Sec 2.2, Fig 3): ``stack_depth`` entries of (PC, active
 mask, RPC, call flag), a stack pointer ``sp`` (= ``status.stack``), the top entry's split on
 ``splits``. The top entry is a copy in registers of its own; the entries below it are in
-``stack_depth - 1`` registers (the highest entry is only ever the top one). Parameters and the
+``stack_depth - 1`` registers (the highest entry is only ever the top one; the class says
+which registers there are). Parameters and the
 meaning of every port: ``golden.blocks.stack_twins.SpsStackParams``; behaviour:
 ``ReconvergenceStack.update``.
 
@@ -43,9 +44,36 @@ from reconverge.hdl.blocks.stack_common import (
 
 
 class SpsStack(BlockComponent):
-    """Ports and parameters: :class:`reconverge.golden.blocks.stack_twins.SpsStackParams`."""
+    """Ports and parameters: :class:`reconverge.golden.blocks.stack_twins.SpsStackParams`.
+
+    The registers (read by the formal checks, hdl/formal/sps_stack.py): ``sp``; the entries
+    ``pc``, ``mask``, ``rpc``, ``call`` (every one but the highest, which is only ever the top
+    entry, held in the top copy: an entry is read only once it is below the top); the top
+    entry, a copy of entry ``sp - 1`` in registers of its own (``top_pc``, ``top_mask``,
+    ``top_rpc``, ``top_call``), loaded with the entry that is on top after each clock, so that
+    the split the SM issues from starts at a register rather than behind a select over the
+    entries; ``waiting``, ``live_threads``, ``overflow``, ``in_call``."""
 
     params: SpsStackParams
+
+    def __init__(self, params: SpsStackParams) -> None:
+        super().__init__(params)
+        w, d, pcw, n = params.warp_size, params.stack_depth, params.pc_width, params.stack_depth - 1
+        self.sp = Signal(range(d + 1), name="sp")
+        self.pc = [Signal(pcw, name=f"e{i}_pc") for i in range(n)]
+        self.mask = [Signal(w, name=f"e{i}_mask") for i in range(n)]
+        self.rpc = [Signal(pcw, name=f"e{i}_rpc") for i in range(n)]
+        self.call = [Signal(name=f"e{i}_call") for i in range(n)]
+        self.waiting = Signal(w, name="waiting")
+        self.live_threads = Signal(w, name="live_threads")
+        self.overflow = Signal(name="overflow_flag")
+        self.top_pc, self.top_mask = Signal(pcw, name="top_pc"), Signal(w, name="top_mask")
+        self.top_rpc, self.top_call = Signal(pcw, name="top_rpc"), Signal(name="top_call")
+        self.in_call = Signal(name="any_call")  # a call entry is on the stack
+
+    def too_deep(self, base: Value, pushes: Value) -> Value:
+        """Step 3's overflow: the pushes do not fit above ``base`` (seed 002 Sec 2.2)."""
+        return base + pushes > self.params.stack_depth
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
@@ -53,26 +81,13 @@ class SpsStack(BlockComponent):
         w, d, pcw = params.warp_size, params.stack_depth, params.pc_width
         never, ret_code = params.never, params.return_code
         outcome, lanes = self.outcome, self.release.lanes
-        sp = Signal(range(d + 1), name="sp")
-        # the entries in registers: every one but the highest, which is only ever the top
-        # entry, held in the top copy below (an entry is read only once it is below the top)
+        sp, pc, mask, rpc, call = self.sp, self.pc, self.mask, self.rpc, self.call
+        waiting, live_threads, overflow = self.waiting, self.live_threads, self.overflow
+        top_pc, top_mask, top_rpc = self.top_pc, self.top_mask, self.top_rpc
+        top_call, in_call = self.top_call, self.in_call
         n = d - 1
-        pc = [Signal(pcw, name=f"e{i}_pc") for i in range(n)]
-        mask = [Signal(w, name=f"e{i}_mask") for i in range(n)]
-        rpc = [Signal(pcw, name=f"e{i}_rpc") for i in range(n)]
-        call = [Signal(name=f"e{i}_call") for i in range(n)]
-        waiting = Signal(w, name="waiting")
-        live_threads = Signal(w, name="live_threads")
-        overflow = Signal(name="overflow_flag")
-
-        # the top entry: a copy of entry sp - 1 in registers of its own, loaded with the entry
-        # that is on top after each clock, so that the split the SM issues from starts at a
-        # register rather than behind a select over the entries
         is_top = [Signal(name=f"e{i}_top") for i in range(n)]
         m.d.comb += [is_top[i].eq(sp == i + 1) for i in range(n)]
-        top_pc, top_mask = Signal(pcw, name="top_pc"), Signal(w, name="top_mask")
-        top_rpc, top_call = Signal(pcw, name="top_rpc"), Signal(name="top_call")
-        in_call = Signal(name="any_call")  # a call entry is on the stack (loaded as top is)
 
         # outputs (from the registers)
         split_valid = Signal(name="tos_valid")
@@ -102,7 +117,7 @@ class SpsStack(BlockComponent):
         too_deep = Signal(name="too_deep")
         m.d.comb += [
             live.eq((sp != 0) & ~overflow),
-            too_deep.eq(pushing & (base + pushes > d)),
+            too_deep.eq(pushing & self.too_deep(base, pushes)),
         ]
         apply = Signal(name="apply_update")
         releasing = Signal(name="apply_release")

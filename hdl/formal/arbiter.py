@@ -25,7 +25,7 @@ from amaranth.hdl import Assert, Cat, Cover, Module, Value
 
 from reconverge.golden.blocks.arbiter import ArbiterParams
 from reconverge.hdl.blocks.arbiter import Arbiter
-from reconverge.hdl.formal.check import COVERS, Harness, delayed
+from reconverge.hdl.formal.check import Harness, delayed
 from reconverge.hdl.formal.check import harnesses as block_harnesses
 
 
@@ -90,4 +90,4 @@ def harnesses(
                                               dut.mask)  # fmt: skip
 
     rules = {name: rule for name, (rule, _) in PROPERTIES.items()}
-    return block_harnesses(setup, {**rules, COVERS: covers})
+    return block_harnesses(setup, rules, covers)

@@ -77,15 +77,29 @@ def harness(name: str, build: Callable[[Module, ClockDomain], Sequence[Value]]) 
 
 #: The name of the harness that holds a block's ``Cover`` statements (checked in cover mode).
 COVERS = "covers"
+#: The name of the harness that asserts every rule of a block at once: the rules of a block
+#: with state (a stack's entries) are proven together by k-induction, each one the others'
+#: strengthening (alone, an unreachable state that breaks another rule can break it too).
+JOINT = "together"
 
 
 def harnesses(
     setup: Callable[[Module], tuple[Context, Sequence[Value]]],
     rules: dict[str, Callable[[Module, Context], None]],
+    covers: Callable[[Module, Context], None],
+    *,
+    joint: bool = False,
 ) -> dict[str, Callable[[], Harness]]:
-    """Per rule, what builds its formal top: ``setup(m)`` adds the block (and whatever the rules
-    compare it with) to ``m`` and returns what the rules read and the block's ports; the rule
-    adds its statements. ``rules`` holds the covers under :data:`COVERS`."""
+    """Per rule, and for the covers (:data:`COVERS`) and with ``joint`` for every rule at once
+    (:data:`JOINT`), what builds its formal top: ``setup(m)`` adds the block (and whatever the
+    rules compare it with) to ``m`` and returns what the rules read and the block's ports; the
+    rule adds its statements."""
+
+    def every(m: Module, context: Context) -> None:
+        for rule in rules.values():
+            rule(m, context)
+
+    tops = {**rules, COVERS: covers, **({JOINT: every} if joint else {})}
 
     Build = Callable[[Module, ClockDomain], Sequence[Value]]
 
@@ -97,7 +111,7 @@ def harnesses(
 
         return build
 
-    return {name: partial(harness, name, top(rule)) for name, rule in rules.items()}
+    return {name: partial(harness, name, top(rule)) for name, rule in tops.items()}
 
 
 def delayed(m: Module, values: Sequence[Value], cycles: int) -> list[Value]:

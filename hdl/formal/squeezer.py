@@ -27,7 +27,7 @@ from amaranth.hdl import Assert, Cat, Cover, Module, Value
 
 from reconverge.golden.blocks.squeezer import SqueezerParams
 from reconverge.hdl.blocks.squeezer import Squeezer
-from reconverge.hdl.formal.check import COVERS, Harness, delayed
+from reconverge.hdl.formal.check import Harness, delayed
 from reconverge.hdl.formal.check import harnesses as block_harnesses
 
 
@@ -134,4 +134,4 @@ def harnesses(
         return Seen(dut, valid, mask, params), ports
 
     rules = {name: rule for name, (rule, _) in PROPERTIES.items()}
-    return block_harnesses(setup, {**rules, COVERS: covers})
+    return block_harnesses(setup, rules, covers)

@@ -1,6 +1,7 @@
 """The formal checks (hdl/formal/, docs/formal.md) at the smallest parameter sets: every property
-of each block proven by k-induction, its covers reached, and broken variants of the blocks
-refuted with a counterexample trace, while the properties the bug leaves intact still hold."""
+of each block proven by k-induction (or, for a block with state whose rules are checked
+together, by bmc to a depth), its covers reached, and broken variants of the blocks refuted with a
+counterexample trace, while the properties the bug leaves intact still hold."""
 
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ from amaranth.hdl import Module, Value
 from reconverge.golden.blocks.arbiter import ArbiterParams
 from reconverge.golden.blocks.base import BlockParams
 from reconverge.golden.blocks.squeezer import SqueezerParams
+from reconverge.golden.blocks.stack_twins import SpsStackParams
 from reconverge.hdl.blocks.arbiter import Arbiter
+from reconverge.hdl.blocks.sps_stack import SpsStack
 from reconverge.hdl.blocks.squeezer import Squeezer
-from reconverge.hdl.formal import arbiter, squeezer
-from reconverge.hdl.formal.check import COVERS, FAIL, PASS, Harness, Outcome, run
+from reconverge.hdl.formal import arbiter, sps_stack, squeezer
+from reconverge.hdl.formal.check import COVERS, FAIL, JOINT, PASS, Harness, Outcome, run
 
 pytestmark = pytest.mark.formal
 DEPTH = 20
@@ -26,12 +29,27 @@ DEPTH = 20
 BLOCKS: dict[str, tuple[Any, list[BlockParams]]] = {
     "arbiter": (arbiter, [ArbiterParams(4, 4, 0), ArbiterParams(5, 4, 1)]),
     "squeezer": (squeezer, [SqueezerParams(4, 2, 0), SqueezerParams(8, 4, 2)]),
+    "sps_stack": (sps_stack, [SpsStackParams(4, 3, 8)]),
 }
+
+
+#: The bmc depth of a block whose rules are checked together (k-induction does not close yet).
+JOINT_DEPTH = 8
+
+
+def checks(module: Any, params: BlockParams) -> list[tuple[str, str, int]]:
+    """(harness, mode, depth): each rule by k-induction, or the rules together by bmc where the
+    block has that harness."""
+    if JOINT in module.harnesses(params):
+        return [(JOINT, "bmc", JOINT_DEPTH)]
+    return [(name, "prove", DEPTH) for name in module.PROPERTIES]
+
+
 CASES = [
-    pytest.param(block, params, name, id=f"{block}-{params.describe()}-{name}")
+    pytest.param(block, params, name, mode, depth, id=f"{block}-{params.describe()}-{name}")
     for block, (module, param_sets) in BLOCKS.items()
     for params in param_sets
-    for name in module.PROPERTIES
+    for name, mode, depth in checks(module, params)
 ]
 
 
@@ -52,9 +70,10 @@ def refuted(outcome: Outcome, *signals: str) -> None:
         assert f" {signal} " in vcd, signal
 
 
-@pytest.mark.parametrize(("block", "params", "name"), CASES)
-def test_property_is_proven(block: str, params: BlockParams, name: str, tmp_path: Path) -> None:
-    outcome = run(top(block, params, name), "prove", DEPTH, tmp_path)
+@pytest.mark.parametrize(("block", "params", "name", "mode", "depth"), CASES)
+def test_property_holds(block: str, params: BlockParams, name: str, mode: str, depth: int,
+                        tmp_path: Path) -> None:  # fmt: skip
+    outcome = run(top(block, params, name), mode, depth, tmp_path)
     assert outcome.status == PASS, outcome.log
     assert outcome.trace is None
 
@@ -62,6 +81,7 @@ def test_property_is_proven(block: str, params: BlockParams, name: str, tmp_path
 @pytest.mark.parametrize(("block", "params", "reached"), [
     ("arbiter", ArbiterParams(4, 4, 0), 3),
     ("squeezer", SqueezerParams(8, 2, 0), 2),
+    ("sps_stack", SpsStackParams(4, 3, 8), 4),
 ])  # fmt: skip
 def test_covers_are_reached(block: str, params: BlockParams, reached: int, tmp_path: Path
                             ) -> None:  # fmt: skip
@@ -125,3 +145,21 @@ def test_a_squeezer_that_stops_after_the_first_recipient_is_refuted(tmp_path: Pa
         kept = run(top("squeezer", params, name, _FillsOnlyTheFirst), "prove", DEPTH,
                    tmp_path / name)  # fmt: skip
         assert kept.status == PASS, name
+
+
+class _OverflowsOneLate(SpsStack):
+    """A broken SPS stack: it takes one push more than it has entries for."""
+
+    def too_deep(self, base: Value, pushes: Value) -> Value:
+        return base + pushes > self.params.stack_depth + 1
+
+
+@pytest.mark.parametrize(("depth", "rule"), [
+    (3, "bottom_holds_the_live_threads"),  # the stack pointer wraps to 0: the warp is gone
+    (4, "depth_within_bound"),  # five entries in a stack of four
+])  # fmt: skip
+def test_an_sps_stack_that_overflows_silently_is_refuted(depth: int, rule: str, tmp_path: Path
+                                                         ) -> None:  # fmt: skip
+    params = SpsStackParams(4, depth, 8)
+    refuted(run(top("sps_stack", params, rule, _OverflowsOneLate), "bmc", 10, tmp_path),
+            "sp", "live_threads", "overflow_flag")  # fmt: skip
