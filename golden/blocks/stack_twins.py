@@ -39,10 +39,11 @@ port                    dir  meaning
 
 Protocol: at most one of a launch, an outcome and a release per cycle (the SM presents a
 barrier release in a cycle of its own); ``exited``, ``barrier``, ``call`` and ``ret`` are 0
-unless ``valid`` (the HDL stacks take them as they come, ``hdl/formal/sps_stack.py``). Updates and releases are ignored while the stack is
-empty or the overflow flag is set; an update that would overflow changes nothing but the flag.
-PC codes all ones and all ones - 1 stand for NEVER and RETURN; real PCs stay below them (and
-below 2^PCW - 4 where a barrier release adds 4).
+unless ``valid`` (the HDL stacks take them as they come, ``hdl/formal/sps_stack.py``).
+Updates and releases are ignored while the stack is empty or the overflow flag is set; an
+update that would overflow changes nothing but the flag. PC codes all ones and all ones - 1
+stand for NEVER and RETURN; real PCs are multiples of 4 below them (and below 2^PCW - 4 where a
+barrier release adds 4).
 """
 
 from __future__ import annotations
