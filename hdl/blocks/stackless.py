@@ -29,7 +29,7 @@ LSU waits. The tree's keys are as wide as the wider of SP:PC and a line number.
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal, Value
 
 from reconverge.golden.blocks.stackless import StacklessParams
 from reconverge.golden.isa import ILEN_BYTES
@@ -39,20 +39,36 @@ from reconverge.hdl.blocks.ports import BlockComponent
 
 
 class Stackless(BlockComponent):
-    """Ports and parameters: :class:`reconverge.golden.blocks.stackless.StacklessParams`."""
+    """Ports and parameters: :class:`reconverge.golden.blocks.stackless.StacklessParams`.
+
+    The registers (read by the formal checks, hdl/formal/stackless.py): every thread's ``pc``
+    and ``sp``, the ``live``, ``waiting`` and ``active`` masks, and the running split's common
+    key ``common_pc``, ``common_sp``."""
 
     params: StacklessParams
+
+    def __init__(self, params: StacklessParams) -> None:
+        super().__init__(params)
+        w, pcw, spw = params.warp_size, params.pc_width, params.sp_width
+        self.pc = [Signal(pcw, name=f"pc{i}") for i in range(w)]
+        self.sp = [Signal(spw, name=f"sp{i}") for i in range(w)]
+        self.live, self.waiting = Signal(w, name="live_q"), Signal(w, name="waiting_q")
+        self.active = Signal(w, name="active_q")
+        self.common_pc = Signal(pcw, name="common_pc")
+        self.common_sp = Signal(spw, name="common_sp")
+
+    def joining(self, runnable: Value, keys: list[Value], common: Value) -> Value:
+        """The next split: every runnable thread at the common SP:PC (Table 2, cycle 6: the
+        waiting threads join when the running ones reach their PC)."""
+        return Cat(runnable[i] & (key == common) for i, key in enumerate(keys))
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
         params = self.params
         w, pcw, spw = params.warp_size, params.pc_width, params.sp_width
         outcome = self.outcome
-        pc = [Signal(pcw, name=f"pc{i}") for i in range(w)]
-        sp = [Signal(spw, name=f"sp{i}") for i in range(w)]
-        live, waiting = Signal(w, name="live_q"), Signal(w, name="waiting_q")
-        active = Signal(w, name="active_q")
-        common_pc, common_sp = Signal(pcw, name="common_pc"), Signal(spw, name="common_sp")
+        pc, sp, live, waiting = self.pc, self.sp, self.live, self.waiting
+        active, common_pc, common_sp = self.active, self.common_pc, self.common_sp
 
         # the outcome of this cycle
         ex = outcome.valid
@@ -99,10 +115,9 @@ class Stackless(BlockComponent):
             self.coalesce.min_key.eq(Mux(granted, tree.min_key[: params.coalesce_width], 0)),
             self.coalesce.mask.eq(Mux(granted, tree.mask, 0)),
         ]
-        joins = Signal(w, name="joins")  # every runnable thread at the common SP:PC
-        m.d.comb += joins.eq(
-            Cat(runnable[i] & (Cat(next_pc[i], next_sp[i]) == common) for i in range(w))
-        )
+        joins = Signal(w, name="joins")
+        keys = [Cat(next_pc[i], next_sp[i]) for i in range(w)]
+        m.d.comb += joins.eq(self.joining(runnable, keys, common))
 
         start = self.launch
         with m.If(start.valid):

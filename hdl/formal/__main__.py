@@ -15,8 +15,9 @@ from pathlib import Path
 from reconverge.golden.blocks.arbiter import ArbiterParams
 from reconverge.golden.blocks.squeezer import SqueezerParams
 from reconverge.golden.blocks.stack_twins import SpsStackParams
+from reconverge.golden.blocks.stackless import StacklessParams
 from reconverge.golden.output import write_output
-from reconverge.hdl.formal import arbiter, sps_stack, squeezer
+from reconverge.hdl.formal import arbiter, sps_stack, squeezer, stackless
 from reconverge.hdl.formal.check import COVERS, JOINT, Outcome, run
 
 #: Bounded model checking's depth in cycles (issue 27: at least 20).
@@ -24,6 +25,9 @@ DEPTH = 20
 #: The depth of the rules checked together by bmc where ``DEPTH`` takes longer than a run of
 #: make formal can wait (the SPS stack's at W = 4, 3 entries: over 15 minutes at 20 cycles).
 JOINT_DEPTH = {"sps_stack": 12}
+#: How the rules checked together are checked: k-induction and bmc, or bmc alone where the
+#: induction does not close yet (the block's module says why).
+JOINT_MODES = {"sps_stack": ("bmc",)}
 #: The blocks, their parameter sets and their properties' harnesses.
 BLOCKS = {
     "arbiter": (
@@ -41,6 +45,11 @@ BLOCKS = {
         sps_stack.harnesses,
         {name: section for name, (_, section) in sps_stack.PROPERTIES.items()},
     ),
+    "stackless": (
+        [StacklessParams(4, 5, 1, 2), StacklessParams(4, 6, 2, 3)],
+        stackless.harnesses,
+        {name: section for name, (_, section) in stackless.PROPERTIES.items()},
+    ),
 }
 
 HEADER = """# Formal checks of the HDL blocks
@@ -50,10 +59,11 @@ the YoWASP Yosys and z3 (hdl/formal/check.py). Do not edit by hand. Each propert
 of a paper stated with `Assert` over free inputs (hdl/formal/BLOCK.py says which); *bmc* checks
 every cycle up to the depth from reset, *prove* is k-induction at that depth (PASS: no
 reachable state breaks the rule, at any depth), *cover* shows the cases the rules are about are
-reachable within the depth. A block with state (a stack's entries) has its rules asserted at
-once in one row, checked by bmc: the rules are each other's strengthening, and where
-k-induction does not close yet (a state no run reaches breaks a rule in the induction step)
-the block's module says so; they then hold to the row's depth.
+reachable within the depth. A block with state (a stack's entries, the stack-less control's
+thread registers) has its rules asserted at once in one row, each the others' strengthening,
+checked by k-induction and bmc, or by bmc alone where the induction does not close yet (a
+state no run reaches breaks a rule in the induction step; the block's module says why): its
+rules then hold to the row's depth.
 
 | block | parameters | property | rule | method | depth | result | seconds |
 |---|---|---|---|---|---:|---|---:|
@@ -70,7 +80,7 @@ def check_all(depth: int, work: Path) -> list[tuple[str, str, str, str, Outcome]
                 if name == COVERS:
                     modes: tuple[str, ...] = ("cover",)
                 elif name == JOINT:
-                    modes = ("bmc",)  # k-induction does not close yet (hdl/formal/BLOCK.py)
+                    modes = JOINT_MODES.get(block, ("prove", "bmc"))
                 elif JOINT in builders:
                     continue  # checked with the others
                 else:

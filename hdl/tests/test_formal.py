@@ -16,10 +16,12 @@ from reconverge.golden.blocks.arbiter import ArbiterParams
 from reconverge.golden.blocks.base import BlockParams
 from reconverge.golden.blocks.squeezer import SqueezerParams
 from reconverge.golden.blocks.stack_twins import SpsStackParams
+from reconverge.golden.blocks.stackless import StacklessParams
 from reconverge.hdl.blocks.arbiter import Arbiter
 from reconverge.hdl.blocks.sps_stack import SpsStack
 from reconverge.hdl.blocks.squeezer import Squeezer
-from reconverge.hdl.formal import arbiter, sps_stack, squeezer
+from reconverge.hdl.blocks.stackless import Stackless
+from reconverge.hdl.formal import arbiter, sps_stack, squeezer, stackless
 from reconverge.hdl.formal.check import COVERS, FAIL, JOINT, PASS, Harness, Outcome, run
 
 pytestmark = pytest.mark.formal
@@ -30,18 +32,20 @@ BLOCKS: dict[str, tuple[Any, list[BlockParams]]] = {
     "arbiter": (arbiter, [ArbiterParams(4, 4, 0), ArbiterParams(5, 4, 1)]),
     "squeezer": (squeezer, [SqueezerParams(4, 2, 0), SqueezerParams(8, 4, 2)]),
     "sps_stack": (sps_stack, [SpsStackParams(4, 3, 8)]),
+    "stackless": (stackless, [StacklessParams(4, 5, 1, 2)]),
 }
 
 
-#: The bmc depth of a block whose rules are checked together (k-induction does not close yet).
-JOINT_DEPTH = 8
+#: How the rules of a block that are checked together are checked here: k-induction, or bmc
+#: to a depth where the induction does not close yet (hdl/formal/sps_stack.py).
+JOINT_CHECK = {"sps_stack": ("bmc", 8), "stackless": ("prove", DEPTH)}
 
 
-def checks(module: Any, params: BlockParams) -> list[tuple[str, str, int]]:
-    """(harness, mode, depth): each rule by k-induction, or the rules together by bmc where the
-    block has that harness."""
+def checks(block: str, module: Any, params: BlockParams) -> list[tuple[str, str, int]]:
+    """(harness, mode, depth): each rule by k-induction, or the rules together where the block
+    has that harness."""
     if JOINT in module.harnesses(params):
-        return [(JOINT, "bmc", JOINT_DEPTH)]
+        return [(JOINT, *JOINT_CHECK[block])]
     return [(name, "prove", DEPTH) for name in module.PROPERTIES]
 
 
@@ -49,7 +53,7 @@ CASES = [
     pytest.param(block, params, name, mode, depth, id=f"{block}-{params.describe()}-{name}")
     for block, (module, param_sets) in BLOCKS.items()
     for params in param_sets
-    for name, mode, depth in checks(module, params)
+    for name, mode, depth in checks(block, module, params)
 ]
 
 
@@ -82,6 +86,7 @@ def test_property_holds(block: str, params: BlockParams, name: str, mode: str, d
     ("arbiter", ArbiterParams(4, 4, 0), 3),
     ("squeezer", SqueezerParams(8, 2, 0), 2),
     ("sps_stack", SpsStackParams(4, 3, 8), 4),
+    ("stackless", StacklessParams(4, 5, 1, 2), 3),
 ])  # fmt: skip
 def test_covers_are_reached(block: str, params: BlockParams, reached: int, tmp_path: Path
                             ) -> None:  # fmt: skip
@@ -163,3 +168,22 @@ def test_an_sps_stack_that_overflows_silently_is_refuted(depth: int, rule: str, 
     params = SpsStackParams(4, depth, 8)
     refuted(run(top("sps_stack", params, rule, _OverflowsOneLate), "bmc", 10, tmp_path),
             "sp", "live_threads", "overflow_flag")  # fmt: skip
+
+
+class _OnlyTheSplitContinues(Stackless):
+    """A broken stack-less control: only the split's own threads form the next split, so the
+    threads waiting at that PC never rejoin (seed 000 Table 2, cycle 6)."""
+
+    def joining(self, runnable: Value, keys: list[Value], common: Value) -> Value:
+        return super().joining(runnable & self.active, keys, common)
+
+
+def test_a_stackless_control_that_never_rejoins_is_refuted(tmp_path: Path) -> None:
+    """The split is then not all the runnable threads at the lowest PC; the tree's grant, which
+    the bug does not touch, still holds."""
+    params = StacklessParams(4, 5, 1, 2)
+    refuted(run(top("stackless", params, "active_is_the_minimum", _OnlyTheSplitContinues),
+                "bmc", 10, tmp_path / "minimum"), "active_q", "splits__mask")  # fmt: skip
+    kept = run(top("stackless", params, "tree_is_the_lsus_when_free", _OnlyTheSplitContinues),
+               "bmc", 10, tmp_path / "tree")  # fmt: skip
+    assert kept.status == PASS
