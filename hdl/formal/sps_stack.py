@@ -74,13 +74,6 @@ class Seen:
     params: SpsStackParams
     before: dict[str, Value]
 
-    def mask(self, k: int) -> Value:
-        """Entry ``k``'s mask: its register below the top, the top copy at ``sp - 1``."""
-        dut = self.dut
-        if k >= len(dut.mask):
-            return dut.top_mask
-        return Mux(dut.sp == k + 1, dut.top_mask, dut.mask[k])
-
     def field(self, k: int) -> dict[str, Value]:
         """Entry ``k``: its registers below the top, the top copy at ``sp - 1``."""
         dut = self.dut
@@ -89,6 +82,9 @@ class Seen:
             return top
         own = {"pc": dut.pc[k], "mask": dut.mask[k], "rpc": dut.rpc[k], "call": dut.call[k]}
         return {name: Mux(dut.sp == k + 1, top[name], own[name]) for name in top}
+
+    def mask_of(self, k: int) -> Value:
+        return self.field(k)["mask"]
 
     def state(self) -> dict[str, Value]:
         """The registers an update changes."""
@@ -164,7 +160,7 @@ def entries_nest(m: Module, s: Seen) -> None:
             m.d.comb += Assert(child | sibling if j > 1 else child)  # the bottom has no sibling
     for i in range(d):
         for j in range(i + 1, d):
-            a, b = s.mask(i), s.mask(j)
+            a, b = s.mask_of(i), s.mask_of(j)
             with m.If(s.dut.sp > j):
                 m.d.comb += Assert(((a & b) == 0) | ((b & ~a) == 0))
                 if i == 0:
@@ -174,7 +170,7 @@ def entries_nest(m: Module, s: Seen) -> None:
 def bottom_holds_the_live_threads(m: Module, s: Seen) -> None:
     dut = s.dut
     with m.If((dut.sp != 0) & ~dut.overflow):
-        m.d.comb += Assert(s.mask(0) == dut.live_threads)
+        m.d.comb += Assert(s.mask_of(0) == dut.live_threads)
         m.d.comb += Assert(dut.top_mask != 0)
         m.d.comb += Assert((dut.waiting & ~dut.live_threads) == 0)
     with m.If(dut.sp == 0):
