@@ -181,3 +181,8 @@ def run(h: Harness, mode: str, depth: int, workdir: Path, timeout: float = 600) 
     )
     summary = "\n".join(line for line in log.splitlines() if "summary:" in line)
     return Outcome(mode, depth, status.group(1), seconds, traces[-1] if traces else None, summary)
+
+
+def previous(m: Module, watched: dict[str, Value]) -> dict[str, Value]:
+    """The values of ``watched`` in the cycle before (zero in the first cycle after reset)."""
+    return dict(zip(watched, delayed(m, list(watched.values()), 1), strict=True))

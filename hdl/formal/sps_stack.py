@@ -62,7 +62,7 @@ from amaranth.hdl import Assert, Assume, Cat, Cover, Module, Mux, Value
 
 from reconverge.golden.blocks.stack_twins import SpsStackParams
 from reconverge.hdl.blocks.sps_stack import SpsStack
-from reconverge.hdl.formal.check import Harness, delayed
+from reconverge.hdl.formal.check import Harness, previous
 from reconverge.hdl.formal.check import harnesses as block_harnesses
 
 
@@ -244,7 +244,7 @@ def harnesses(
         contract(m, dut, params)
         now = Seen(dut, params, {})
         watched = {**now.state(), "overflow": dut.overflow, "launch": dut.launch.valid}
-        before = dict(zip(watched, delayed(m, list(watched.values()), 1), strict=True))
+        before = previous(m, watched)
         ports = [dut.port(p.name) for p in params.flat_ports]
         return Seen(dut, params, before), ports
 

@@ -41,7 +41,7 @@ from amaranth.hdl import Assert, Assume, Cat, Cover, Module, Value
 from reconverge.golden.blocks.stackless import StacklessParams
 from reconverge.golden.isa import ILEN_BYTES
 from reconverge.hdl.blocks.stackless import Stackless
-from reconverge.hdl.formal.check import Harness, delayed
+from reconverge.hdl.formal.check import Harness, previous
 from reconverge.hdl.formal.check import harnesses as block_harnesses
 
 
@@ -159,7 +159,7 @@ def harnesses(
             "live": dut.status.live,
             "waiting": dut.status.waiting,
         }
-        before = dict(zip(watched, delayed(m, list(watched.values()), 1), strict=True))
+        before = previous(m, watched)
         ports = [dut.port(p.name) for p in params.flat_ports]
         return Seen(dut, params, before), ports
 
