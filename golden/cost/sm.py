@@ -693,9 +693,17 @@ def _core(p: SMParams) -> Inventory:
     # the PC each buffer is asked for: the split's, or the snapshot's while the unit updates
     inv.add("fetch", mux=cand * PC_WIDTH)
     # pending write-backs per warp (the releases naming it, rd != 0), faults and counters:
-    # the idle counter and its flag, the status's fault code, PC, block and thread (loaded
-    # from the fault sources, per warp slot its block, PC and thread)
-    inv.add("progress", ff=1 + COUNTER + bits_for(len(FaultCode)) + 3 * 32)
+    # the idle counter and its flag; the fault's code, its select bit (an overflowing unit or
+    # the execute stage) and both places, each a PC, a block and a thread number (``_faults``:
+    # the execute stage's warp's first thread and the lowest position, the unit's warp's
+    # first thread plus its update's lane; with one warp slot its first thread is 0). The
+    # stack-less control never overflows: the unit's place is not built
+    places = 1 if stackless else 2
+    threads = places * (9 + pos) if n > 1 else (pos + 1) * (places - 1)
+    inv.add(
+        "progress",
+        ff=1 + COUNTER + bits_for(len(FaultCode)) + 1 + pos + places * (PC_WIDTH + 32) + threads,
+    )
     # the pending counts (less released, a sum of the classes' release bits; that plus one,
     # picked by the issue), the cycle and idle counters; with more than one warp slot the
     # faults' thread numbers
@@ -717,7 +725,16 @@ def _core(p: SMParams) -> Inventory:
     )
     if n > 1:
         inv.add("progress", add=2 * (XLEN + 8 + pos))
-    inv.add("progress", mux=bits_for(len(FaultCode)) + 3 * 32 + n * 5 * 32)
+    # the fault's sources pick its code and position (six of them); the places are selected
+    # by warp slot (the execute stage's block and warp, the overflowing unit's PC, block,
+    # warp and lane) and the status outputs by the select bit
+    unit_place = places - 1
+    inv.add(
+        "progress",
+        mux=6 * (bits_for(len(FaultCode)) + pos)
+        + (n - 1) * (32 + 8 + unit_place * (PC_WIDTH + 32 + 8 + pos))
+        + unit_place * (PC_WIDTH + 32 + 9 + pos),
+    )
     inv.add("progress", gate=classes * reduce(REG_BITS) + n * classes * 2)
     inv.add("progress", gate=cand * TIMER_BITS + 4 * n + 10 + 40)
     inv.add("progress", gate=reduce(XLEN))  # the blocks left tested for 0 (``quiescent``)
