@@ -52,13 +52,11 @@ class Scoreboard(BlockComponent):
 
     params: ScoreboardParams
 
-    def elaborate(self, platform: object) -> Module:
-        m = Module()
-        params = self.params
-        issue = self.issue
+    def __init__(self, params: ScoreboardParams) -> None:
+        super().__init__(params)
         rbits = params.reg_bits
-        # the table: per warp, per entry, (register id, valid bit or R-mask)
-        table = [
+        #: per warp, per entry: (register id, valid bit or R-mask)
+        self.table = [
             [
                 (
                     Signal(rbits, name=f"w{w}_e{e}_reg"),
@@ -70,14 +68,23 @@ class Scoreboard(BlockComponent):
             ]
             for w in range(params.warps)
         ]
+        #: the incoming reservation (last cycle's issue, less last cycle's write-backs)
+        self.inc_valid = Signal(name="incoming_valid")
+        self.inc_warp = Signal(params.warp_bits, name="incoming_warp")
+        self.inc_rd = Signal(rbits, name="incoming_rd")
+        self.inc_mask = Signal(params.warp_size, name="incoming_mask")
+
+    def elaborate(self, platform: object) -> Module:
+        m = Module()
+        params = self.params
+        issue, table = self.issue, self.table
+        inc_valid, inc_warp, inc_rd, inc_mask = (
+            self.inc_valid, self.inc_warp, self.inc_rd, self.inc_mask
+        )  # fmt: skip
         rows = Array(Cat(*(Cat(reg, held) for reg, held in entries)) for entries in table)
-        # the incoming reservation: last cycle's issue, less last cycle's write-backs
+        # the incoming reservation: this cycle's issue, less this cycle's write-backs
         held_issue = issue.mask if params.masked else issue.valid
         issue_live, issue_after = self._written_back(m, "issue", issue.warp, issue.rd, held_issue)
-        inc_valid = Signal(name="incoming_valid")
-        inc_warp = Signal.like(issue.warp, name="incoming_warp")
-        inc_rd = Signal.like(issue.rd, name="incoming_rd")
-        inc_mask = Signal.like(issue.mask, name="incoming_mask")
         m.d.sync += [
             inc_valid.eq(issue.valid & issue_live),
             inc_warp.eq(issue.warp),

@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from reconverge.golden.blocks.arbiter import ArbiterParams
+from reconverge.golden.blocks.scoreboard import MaskedScoreboardParams, ScoreboardParams
 from reconverge.golden.blocks.squeezer import SqueezerParams
 from reconverge.golden.blocks.stack_twins import SpsStackParams
 from reconverge.golden.blocks.stackless import StacklessParams
 from reconverge.golden.output import write_output
-from reconverge.hdl.formal import arbiter, sps_stack, squeezer, stackless
+from reconverge.hdl.formal import arbiter, scoreboard, sps_stack, squeezer, stackless
 from reconverge.hdl.formal.check import COVERS, JOINT, Outcome, run
 
 #: Bounded model checking's depth in cycles (issue 27: at least 20).
@@ -25,9 +26,14 @@ DEPTH = 20
 #: The depth of the rules checked together by bmc where ``DEPTH`` takes longer than a run of
 #: make formal can wait (the SPS stack's at W = 4, 3 entries: over 15 minutes at 20 cycles).
 JOINT_DEPTH = {"sps_stack": 12}
-#: How the rules checked together are checked: k-induction and bmc, or bmc alone where the
-#: induction does not close yet (the block's module says why).
-JOINT_MODES = {"sps_stack": ("bmc",)}
+#: How the rules checked together are checked: k-induction and bmc, bmc alone where the
+#: induction does not close yet (the block's module says why), or k-induction alone where its
+#: base case is the bmc (the scoreboards': bmc and the base case each take minutes).
+JOINT_MODES = {
+    "sps_stack": ("bmc",),
+    "scoreboard": ("prove",),
+    "masked_scoreboard": ("prove",),
+}
 #: The blocks, their parameter sets and their properties' harnesses.
 BLOCKS = {
     "arbiter": (
@@ -50,6 +56,16 @@ BLOCKS = {
         stackless.harnesses,
         {name: section for name, (_, section) in stackless.PROPERTIES.items()},
     ),
+    "scoreboard": (
+        [ScoreboardParams(2, 4, 2, 2, 1, 2), ScoreboardParams(2, 5, 2, 3, 1, 2)],
+        scoreboard.harnesses,
+        {name: section for name, (_, section) in scoreboard.PROPERTIES.items()},
+    ),
+    "masked_scoreboard": (
+        [MaskedScoreboardParams(4, 4, 2, 2, 2, 2), MaskedScoreboardParams(2, 5, 2, 3, 1, 2)],
+        scoreboard.harnesses,
+        {name: section for name, (_, section) in scoreboard.PROPERTIES.items()},
+    ),
 }
 
 HEADER = """# Formal checks of the HDL blocks
@@ -63,7 +79,8 @@ reachable within the depth. A block with state (a stack's entries, the stack-les
 thread registers) has its rules asserted at once in one row, each the others' strengthening,
 checked by k-induction and bmc, or by bmc alone where the induction does not close yet (a
 state no run reaches breaks a rule in the induction step; the block's module says why): its
-rules then hold to the row's depth.
+rules then hold to the row's depth. A *prove* row without its *bmc* row had its bmc as the
+induction's base case (to the same depth).
 
 | block | parameters | property | rule | method | depth | result | seconds |
 |---|---|---|---|---|---:|---|---:|

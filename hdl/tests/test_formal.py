@@ -10,18 +10,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from amaranth.hdl import Module, Value
+from amaranth.hdl import Const, Module, Mux, Value
 
 from reconverge.golden.blocks.arbiter import ArbiterParams
 from reconverge.golden.blocks.base import BlockParams
+from reconverge.golden.blocks.scoreboard import MaskedScoreboardParams, ScoreboardParams
 from reconverge.golden.blocks.squeezer import SqueezerParams
 from reconverge.golden.blocks.stack_twins import SpsStackParams
 from reconverge.golden.blocks.stackless import StacklessParams
 from reconverge.hdl.blocks.arbiter import Arbiter
+from reconverge.hdl.blocks.scoreboard import MaskedScoreboard, Scoreboard
 from reconverge.hdl.blocks.sps_stack import SpsStack
 from reconverge.hdl.blocks.squeezer import Squeezer
 from reconverge.hdl.blocks.stackless import Stackless
-from reconverge.hdl.formal import arbiter, sps_stack, squeezer, stackless
+from reconverge.hdl.formal import arbiter, scoreboard, sps_stack, squeezer, stackless
 from reconverge.hdl.formal.check import COVERS, FAIL, JOINT, PASS, Harness, Outcome, run
 
 pytestmark = pytest.mark.formal
@@ -33,12 +35,20 @@ BLOCKS: dict[str, tuple[Any, list[BlockParams]]] = {
     "squeezer": (squeezer, [SqueezerParams(4, 2, 0), SqueezerParams(8, 4, 2)]),
     "sps_stack": (sps_stack, [SpsStackParams(4, 3, 8)]),
     "stackless": (stackless, [StacklessParams(4, 5, 1, 2)]),
+    "scoreboard": (scoreboard, [ScoreboardParams(2, 4, 2, 2, 1, 2)]),
+    "masked_scoreboard": (scoreboard, [MaskedScoreboardParams(4, 4, 2, 2, 2, 2)]),
 }
 
 
 #: How the rules of a block that are checked together are checked here: k-induction, or bmc
 #: to a depth where the induction does not close yet (hdl/formal/sps_stack.py).
-JOINT_CHECK = {"sps_stack": ("bmc", 8), "stackless": ("prove", DEPTH)}
+JOINT_CHECK = {
+    "sps_stack": ("bmc", 8),
+    "stackless": ("prove", DEPTH),
+    # the scoreboards' induction closes at 2 cycles; 20 takes the masked one 5 minutes
+    "scoreboard": ("prove", 4),
+    "masked_scoreboard": ("prove", 4),
+}
 
 
 def checks(block: str, module: Any, params: BlockParams) -> list[tuple[str, str, int]]:
@@ -87,6 +97,8 @@ def test_property_holds(block: str, params: BlockParams, name: str, mode: str, d
     ("squeezer", SqueezerParams(8, 2, 0), 2),
     ("sps_stack", SpsStackParams(4, 3, 8), 4),
     ("stackless", StacklessParams(4, 5, 1, 2), 3),
+    ("scoreboard", ScoreboardParams(2, 4, 2, 2, 1, 2), 3),
+    ("masked_scoreboard", MaskedScoreboardParams(4, 4, 2, 2, 2, 2), 4),
 ])  # fmt: skip
 def test_covers_are_reached(block: str, params: BlockParams, reached: int, tmp_path: Path
                             ) -> None:  # fmt: skip
@@ -186,4 +198,66 @@ def test_a_stackless_control_that_never_rejoins_is_refuted(tmp_path: Path) -> No
                 "bmc", 10, tmp_path / "minimum"), "active_q", "splits__mask")  # fmt: skip
     kept = run(top("stackless", params, "tree_is_the_lsus_when_free", _OnlyTheSplitContinues),
                "bmc", 10, tmp_path / "tree")  # fmt: skip
+    assert kept.status == PASS
+
+
+class _LosesTheIncomingsRelease(MaskedScoreboard):
+    """A broken masked table: a write-back that comes while its reservation waits in the
+    incoming register is lost, so the entry the reservation takes is never freed (a leak)."""
+
+    def _written_back(self, m: Module, name: str, warp: Value, reg: Value, held: Value
+                      ) -> tuple[Value, Value | None]:  # fmt: skip
+        valid, after = super()._written_back(m, name, warp, reg, held)
+        return (held.any(), held) if name == "incoming" else (valid, after)
+
+
+class _ClearsTheWholeEntry(MaskedScoreboard):
+    """A broken masked table: a write-back frees its register's entry whatever lanes it
+    names (the plain table's release): the lanes of a parallel path still pending are lost."""
+
+    def _written_back(self, m: Module, name: str, warp: Value, reg: Value, held: Value
+                      ) -> tuple[Value, Value | None]:  # fmt: skip
+        valid, after = super()._written_back(m, name, warp, reg, held)
+        assert after is not None
+        if not name.startswith("w"):
+            return valid, after
+        kept = Mux(after != held, 0, after)
+        return kept.any(), kept
+
+
+class _FullIgnoresTheIncoming(Scoreboard):
+    """A broken plain table: ``full`` counts only the table's free entries, not the one the
+    incoming reservation takes at the next clock edge."""
+
+    def _lookup(self, m: Module, p: int, chosen: list[Any], incoming: Any, takes: Value
+                ) -> None:  # fmt: skip
+        super()._lookup(m, p, chosen, incoming, Const(0))
+
+
+MASKED = MaskedScoreboardParams(4, 4, 2, 2, 2, 2)
+
+
+@pytest.mark.parametrize(("make", "rule"), [
+    (_LosesTheIncomingsRelease, "entries_are_the_reservations"),
+    (_LosesTheIncomingsRelease, "dependency_mask_is_the_pending_writes"),
+    (_ClearsTheWholeEntry, "dependency_mask_is_the_pending_writes"),
+])  # fmt: skip
+def test_a_scoreboard_that_loses_a_write_is_refuted(make: Callable[..., Any], rule: str,
+                                                    tmp_path: Path) -> None:  # fmt: skip
+    """A leaked entry keeps its register pending (and stops lookups forever); a write-back
+    that frees every lane releases a parallel path's register too early."""
+    refuted(run(top("masked_scoreboard", MASKED, rule, make), "bmc", 8, tmp_path),
+            "lookup__dep_mask", "writeback__mask", "incoming_mask")  # fmt: skip
+
+
+def test_a_scoreboard_whose_full_misses_the_incoming_entry_is_refuted(tmp_path: Path) -> None:
+    """Two reservations in a row into a set of two entries, a third lookup not ``full``: the
+    checker finds it; the dependency mask, which the bug does not touch, still holds (by bmc:
+    alone, without the table's invariant, its induction does not close)."""
+    params = ScoreboardParams(2, 4, 2, 2, 1, 2)
+    refuted(run(top("scoreboard", params, "full_is_a_set_without_a_free_entry",
+                    _FullIgnoresTheIncoming), "bmc", 8, tmp_path / "full"),
+            "lookup__full", "incoming_valid")  # fmt: skip
+    kept = run(top("scoreboard", params, "dependency_mask_is_the_pending_writes",
+                   _FullIgnoresTheIncoming), "bmc", 8, tmp_path / "dep")  # fmt: skip
     assert kept.status == PASS
