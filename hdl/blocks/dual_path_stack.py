@@ -79,6 +79,19 @@ class DualPathStack(BlockComponent):
 
     params: DualPathStackParams
 
+    def __init__(self, params: DualPathStackParams) -> None:
+        super().__init__(params)
+        d, w = params.stack_depth, params.warp_size
+        self.sp = Signal(range(d + 1), name="sp")
+        self.regs = [self._entry(f"e{i}") for i in range(d)]
+        self.waiting = Signal(w, name="waiting")
+        self.live_threads = Signal(w, name="live_threads")
+        self.overflow = Signal(name="overflow_flag")
+        # a copy of the top entry in registers of its own, loaded with the entry on top after
+        # each clock: the splits and the next update start at a register, not behind a select
+        self.top = self._entry("top")
+        self.in_call = Signal(name="any_call")  # a call entry is on the stack (loaded as top)
+
     # -- signal bundles ---------------------------------------------------------------------
 
     def _path(self, name: str) -> PathBits:
@@ -204,18 +217,11 @@ class DualPathStack(BlockComponent):
         params = self.params
         d, w = params.stack_depth, params.warp_size
         u_in, lanes = self.outcome, self.release.lanes
-        sp = Signal(range(d + 1), name="sp")
-        regs = [self._entry(f"e{i}") for i in range(d)]
-        waiting = Signal(w, name="waiting")
-        live_threads = Signal(w, name="live_threads")
-        overflow = Signal(name="overflow_flag")
+        sp, regs, waiting, live_threads = self.sp, self.regs, self.waiting, self.live_threads
+        overflow, top, in_call = self.overflow, self.top, self.in_call
 
         is_top = [Signal(name=f"e{i}_top") for i in range(d)]
         m.d.comb += [is_top[i].eq(sp == i + 1) for i in range(d)]
-        # a copy of the top entry in registers of its own, loaded with the entry on top after
-        # each clock: the splits and the next update start at a register, not behind a select
-        top = self._entry("top")
-        in_call = Signal(name="any_call")  # a call entry is on the stack (loaded as top is)
 
         # outputs (from the registers)
         for s in range(2):
@@ -240,7 +246,7 @@ class DualPathStack(BlockComponent):
         releasing = Signal(name="apply_release")
         m.d.comb += [
             live.eq((sp != 0) & ~overflow),
-            apply.eq(u_in.valid & live & ~(pushing & (sp == d))),
+            apply.eq(u_in.valid & live & ~self.too_deep(sp, pushing)),
             releasing.eq(~u_in.valid & live & lanes.any()),
         ]
         new_waiting = Signal(w, name="waiting_next")
@@ -326,6 +332,11 @@ class DualPathStack(BlockComponent):
         return m
 
     # -- pieces of the modify step ----------------------------------------------------------
+
+    def too_deep(self, sp: Value, pushing: Value) -> Value:
+        """Whether an update that pushes (``pushing``) onto ``sp`` entries needs an entry the
+        stack has not: it overflows, and changes nothing but the flag."""
+        return pushing & (sp == self.params.stack_depth)
 
     @staticmethod
     def _select(sel: list[Signal], entries: list[EntryBits]) -> EntryBits:

@@ -15,22 +15,32 @@ from pathlib import Path
 from reconverge.golden.blocks.arbiter import ArbiterParams
 from reconverge.golden.blocks.scoreboard import MaskedScoreboardParams, ScoreboardParams
 from reconverge.golden.blocks.squeezer import SqueezerParams
-from reconverge.golden.blocks.stack_twins import SpsStackParams
+from reconverge.golden.blocks.stack_twins import DualPathStackParams, SpsStackParams
 from reconverge.golden.blocks.stackless import StacklessParams
 from reconverge.golden.output import write_output
-from reconverge.hdl.formal import arbiter, scoreboard, sps_stack, squeezer, stackless
+from reconverge.golden.policies import Policy
+from reconverge.hdl.formal import (
+    arbiter,
+    dual_path_stack,
+    scoreboard,
+    sps_stack,
+    squeezer,
+    stackless,
+)
 from reconverge.hdl.formal.check import COVERS, JOINT, Outcome, run
 
 #: Bounded model checking's depth in cycles (issue 27: at least 20).
 DEPTH = 20
 #: The depth of the rules checked together by bmc where ``DEPTH`` takes longer than a run of
-#: make formal can wait (the SPS stack's at W = 4, 3 entries: over 15 minutes at 20 cycles).
-JOINT_DEPTH = {"sps_stack": 12}
+#: make formal can wait (the SPS stack's at W = 4, 3 entries: over 15 minutes at 20 cycles;
+#: the dual-path stack's about 3 minutes at 12).
+JOINT_DEPTH = {"sps_stack": 12, "dual_path_stack": 12}
 #: How the rules checked together are checked: k-induction and bmc, bmc alone where the
 #: induction does not close yet (the block's module says why), or k-induction alone where its
 #: base case is the bmc (the scoreboards': bmc and the base case each take minutes).
 JOINT_MODES = {
     "sps_stack": ("bmc",),
+    "dual_path_stack": ("bmc",),
     "scoreboard": ("prove",),
     "masked_scoreboard": ("prove",),
 }
@@ -50,6 +60,15 @@ BLOCKS = {
         [SpsStackParams(4, 3, 8), SpsStackParams(4, 4, 8)],
         sps_stack.harnesses,
         {name: section for name, (_, section) in sps_stack.PROPERTIES.items()},
+    ),
+    "dual_path_stack": (
+        [
+            DualPathStackParams(4, 3, 8, Policy.DPS),
+            DualPathStackParams(4, 3, 8, Policy.PPC, True),
+            DualPathStackParams(4, 3, 8, Policy.PPC, False),
+        ],
+        dual_path_stack.harnesses,
+        {name: section for name, (_, section) in dual_path_stack.PROPERTIES.items()},
     ),
     "stackless": (
         [StacklessParams(4, 5, 1, 2), StacklessParams(4, 6, 2, 3)],

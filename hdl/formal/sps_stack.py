@@ -60,7 +60,8 @@ from dataclasses import dataclass
 
 from amaranth.hdl import Assert, Assume, Cat, Cover, Module, Mux, Value
 
-from reconverge.golden.blocks.stack_twins import SpsStackParams
+from reconverge.golden.blocks.stack_twins import SpsStackParams, StackParams
+from reconverge.hdl.blocks.dual_path_stack import DualPathStack
 from reconverge.hdl.blocks.sps_stack import SpsStack
 from reconverge.hdl.formal.check import Harness, previous
 from reconverge.hdl.formal.check import harnesses as block_harnesses
@@ -102,9 +103,13 @@ class Seen:
         }
 
 
-def contract(m: Module, dut: SpsStack, params: SpsStackParams) -> None:
-    """The interface contract of ``golden.blocks.stack_twins`` (module docstring)."""
+def contract(m: Module, dut: SpsStack | DualPathStack, params: StackParams) -> None:
+    """The interface contract of ``golden.blocks.stack_twins`` (module docstring), for either
+    stack: the outcome comes from split ``outcome.slot`` (the SPS stack's one split: 0)."""
     launch, out, lanes = dut.launch, dut.outcome, dut.release.lanes
+    slot = out.slot if params.slots > 1 else 0
+    split_valid, split_pc = dut.splits.valid.bit_select(slot, 1), dut.splits.pc[slot]
+    split_mask = dut.splits.mask[slot]
     never, ret = params.never, params.return_code
 
     def real(pc: Value) -> Value:
@@ -118,15 +123,15 @@ def contract(m: Module, dut: SpsStack, params: SpsStackParams) -> None:
     with m.If(~out.valid):
         m.d.comb += Assume((out.exited == 0) & (out.barrier == 0) & ~out.call & ~out.ret)
     with m.If(out.valid):
-        m.d.comb += Assume(dut.splits.valid[0] & ~out.more & ~out.cont)
-        m.d.comb += Assume(dut.splits.pc[0][:2] == 0)  # the SM faults on fetching elsewhere
+        m.d.comb += Assume(split_valid & ~out.more & ~out.cont)
+        m.d.comb += Assume(split_pc[:2] == 0)  # the SM faults on fetching elsewhere
         for i, a in enumerate(groups):
             for b in groups[i + 1 :]:
                 m.d.comb += Assume((a & b) == 0)
         every = groups[0] | groups[1] | groups[2] | groups[3]
-        m.d.comb += Assume(every == dut.splits.mask[0])
+        m.d.comb += Assume(every == split_mask)
         with m.If(out.barrier.any()):  # a ``bar``: every thread of the split waits at it
-            m.d.comb += Assume((out.barrier == dut.splits.mask[0]) & ~out.call & ~out.ret)
+            m.d.comb += Assume((out.barrier == split_mask) & ~out.call & ~out.ret)
         with m.If(groups[0].any() & groups[1].any()):
             m.d.comb += Assume(out.target_pc[0] < out.target_pc[1])
         m.d.comb += Assume(real(out.target_pc[0]) & real(out.target_pc[1]))

@@ -6,6 +6,7 @@ counterexample trace, while the properties the bug leaves intact still hold."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +17,23 @@ from reconverge.golden.blocks.arbiter import ArbiterParams
 from reconverge.golden.blocks.base import BlockParams
 from reconverge.golden.blocks.scoreboard import MaskedScoreboardParams, ScoreboardParams
 from reconverge.golden.blocks.squeezer import SqueezerParams
-from reconverge.golden.blocks.stack_twins import SpsStackParams
+from reconverge.golden.blocks.stack_twins import DualPathStackParams, SpsStackParams
 from reconverge.golden.blocks.stackless import StacklessParams
+from reconverge.golden.policies import Policy
 from reconverge.hdl.blocks.arbiter import Arbiter
+from reconverge.hdl.blocks.dual_path_stack import DualPathStack, EntryBits
 from reconverge.hdl.blocks.scoreboard import MaskedScoreboard, Scoreboard
 from reconverge.hdl.blocks.sps_stack import SpsStack
 from reconverge.hdl.blocks.squeezer import Squeezer
 from reconverge.hdl.blocks.stackless import Stackless
-from reconverge.hdl.formal import arbiter, scoreboard, sps_stack, squeezer, stackless
+from reconverge.hdl.formal import (
+    arbiter,
+    dual_path_stack,
+    scoreboard,
+    sps_stack,
+    squeezer,
+    stackless,
+)
 from reconverge.hdl.formal.check import COVERS, FAIL, JOINT, PASS, Harness, Outcome, run
 
 pytestmark = pytest.mark.formal
@@ -37,6 +47,10 @@ BLOCKS: dict[str, tuple[Any, list[BlockParams]]] = {
     "stackless": (stackless, [StacklessParams(4, 5, 1, 2)]),
     "scoreboard": (scoreboard, [ScoreboardParams(2, 4, 2, 2, 1, 2)]),
     "masked_scoreboard": (scoreboard, [MaskedScoreboardParams(4, 4, 2, 2, 2, 2)]),
+    "dual_path_stack": (
+        dual_path_stack,
+        [DualPathStackParams(4, 3, 8, Policy.DPS), DualPathStackParams(4, 3, 8, Policy.PPC, False)],
+    ),
 }
 
 
@@ -48,6 +62,7 @@ JOINT_CHECK = {
     # the scoreboards' induction closes at 2 cycles; 20 takes the masked one 5 minutes
     "scoreboard": ("prove", 4),
     "masked_scoreboard": ("prove", 4),
+    "dual_path_stack": ("bmc", 8),
 }
 
 
@@ -99,6 +114,7 @@ def test_property_holds(block: str, params: BlockParams, name: str, mode: str, d
     ("stackless", StacklessParams(4, 5, 1, 2), 3),
     ("scoreboard", ScoreboardParams(2, 4, 2, 2, 1, 2), 3),
     ("masked_scoreboard", MaskedScoreboardParams(4, 4, 2, 2, 2, 2), 4),
+    ("dual_path_stack", DualPathStackParams(4, 3, 8, Policy.DPS), 4),
 ])  # fmt: skip
 def test_covers_are_reached(block: str, params: BlockParams, reached: int, tmp_path: Path
                             ) -> None:  # fmt: skip
@@ -261,3 +277,46 @@ def test_a_scoreboard_whose_full_misses_the_incoming_entry_is_refuted(tmp_path: 
     kept = run(top("scoreboard", params, "dependency_mask_is_the_pending_writes",
                    _FullIgnoresTheIncoming), "bmc", 8, tmp_path / "dep")  # fmt: skip
     assert kept.status == PASS
+
+
+class _DualOverflowsOneLate(DualPathStack):
+    """A broken dual-path stack: it takes one push more than it has entries for."""
+
+    def too_deep(self, sp: Value, pushing: Value) -> Value:
+        return pushing & (sp > self.params.stack_depth)
+
+
+class _ExitsOnlyTheTop(DualPathStack):
+    """A broken dual-path stack: exited threads leave the top entry only, so a suspended path
+    below keeps them and runs them again once it resumes."""
+
+    def _without(self, e: EntryBits, lanes: Value) -> EntryBits:  # type: ignore[override]
+        return DualPathStack._without(e, lanes) if e is self.top else e
+
+
+class _SecondPathTakesTheFirst(DualPathStack):
+    """A broken dual-path stack: a pushed entry's second path holds the first's threads too."""
+
+    def _pushed(self, m: Module, u: Any, top: EntryBits, rpc: Value) -> EntryBits:
+        e = super()._pushed(m, u, top, rpc)
+        p0, p1 = e.paths
+        return replace(e, paths=(p0, replace(p1, mask=p1.mask | p0.mask)))
+
+
+DPS = DualPathStackParams(4, 3, 8, Policy.DPS)
+
+
+@pytest.mark.parametrize(("make", "rule", "kept"), [
+    (_DualOverflowsOneLate, "bottom_holds_the_live_threads", "paths_are_disjoint"),
+    (_ExitsOnlyTheTop, "bottom_holds_the_live_threads", "entries_nest"),
+    (_SecondPathTakesTheFirst, "paths_are_disjoint", "entries_nest"),
+])  # fmt: skip
+def test_a_broken_dual_path_stack_is_refuted(make: Callable[..., Any], rule: str, kept: str,
+                                             tmp_path: Path) -> None:  # fmt: skip
+    """An overflow one push late loses the warp (the pointer wraps), an exit that stays in a
+    suspended path and a path pushed with its sibling's threads each break the rule they are
+    about, and leave ``kept`` holding (to the same depth)."""
+    refuted(run(top("dual_path_stack", DPS, rule, make), "bmc", 8, tmp_path / "rule"),
+            "sp", "live_threads", "e0_p0_mask")  # fmt: skip
+    holds = run(top("dual_path_stack", DPS, kept, make), "bmc", 8, tmp_path / "kept")
+    assert holds.status == PASS, kept

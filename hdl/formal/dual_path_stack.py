@@ -1,0 +1,179 @@
+"""The dual-path stack's properties (seed 003 Sec III, Fig 4/5; seed 002 Sec 7;
+``hdl/blocks/dual_path_stack.py``) in each of its modes (dps, ppc with and without hints), over
+free ``launch``, ``outcome`` and ``release`` inputs limited by the interface contract of
+``golden.blocks.stack_twins``, the SPS stack's (:func:`reconverge.hdl.formal.sps_stack.contract`:
+an outcome comes from the path ``outcome.slot`` while that path may issue).
+
+An entry holds two paths (the second only when ``two``); entry ``k`` is ``e{k}`` below the top
+and the top copy at ``sp - 1``. Rules:
+
+* ``depth_within_bound``: the stack never holds more than ``stack_depth`` entries (an update
+  that needs more raises the overflow flag);
+* ``top_is_its_entry``: the top copy equals entry ``sp - 1`` (the hardware's copy);
+* ``paths_are_disjoint`` (seed 003 Sec III): the two paths of an entry hold disjoint threads:
+  a divergence splits the threads of the entry's path between its two paths;
+* ``entries_nest`` (Fig 4: a path diverges by suspending itself at its reconvergence PC and
+  pushing an entry with the paths it splits into): every entry below the top has a suspended
+  path, and the threads of the entry above are within it;
+* ``bottom_holds_the_live_threads``: with a warp on the stack the bottom entry's two paths
+  together are the threads that have not exited, and the waiting threads are live; an empty
+  stack has no live thread: no thread is lost while the overflow flag is down;
+* ``overflow_changes_nothing_else``: the clock that raises the overflow flag leaves the
+  entries, the stack pointer and the threads as they were.
+
+The rules are asserted together (``check.JOINT``) and checked by bmc: as the SPS stack's, the
+induction would need the invariants of the codes (an entry waiting at NEVER or RETURN) and of
+the PPC's choice, which the rules do not state yet.
+
+Covers: a divergence (two entries, two paths on top), an overflow, a reconvergence back to one
+entry after a divergence, a barrier release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from amaranth.hdl import Assert, Cover, Module, Mux, Value
+
+from reconverge.golden.blocks.stack_twins import DualPathStackParams
+from reconverge.hdl.blocks.dual_path_stack import DualPathStack, EntryBits, PathBits
+from reconverge.hdl.formal.check import Harness, previous
+from reconverge.hdl.formal.check import harnesses as block_harnesses
+from reconverge.hdl.formal.sps_stack import contract
+
+FIELDS = ("pc", "mask", "done", "susp", "ret")
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What a rule reads: the stack, its parameters, and the state of the cycle before."""
+
+    dut: DualPathStack
+    params: DualPathStackParams
+    before: dict[str, Value]
+
+    def entry(self, k: int) -> EntryBits:
+        """Entry ``k``: its registers, the top copy where it is on top."""
+        dut = self.dut
+        own, top = dut.regs[k], dut.top
+        on_top = dut.sp == k + 1
+
+        def pick(a: Value, b: Value) -> Value:
+            return Mux(on_top, a, b)
+
+        paths = tuple(
+            PathBits(*(pick(getattr(t, f), getattr(o, f)) for f in FIELDS))
+            for t, o in zip(top.paths, own.paths, strict=True)
+        )
+        return EntryBits(
+            pick(top.rpc, own.rpc), pick(top.call, own.call), pick(top.cur, own.cur),
+            pick(top.two, own.two), (paths[0], paths[1]),
+        )  # fmt: skip
+
+    @staticmethod
+    def masks(e: EntryBits) -> tuple[Value, Value]:
+        """The threads of the entry's two paths (the second's only when it has two)."""
+        return e.paths[0].mask, Mux(e.two, e.paths[1].mask, 0)
+
+    def state(self) -> dict[str, Value]:
+        """The registers an update changes."""
+        dut = self.dut
+        out = {"sp": dut.sp, "live": dut.live_threads, "waiting": dut.waiting}
+        for k, e in enumerate([*dut.regs, dut.top]):
+            out |= {f"e{k}_rpc": e.rpc, f"e{k}_two": e.two}
+            for s, p in enumerate(e.paths):
+                out |= {f"e{k}_p{s}_{f}": getattr(p, f) for f in FIELDS}
+        return out
+
+
+def depth_within_bound(m: Module, s: Seen) -> None:
+    m.d.comb += Assert(s.dut.status.stack <= s.params.stack_depth)
+
+
+def top_is_its_entry(m: Module, s: Seen) -> None:
+    dut = s.dut
+    for k, own in enumerate(dut.regs):
+        with m.If(dut.sp == k + 1):
+            m.d.comb += [
+                Assert(dut.top.rpc == own.rpc),
+                Assert(dut.top.call == own.call),
+                Assert(dut.top.two == own.two),
+                Assert(dut.top.cur == own.cur),
+            ]
+            for t, o in zip(dut.top.paths, own.paths, strict=True):
+                m.d.comb += [Assert(getattr(t, f) == getattr(o, f)) for f in FIELDS]
+
+
+def paths_are_disjoint(m: Module, s: Seen) -> None:
+    for k in range(s.params.stack_depth):
+        a, b = s.masks(s.entry(k))
+        with m.If(s.dut.sp > k):
+            m.d.comb += Assert((a & b) == 0)
+
+
+def entries_nest(m: Module, s: Seen) -> None:
+    for j in range(1, s.params.stack_depth):
+        below, here = s.entry(j - 1), s.entry(j)
+        p0, p1 = below.paths
+        suspended = Mux(p0.susp, p0.mask, Mux(below.two & p1.susp, p1.mask, 0))
+        a, b = s.masks(here)
+        with m.If(s.dut.sp > j):
+            m.d.comb += Assert(p0.susp | (below.two & p1.susp))
+            m.d.comb += Assert(((a | b) & ~suspended) == 0)
+
+
+def bottom_holds_the_live_threads(m: Module, s: Seen) -> None:
+    dut = s.dut
+    a, b = s.masks(s.entry(0))
+    with m.If((dut.sp != 0) & ~dut.overflow):
+        m.d.comb += Assert((a | b) == dut.live_threads)
+        m.d.comb += Assert((dut.waiting & ~dut.live_threads) == 0)
+    with m.If(dut.sp == 0):
+        m.d.comb += Assert(dut.live_threads == 0)
+
+
+def overflow_changes_nothing_else(m: Module, s: Seen) -> None:
+    dut, before = s.dut, s.before
+    with m.If(dut.overflow & ~before["overflow"] & ~before["launch"]):
+        for name, value in s.state().items():
+            m.d.comb += Assert(value == before[name])
+
+
+PROPERTIES: dict[str, tuple[Callable[[Module, Seen], None], str]] = {
+    "depth_within_bound": (depth_within_bound, "seed 003 Sec III"),
+    "top_is_its_entry": (top_is_its_entry, "hdl/blocks/dual_path_stack.py"),
+    "paths_are_disjoint": (paths_are_disjoint, "seed 003 Sec III"),
+    "entries_nest": (entries_nest, "seed 003 Fig 4"),
+    "bottom_holds_the_live_threads": (bottom_holds_the_live_threads, "seed 003 Sec III"),
+    "overflow_changes_nothing_else": (overflow_changes_nothing_else, "seed 003 Sec III"),
+}
+
+
+def covers(m: Module, s: Seen) -> None:
+    dut, before = s.dut, s.before
+    a, b = s.masks(dut.top)
+    m.d.comb += Cover((dut.sp == 2) & (a != 0) & (b != 0))
+    m.d.comb += Cover(dut.overflow)
+    m.d.comb += Cover((dut.sp == 1) & (before["sp"] > 1) & dut.live_threads.all())
+    m.d.comb += Cover((before["waiting"] != 0) & (dut.waiting == 0) & (dut.sp != 0))
+
+
+def harnesses(
+    params: DualPathStackParams,
+    make: Callable[[DualPathStackParams], DualPathStack] = DualPathStack,
+) -> dict[str, Callable[[], Harness]]:
+    """Per property, and for the covers, what builds its formal top; ``make`` builds the block
+    (a broken variant, in the tests)."""
+
+    def setup(m: Module) -> tuple[Seen, Sequence[Value]]:
+        m.submodules.dut = dut = make(params)
+        contract(m, dut, params)
+        now = Seen(dut, params, {})
+        watched = {**now.state(), "overflow": dut.overflow, "launch": dut.launch.valid}
+        before = previous(m, watched)
+        ports = [dut.port(p.name) for p in params.flat_ports]
+        return Seen(dut, params, before), ports
+
+    rules = {name: rule for name, (rule, _) in PROPERTIES.items()}
+    return block_harnesses(setup, rules, covers, joint=True)
