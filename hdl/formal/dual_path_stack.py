@@ -1,8 +1,8 @@
 """The dual-path stack's properties (seed 003 Sec III, Fig 4/5; seed 002 Sec 7;
 ``hdl/blocks/dual_path_stack.py``) in each of its modes (dps, ppc with and without hints), over
-free ``launch``, ``outcome`` and ``release`` inputs limited by the interface contract of
-``golden.blocks.stack_twins``, the SPS stack's (:func:`reconverge.hdl.formal.sps_stack.contract`:
-an outcome comes from the path ``outcome.slot`` while that path may issue).
+free ``launch``, ``outcome`` and ``release`` inputs limited by the interface contract of both
+stacks (:mod:`reconverge.hdl.formal.stacks`: an outcome comes from the path ``outcome.slot``
+while that path may issue).
 
 An entry holds two paths (the second only when ``two``); entry ``k`` is ``e{k}`` below the top
 and the top copy at ``sp - 1``. Rules:
@@ -31,16 +31,20 @@ entry after a divergence, a barrier release.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from amaranth.hdl import Assert, Cover, Module, Mux, Value
 
 from reconverge.golden.blocks.stack_twins import DualPathStackParams
 from reconverge.hdl.blocks.dual_path_stack import DualPathStack, EntryBits, PathBits
-from reconverge.hdl.formal.check import Harness, previous
-from reconverge.hdl.formal.check import harnesses as block_harnesses
-from reconverge.hdl.formal.sps_stack import contract
+from reconverge.hdl.formal.check import Harness
+from reconverge.hdl.formal.stacks import (
+    depth_within_bound,
+    overflow_changes_nothing_else,
+    stack_covers,
+    stack_harnesses,
+)
 
 FIELDS = ("pc", "mask", "done", "susp", "ret")
 
@@ -87,10 +91,6 @@ class Seen:
         return out
 
 
-def depth_within_bound(m: Module, s: Seen) -> None:
-    m.d.comb += Assert(s.dut.status.stack <= s.params.stack_depth)
-
-
 def top_is_its_entry(m: Module, s: Seen) -> None:
     dut = s.dut
     for k, own in enumerate(dut.regs):
@@ -133,13 +133,6 @@ def bottom_holds_the_live_threads(m: Module, s: Seen) -> None:
         m.d.comb += Assert(dut.live_threads == 0)
 
 
-def overflow_changes_nothing_else(m: Module, s: Seen) -> None:
-    dut, before = s.dut, s.before
-    with m.If(dut.overflow & ~before["overflow"] & ~before["launch"]):
-        for name, value in s.state().items():
-            m.d.comb += Assert(value == before[name])
-
-
 PROPERTIES: dict[str, tuple[Callable[[Module, Seen], None], str]] = {
     "depth_within_bound": (depth_within_bound, "seed 003 Sec III"),
     "top_is_its_entry": (top_is_its_entry, "hdl/blocks/dual_path_stack.py"),
@@ -151,12 +144,9 @@ PROPERTIES: dict[str, tuple[Callable[[Module, Seen], None], str]] = {
 
 
 def covers(m: Module, s: Seen) -> None:
-    dut, before = s.dut, s.before
-    a, b = s.masks(dut.top)
-    m.d.comb += Cover((dut.sp == 2) & (a != 0) & (b != 0))
-    m.d.comb += Cover(dut.overflow)
-    m.d.comb += Cover((dut.sp == 1) & (before["sp"] > 1) & dut.live_threads.all())
-    m.d.comb += Cover((before["waiting"] != 0) & (dut.waiting == 0) & (dut.sp != 0))
+    a, b = s.masks(s.dut.top)
+    m.d.comb += Cover((s.dut.sp == 2) & (a != 0) & (b != 0))
+    stack_covers(m, s)
 
 
 def harnesses(
@@ -165,15 +155,4 @@ def harnesses(
 ) -> dict[str, Callable[[], Harness]]:
     """Per property, and for the covers, what builds its formal top; ``make`` builds the block
     (a broken variant, in the tests)."""
-
-    def setup(m: Module) -> tuple[Seen, Sequence[Value]]:
-        m.submodules.dut = dut = make(params)
-        contract(m, dut, params)
-        now = Seen(dut, params, {})
-        watched = {**now.state(), "overflow": dut.overflow, "launch": dut.launch.valid}
-        before = previous(m, watched)
-        ports = [dut.port(p.name) for p in params.flat_ports]
-        return Seen(dut, params, before), ports
-
-    rules = {name: rule for name, (rule, _) in PROPERTIES.items()}
-    return block_harnesses(setup, rules, covers, joint=True)
+    return stack_harnesses(params, make, Seen, PROPERTIES, covers)

@@ -1,21 +1,6 @@
 """The SPS stack's properties (seed 002 Sec 2.2, Fig 3; ``hdl/blocks/sps_stack.py``), over free
-``launch``, ``outcome`` and ``release`` inputs limited by the interface contract of
-``golden.blocks.stack_twins`` (the ``Assume`` statements of :func:`contract`):
-
-* at most one of a launch, an outcome and a release per cycle; a launch starts a non-empty
-  warp at a real PC (an instruction's: aligned, below the two codes, and + 4 still below
-  them, where a release adds 4);
-* ``exited``, ``barrier``, ``call`` and ``ret`` are 0 unless ``valid`` (the stacks take them
-  as they come: a release's clock must not lose the exited lanes);
-* an outcome comes from the top entry's split while it may issue, at an instruction's PC
-  (aligned: the SM faults on fetching anywhere else): its target groups, exited
-  and barrier lanes are disjoint and together the split's threads (every thread of the split
-  goes to one target, exits or waits; at a ``bar``, neither a call nor a
-  return, all of them wait); two groups come in
-  ascending PC order; target PCs are real PCs, the RPC a real PC, NEVER or RETURN (a call's:
-  its return address, a real PC). The updates of an indirect jump to more than two PCs
-  (``more``, ``cont``) are not driven: they split one outcome over clocks;
-* a release names the waiting lanes (the barrier completed for all of them).
+``launch``, ``outcome`` and ``release`` inputs limited by the interface contract of both stacks
+(:mod:`reconverge.hdl.formal.stacks`).
 
 Rules (``entry k`` is ``e{k}`` below the top and the top copy at ``sp - 1``):
 
@@ -55,16 +40,20 @@ divergence, a barrier release.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from amaranth.hdl import Assert, Assume, Cat, Cover, Module, Mux, Value
+from amaranth.hdl import Assert, Cat, Cover, Module, Mux, Value
 
-from reconverge.golden.blocks.stack_twins import SpsStackParams, StackParams
-from reconverge.hdl.blocks.dual_path_stack import DualPathStack
+from reconverge.golden.blocks.stack_twins import SpsStackParams
 from reconverge.hdl.blocks.sps_stack import SpsStack
-from reconverge.hdl.formal.check import Harness, previous
-from reconverge.hdl.formal.check import harnesses as block_harnesses
+from reconverge.hdl.formal.check import Harness
+from reconverge.hdl.formal.stacks import (
+    depth_within_bound,
+    overflow_changes_nothing_else,
+    stack_covers,
+    stack_harnesses,
+)
 
 
 @dataclass(frozen=True)
@@ -101,46 +90,6 @@ class Seen:
             **{f"e{k}_mask": v for k, v in enumerate(dut.mask)},
             **{f"e{k}_rpc": v for k, v in enumerate(dut.rpc)},
         }
-
-
-def contract(m: Module, dut: SpsStack | DualPathStack, params: StackParams) -> None:
-    """The interface contract of ``golden.blocks.stack_twins`` (module docstring), for either
-    stack: the outcome comes from split ``outcome.slot`` (the SPS stack's one split: 0)."""
-    launch, out, lanes = dut.launch, dut.outcome, dut.release.lanes
-    slot = out.slot if params.slots > 1 else 0
-    split_valid, split_pc = dut.splits.valid.bit_select(slot, 1), dut.splits.pc[slot]
-    split_mask = dut.splits.mask[slot]
-    never, ret = params.never, params.return_code
-
-    def real(pc: Value) -> Value:
-        """An instruction's PC: aligned, below the codes, and + 4 still below them."""
-        return (pc[:2] == 0) & (pc < (1 << params.pc_width) - 4)
-
-    m.d.comb += Assume(launch.valid + out.valid + lanes.any() <= 1)
-    with m.If(launch.valid):
-        m.d.comb += Assume((launch.mask != 0) & real(launch.pc))
-    groups = [out.target_mask[0], out.target_mask[1], out.exited, out.barrier]
-    with m.If(~out.valid):
-        m.d.comb += Assume((out.exited == 0) & (out.barrier == 0) & ~out.call & ~out.ret)
-    with m.If(out.valid):
-        m.d.comb += Assume(split_valid & ~out.more & ~out.cont)
-        m.d.comb += Assume(split_pc[:2] == 0)  # the SM faults on fetching elsewhere
-        for i, a in enumerate(groups):
-            for b in groups[i + 1 :]:
-                m.d.comb += Assume((a & b) == 0)
-        every = groups[0] | groups[1] | groups[2] | groups[3]
-        m.d.comb += Assume(every == split_mask)
-        with m.If(out.barrier.any()):  # a ``bar``: every thread of the split waits at it
-            m.d.comb += Assume((out.barrier == split_mask) & ~out.call & ~out.ret)
-        with m.If(groups[0].any() & groups[1].any()):
-            m.d.comb += Assume(out.target_pc[0] < out.target_pc[1])
-        m.d.comb += Assume(real(out.target_pc[0]) & real(out.target_pc[1]))
-        m.d.comb += Assume(real(out.rpc) | (~out.call & ((out.rpc == never) | (out.rpc == ret))))
-    m.d.comb += Assume((lanes == 0) | (lanes == dut.status.waiting))
-
-
-def depth_within_bound(m: Module, s: Seen) -> None:
-    m.d.comb += Assert(s.dut.status.stack <= s.params.stack_depth)
 
 
 def top_is_its_entry(m: Module, s: Seen) -> None:
@@ -180,13 +129,6 @@ def bottom_holds_the_live_threads(m: Module, s: Seen) -> None:
         m.d.comb += Assert((dut.waiting & ~dut.live_threads) == 0)
     with m.If(dut.sp == 0):
         m.d.comb += Assert(dut.live_threads == 0)
-
-
-def overflow_changes_nothing_else(m: Module, s: Seen) -> None:
-    dut, before = s.dut, s.before
-    with m.If(dut.overflow & ~before["overflow"] & ~before["launch"]):
-        for name, value in s.state().items():
-            m.d.comb += Assert(value == before[name])
 
 
 def entries_are_well_formed(m: Module, s: Seen) -> None:
@@ -231,11 +173,8 @@ PROPERTIES: dict[str, tuple[Callable[[Module, Seen], None], str]] = {
 
 
 def covers(m: Module, s: Seen) -> None:
-    dut, before = s.dut, s.before
-    m.d.comb += Cover(dut.sp == 3)
-    m.d.comb += Cover(dut.overflow)
-    m.d.comb += Cover((dut.sp == 1) & (before["sp"] > 1) & (dut.live_threads.all()))
-    m.d.comb += Cover((before["waiting"] != 0) & (dut.waiting == 0) & (dut.sp != 0))
+    m.d.comb += Cover(s.dut.sp == 3)
+    stack_covers(m, s)
 
 
 def harnesses(
@@ -243,15 +182,4 @@ def harnesses(
 ) -> dict[str, Callable[[], Harness]]:
     """Per property, and for the covers, what builds its formal top; ``make`` builds the block
     (a broken variant, in the tests)."""
-
-    def setup(m: Module) -> tuple[Seen, Sequence[Value]]:
-        m.submodules.dut = dut = make(params)
-        contract(m, dut, params)
-        now = Seen(dut, params, {})
-        watched = {**now.state(), "overflow": dut.overflow, "launch": dut.launch.valid}
-        before = previous(m, watched)
-        ports = [dut.port(p.name) for p in params.flat_ports]
-        return Seen(dut, params, before), ports
-
-    rules = {name: rule for name, (rule, _) in PROPERTIES.items()}
-    return block_harnesses(setup, rules, covers, joint=True)
+    return stack_harnesses(params, make, Seen, PROPERTIES, covers)
