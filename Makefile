@@ -127,7 +127,8 @@ area: setup
 	  $(if $(AREA_BUDGET),--budget $(AREA_BUDGET))
 
 # The formal checks of the HDL blocks (hdl/formal/): every property by k-induction and bounded
-# model checking to 20 cycles, every cover, into docs/formal.md.
+# model checking to 20 cycles (the 4-entry SPS stack's rules to 12), every cover, into
+# docs/formal.md.
 formal: setup
 	$(PY) -m reconverge.hdl.formal docs/formal.md
 
