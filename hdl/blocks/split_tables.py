@@ -120,9 +120,9 @@ class SplitTables(BlockComponent):
 
     # -- elaboration ---------------------------------------------------------------------------
 
-    def elaborate(self, platform: object) -> Module:
-        m = Module()
-        g = self.params
+    def __init__(self, params: SplitTablesParams) -> None:
+        super().__init__(params)
+        g = params
         w, p, rb = g.warp_size, g.pc_width, g.index_bits
         self.none = g.reconv_table
         self.widths = {
@@ -141,7 +141,8 @@ class SplitTables(BlockComponent):
             },
         }
         sizes = {"st": g.split_table, "rt": g.reconv_table, "q": g.queue_size}
-        regs = _State(
+        #: the tables' registers (module docstring)
+        self.regs = _State(
             **{
                 t: {
                     f: [Signal(width, name=f"{t}{i}_{f}") for i in range(sizes[t])]
@@ -151,8 +152,14 @@ class SplitTables(BlockComponent):
             },
             **{f: Signal(width, name=f) for f, width in self.widths["misc"].items()},
         )
-        overflow = Signal(name="overflow_q")
-        held = [self._held(m, k) for k in range(MAX_TARGETS)]
+        #: the splits an operation made, inserted in the cycles after it (the first first)
+        self.held = [self._held(k) for k in range(MAX_TARGETS)]
+        #: the sticky overflow flag
+        self.overflow = Signal(name="overflow_q")
+
+    def elaborate(self, platform: object) -> Module:
+        m = Module()
+        regs, held, overflow = self.regs, self.held, self.overflow
         busy = named(m, "busy_now", held[0].valid | self._busy(regs))
         m.d.comb += self.status.busy.eq(busy)
 
@@ -200,7 +207,7 @@ class SplitTables(BlockComponent):
 
     _FIELDS = ("valid", "pc", "mask", "rix", "call", "rpc")
 
-    def _held(self, m: Module, k: int) -> _Item:
+    def _held(self, k: int) -> _Item:
         """The registers of held split ``k`` (the first with OREC also the ST entry it
         prefers: the entry a re-inserted split had)."""
         g, w = self.params, self.widths["st"]
@@ -447,13 +454,7 @@ class SplitTables(BlockComponent):
             )
         rix, rpc, merged = item.rix, item.rpc, Value.cast(0)
         if g.orec:
-            match = [
-                v & (bpc == item.pc) & (rx == item.rix) & ~(mk & s.waiting).any()
-                for v, bpc, rx, mk in zip(
-                    s.st["v"], s.st["bpc"], s.st["rix"], s.st["mask"], strict=True
-                )
-            ]
-            lead, found = self._first(m, f"i{k}_lead", match)
+            lead, found = self._first(m, f"i{k}_lead", self._same_block(s, item))
             lead_npc = named(m, f"i{k}_lead_npc", one_hot(lead, s.st["npc"]))
             lead_mask = one_hot(lead, s.st["mask"])
             merged = w(m, f"i{k}_merge", valid & found & (lead_npc == item.pc))
@@ -506,6 +507,15 @@ class SplitTables(BlockComponent):
                     out.q[field][q] = Mux(write, value, out.q[field][q])
             out.qn = s.qn + push
         return out
+
+    def _same_block(self, s: _State, item: _Item) -> list[Value]:
+        """The associative search of OREC (Sec 4): the ST entries in the block ``item``
+        enters (same block PC) with its R-index, none of whose threads waits."""
+        st = zip(s.st["v"], s.st["bpc"], s.st["rix"], s.st["mask"], strict=True)
+        return [
+            v & (bpc == item.pc) & (rix == item.rix) & ~(mask & s.waiting).any()
+            for v, bpc, rix, mask in st
+        ]
 
     # -- phase C ---------------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from reconverge.golden.blocks.arbiter import ArbiterParams
 from reconverge.golden.blocks.scoreboard import MaskedScoreboardParams, ScoreboardParams
+from reconverge.golden.blocks.split_tables import SplitTablesParams
 from reconverge.golden.blocks.squeezer import SqueezerParams
 from reconverge.golden.blocks.stack_twins import DualPathStackParams, SpsStackParams
 from reconverge.golden.blocks.stackless import StacklessParams
@@ -23,6 +24,7 @@ from reconverge.hdl.formal import (
     arbiter,
     dual_path_stack,
     scoreboard,
+    split_tables,
     sps_stack,
     squeezer,
     stackless,
@@ -31,12 +33,19 @@ from reconverge.hdl.formal.check import COVERS, JOINT, Outcome, run
 
 #: Bounded model checking's depth in cycles (issue 27: at least 20).
 DEPTH = 20
-#: The depth of the rules checked together by bmc where ``DEPTH`` takes longer than a run of
-#: make formal can wait (the SPS stack's with 4 entries: over 10 minutes at 20 cycles).
-JOINT_DEPTH = {SpsStackParams(4, 4, 8): 12}
-#: How the rules checked together are checked: k-induction and bmc, or bmc alone where the
+#: The depth of the rules checked together where ``DEPTH`` takes longer than a run of make
+#: formal can wait: the SPS stack's bmc with 4 entries (over 10 minutes at 20 cycles); the
+#: split tables' k-induction, which closes at 3 cycles (its base case alone, a bmc, takes over
+#: 18 minutes at 16 cycles).
+JOINT_DEPTH = {
+    SpsStackParams(4, 4, 8): 12,
+    SplitTablesParams(4, 2, 2, 6, True): 3,
+    SplitTablesParams(4, 4, 3, 6, False): 3,
+}
+#: How the rules checked together are checked: k-induction and bmc, k-induction alone where
+#: its depth is below ``DEPTH`` (the proof covers every depth), or bmc alone where the
 #: induction does not close yet (the block's module says why).
-JOINT_MODES = {"sps_stack": ("bmc",), "dual_path_stack": ("bmc",)}
+JOINT_MODES = {"sps_stack": ("bmc",), "dual_path_stack": ("bmc",), "split_tables": ("prove",)}
 #: The blocks, their parameter sets and their properties' harnesses.
 BLOCKS = {
     "arbiter": (
@@ -77,6 +86,11 @@ BLOCKS = {
         [MaskedScoreboardParams(4, 4, 2, 2, 2, 2), MaskedScoreboardParams(2, 5, 2, 3, 1, 2)],
         scoreboard.harnesses,
         {name: section for name, (_, section) in scoreboard.PROPERTIES.items()},
+    ),
+    "split_tables": (
+        [SplitTablesParams(4, 2, 2, 6, True), SplitTablesParams(4, 4, 3, 6, False)],
+        split_tables.harnesses,
+        {name: section for name, (_, section) in split_tables.PROPERTIES.items()},
     ),
 }
 

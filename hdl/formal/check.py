@@ -52,7 +52,7 @@ class Harness:
 class Outcome:
     """What sby found: ``status`` (PASS, FAIL or UNKNOWN), in ``seconds``; ``trace``: the
     counterexample (bmc, prove) or the last cover trace, when sby wrote one; ``log`` the
-    summary lines of sby's log."""
+    summary lines of sby's log and the covers the engine reached."""
 
     mode: str
     depth: int
@@ -183,7 +183,11 @@ def run(h: Harness, mode: str, depth: int, workdir: Path, timeout: float = 600) 
         if (engine / "trace.vcd").exists()
         else sorted(engine.glob("trace[0-9]*.vcd"))
     )
-    summary = "\n".join(line for line in log.splitlines() if "summary:" in line)
+    # the summary lines, and every cover the engine reached (the summary names a few)
+    summary = "\n".join(
+        line for line in log.splitlines()
+        if "summary:" in line or "Reached cover statement" in line
+    )  # fmt: skip
     return Outcome(mode, depth, status.group(1), seconds, traces[-1] if traces else None, summary)
 
 

@@ -17,6 +17,7 @@ from amaranth.hdl import Const, Module, Mux, Value
 from reconverge.golden.blocks.arbiter import ArbiterParams
 from reconverge.golden.blocks.base import BlockParams
 from reconverge.golden.blocks.scoreboard import MaskedScoreboardParams, ScoreboardParams
+from reconverge.golden.blocks.split_tables import SplitTablesParams
 from reconverge.golden.blocks.squeezer import SqueezerParams
 from reconverge.golden.blocks.stack_twins import DualPathStackParams, SpsStackParams
 from reconverge.golden.blocks.stackless import StacklessParams
@@ -24,6 +25,7 @@ from reconverge.golden.policies import Policy
 from reconverge.hdl.blocks.arbiter import Arbiter
 from reconverge.hdl.blocks.dual_path_stack import DualPathStack, EntryBits
 from reconverge.hdl.blocks.scoreboard import MaskedScoreboard, Scoreboard
+from reconverge.hdl.blocks.split_tables import SplitTables
 from reconverge.hdl.blocks.sps_stack import SpsStack
 from reconverge.hdl.blocks.squeezer import Squeezer
 from reconverge.hdl.blocks.stackless import Stackless
@@ -31,6 +33,7 @@ from reconverge.hdl.formal import (
     arbiter,
     dual_path_stack,
     scoreboard,
+    split_tables,
     sps_stack,
     squeezer,
     stackless,
@@ -52,6 +55,7 @@ BLOCKS: dict[str, tuple[Any, list[BlockParams]]] = {
         dual_path_stack,
         [DualPathStackParams(4, 3, 8, Policy.DPS), DualPathStackParams(4, 3, 8, Policy.PPC, False)],
     ),
+    "split_tables": (split_tables, [SplitTablesParams(4, 2, 2, 6, True)]),
 }
 
 
@@ -64,6 +68,7 @@ JOINT_CHECK = {
     "scoreboard": ("prove", 4),
     "masked_scoreboard": ("prove", 4),
     "dual_path_stack": ("bmc", 12),
+    "split_tables": ("prove", 3),
 }
 
 
@@ -116,13 +121,14 @@ def test_property_holds(block: str, params: BlockParams, name: str, mode: str, d
     ("scoreboard", ScoreboardParams(2, 4, 2, 2, 1, 2), 3),
     ("masked_scoreboard", MaskedScoreboardParams(4, 4, 2, 2, 2, 2), 4),
     ("dual_path_stack", DualPathStackParams(4, 3, 8, Policy.DPS), 4),
+    ("split_tables", SplitTablesParams(4, 2, 2, 6, True), 9),
 ])  # fmt: skip
 def test_covers_are_reached(block: str, params: BlockParams, reached: int, tmp_path: Path
                             ) -> None:  # fmt: skip
     """Every cover statement of the block is reached (one trace may reach several at once)."""
     outcome = run(top(block, params, COVERS), "cover", DEPTH, tmp_path)
     assert outcome.status == PASS, outcome.log
-    statements = set(re.findall(r"reached cover statement (\S+)", outcome.log))
+    statements = set(re.findall(r"Reached cover statement .*\((\S+)\)", outcome.log))
     assert len(statements) == reached, outcome.log
     assert list((tmp_path / "cover" / "engine_0").glob("trace*.vcd"))
 
@@ -322,4 +328,53 @@ def test_a_broken_dual_path_stack_is_refuted(make: Callable[..., Any], rule: str
     refuted(run(top("dual_path_stack", DPS, rule, make), "bmc", 8, tmp_path / "rule"),
             "sp", "live_threads", "e0_p0_mask")  # fmt: skip
     holds = run(top("dual_path_stack", DPS, kept, make), "bmc", 8, tmp_path / "kept")
+    assert holds.status == PASS, kept
+
+
+class _MergesAcrossEntries(SplitTables):
+    """A broken OREC: the associative search ignores the R-index, so a split merges with one
+    in the same block that reconverges somewhere else."""
+
+    def _same_block(self, s: Any, item: Any) -> list[Value]:
+        st = zip(s.st["v"], s.st["bpc"], s.st["mask"], strict=True)
+        return [v & (bpc == item.pc) & ~(mask & s.waiting).any() for v, bpc, mask in st]
+
+
+class _AllocatesFromAFullTable(SplitTables):
+    """A broken RT: an update that needs an entry of a full table goes on without one (no
+    overflow), its new splits naming entry 0."""
+
+    def _first(self, m: Module, name: str, bits: list[Value]) -> tuple[list[Any], Any]:
+        onehot, found = super()._first(m, name, bits)
+        return onehot, (Const(1) if name == "rt_free" else found)
+
+
+class _DropsTheParked(SplitTables):
+    """A broken RT: an entry whose pending mask is zero is dropped, not moved back, so the
+    threads parked at it are lost."""
+
+    def _vanish(self, s: Any) -> Any:
+        out = super()._vanish(s)
+        out.rt["v"] = [v & (pend != 0) for v, pend in zip(s.rt["v"], s.rt["pend"], strict=True)]
+        return out
+
+
+MP = SplitTablesParams(4, 2, 2, 6, True)
+
+
+@pytest.mark.parametrize(("make", "rule", "kept"), [
+    (_MergesAcrossEntries, "orec_merges_only_at_the_same_pc_and_entry",
+     "splits_partition_the_live_threads"),
+    (_AllocatesFromAFullTable, "overflow_is_a_full_table", "splits_partition_the_live_threads"),
+    (_AllocatesFromAFullTable, "pending_holds_its_splits", "splits_partition_the_live_threads"),
+    (_DropsTheParked, "splits_partition_the_live_threads", "pending_holds_its_splits"),
+])  # fmt: skip
+def test_broken_split_tables_are_refuted(make: Callable[..., Any], rule: str, kept: str,
+                                         tmp_path: Path) -> None:  # fmt: skip
+    """A merge across reconvergence entries, an allocation from a full RT and an entry dropped
+    with threads parked at it each break the rule they are about, and leave ``kept`` holding
+    (to the same depth)."""
+    refuted(run(top("split_tables", MP, rule, make), "bmc", 8, tmp_path / "rule"),
+            "st0_mask", "rt0_pend", "live")  # fmt: skip
+    holds = run(top("split_tables", MP, kept, make), "bmc", 8, tmp_path / "kept")
     assert holds.status == PASS, kept
