@@ -10,9 +10,11 @@ Rules (``entry k`` is ``e{k}`` below the top and the top copy at ``sp - 1``):
   (the hardware's copy, so that the split starts at a register);
 * ``entries_nest``: the entry below each one is its parent, which holds its threads and
   waits at its RPC, or a sibling pushed by the same update (disjoint threads, the same RPC and
-  kind); any two entries' masks are disjoint or one holds the other, and the bottom entry
-  holds them all (Fig 3: a divergence pushes disjoint paths above the entry that waits at
-  their reconvergence PC);
+  kind); more exactly, the nearest entry below that is not a sibling is the parent (a branch
+  of the top at its own RPC replaces the top by its targets, so a group of siblings can have
+  more than two entries); any two entries' masks are disjoint or one holds the other, and the
+  bottom entry holds them all (Fig 3: a divergence pushes disjoint paths above the entry that
+  waits at their reconvergence PC);
 * ``bottom_holds_the_live_threads``: with a warp on the stack the bottom entry's mask is the
   threads that have not exited, the top entry's is not empty, the waiting lanes are live; an
   empty stack has no live thread: no thread is lost while the overflow flag is down;
@@ -25,14 +27,15 @@ Rules (``entry k`` is ``e{k}`` below the top and the top copy at ``sp - 1``):
   its RPC unless it is a call entry): a done entry is popped in the clock that finishes it;
   the bottom entry is never a call entry, and ``in_call`` says whether one is on the stack; a
   call entry's RPC is an instruction's (its return address); only the top entry's threads
-  wait.
+  wait; an entry below the top that waits at a code (NEVER, RETURN: no PC reaches it) and is
+  not a call entry has all its threads in the entries above it (a call entry's threads arrive
+  by returning).
 
-The rules are asserted together (``check.JOINT``) and checked by bmc: each is the others'
-strengthening, but k-induction does not close yet. Its last counterexample starts from a state
-no run reaches: the bottom entry waits at RETURN with a live thread that no entry above holds,
-so the thread is popped with it once the entries above have gone. The missing invariant is that
-the threads of an entry waiting at a code (NEVER, RETURN: no PC reaches it) are all in the
-entries above it, except those of a path that returned from a call.
+The rules are asserted together (``check.JOINT``), each the others' strengthening, and proven
+by k-induction: the induction closes at 3 cycles. (Without the parent clause of
+``entries_nest`` and the code clause of ``entries_are_well_formed`` it started from states no
+run reaches: the bottom entry waiting at RETURN with a live thread no entry above holds, a
+sibling group whose parent holds only some of them.)
 
 Covers: a divergence (three entries), an overflow, a reconvergence back to one entry after a
 divergence, a barrier release.
@@ -42,8 +45,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import reduce
 
-from amaranth.hdl import Assert, Cat, Cover, Module, Mux, Value
+from amaranth.hdl import Assert, Cat, Const, Cover, Module, Mux, Value
 
 from reconverge.golden.blocks.stack_twins import SpsStackParams
 from reconverge.hdl.blocks.sps_stack import SpsStack
@@ -112,6 +116,19 @@ def entries_nest(m: Module, s: Seen) -> None:
         sibling = ((a & b) == 0) & (below["rpc"] == here["rpc"]) & (below["call"] == here["call"])
         with m.If(s.dut.sp > j):
             m.d.comb += Assert(child | sibling if j > 1 else child)  # the bottom has no sibling
+    # more exactly: the nearest entry below that is not a sibling is the parent (a branch of
+    # the top at its own RPC replaces it, so a group of siblings can grow past two)
+    for j in range(1, d):
+        here = s.field(j)
+        siblings = Const(1)
+        for i in range(j - 1, -1, -1):
+            below = s.field(i)
+            sibling = (((below["mask"] & here["mask"]) == 0) & (below["rpc"] == here["rpc"])
+                       & (below["call"] == here["call"]))  # fmt: skip
+            child = ((here["mask"] & ~below["mask"]) == 0) & (below["pc"] == here["rpc"])
+            with m.If((s.dut.sp > j) & siblings & ~sibling):
+                m.d.comb += Assert(child)
+            siblings = siblings & sibling
     for i in range(d):
         for j in range(i + 1, d):
             a, b = s.mask_of(i), s.mask_of(j)
@@ -160,6 +177,15 @@ def entries_are_well_formed(m: Module, s: Seen) -> None:
             with m.If(calls[k] if k < n else dut.top_call):
                 m.d.comb += Assert(rpc[:2] == 0)
         m.d.comb += Assert((dut.waiting & ~dut.top_mask) == 0)
+    # an entry below the top waiting at a code (no PC reaches it) has all its threads in the
+    # entries above it, unless it is a call entry (its threads arrive by returning)
+    d = params.stack_depth
+    for k in range(d - 1):
+        e = s.field(k)
+        at_code = (e["pc"] == codes[0]) | (e["pc"] == codes[1])
+        above = reduce(Value.__or__, (Mux(dut.sp > j, s.mask_of(j), 0) for j in range(k + 1, d)))
+        with m.If((dut.sp > k + 1) & ~dut.overflow & at_code & ~e["call"]):
+            m.d.comb += Assert((s.mask_of(k) & ~above) == 0)
 
 
 PROPERTIES: dict[str, tuple[Callable[[Module, Seen], None], str]] = {

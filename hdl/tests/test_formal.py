@@ -60,9 +60,9 @@ BLOCKS: dict[str, tuple[Any, list[BlockParams]]] = {
 
 
 #: How the rules of a block that are checked together are checked here: k-induction, or bmc
-#: to a depth where the induction does not close yet (hdl/formal/sps_stack.py).
+#: to a depth where the induction does not close yet (hdl/formal/dual_path_stack.py).
 JOINT_CHECK = {
-    "sps_stack": ("bmc", 12),
+    "sps_stack": ("prove", 3),
     "stackless": ("prove", DEPTH),
     # the scoreboards' induction closes at 2 cycles (make formal: 20)
     "scoreboard": ("prove", 4),
