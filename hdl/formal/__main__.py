@@ -34,19 +34,21 @@ from reconverge.hdl.formal.check import COVERS, JOINT, Outcome, run
 #: Bounded model checking's depth in cycles (issue 27: at least 20).
 DEPTH = 20
 #: The depth of the rules checked together where ``DEPTH`` takes longer than a run of make
-#: formal can wait: the k-induction of the SPS stack and of the split tables, which closes at
-#: 3 cycles (its base case alone, a bmc, takes over 10 minutes at 20 cycles for the 4-entry
+#: formal can wait: the k-induction of the stacks and of the split tables, which closes at 3
+#: cycles (its base case alone, a bmc, takes over 10 minutes at 20 cycles for the 4-entry
 #: SPS stack, over 18 at 16 for the split tables).
 JOINT_DEPTH = {
     SpsStackParams(4, 3, 8): 3,
     SpsStackParams(4, 4, 8): 3,
+    DualPathStackParams(4, 3, 8, Policy.DPS): 3,
+    DualPathStackParams(4, 3, 8, Policy.PPC, True): 3,
+    DualPathStackParams(4, 3, 8, Policy.PPC, False): 3,
     SplitTablesParams(4, 2, 2, 6, True): 3,
     SplitTablesParams(4, 4, 3, 6, False): 3,
 }
-#: How the rules checked together are checked: k-induction and bmc, k-induction alone where
-#: it closes below ``DEPTH`` (a proof covers every depth), or bmc alone where the induction
-#: does not close yet (the block's module says why).
-JOINT_MODES = {"sps_stack": ("prove",), "dual_path_stack": ("bmc",), "split_tables": ("prove",)}
+#: How the rules checked together are checked: k-induction and bmc, or k-induction alone where
+#: it closes below ``DEPTH`` (a proof holds at every depth).
+JOINT_MODES = {"sps_stack": ("prove",), "dual_path_stack": ("prove",), "split_tables": ("prove",)}
 #: The blocks, their parameter sets and their properties' harnesses.
 BLOCKS = {
     "arbiter": (
@@ -104,11 +106,9 @@ every cycle up to the depth from reset, *prove* is k-induction at that depth (PA
 reachable state breaks the rule, at any depth), *cover* shows the cases the rules are about are
 reachable within the depth. A block with state (a stack's entries, the stack-less control's
 thread registers, the split tables) has its rules asserted at once in one row, each the
-others' strengthening, checked by k-induction and bmc; by k-induction alone where it closes at a
-depth whose bmc to 20 cycles would take longer than a run can wait (a proof holds at every
-depth, 20 included); or by bmc alone where the induction does not close yet (a state no run
-reaches breaks a rule in the induction step; the block's module says why): its rules then hold
-to the row's depth.
+others' strengthening (the block's module names the invariants the induction needs), checked
+by k-induction and bmc, or by k-induction alone where it closes at a depth whose bmc to 20
+cycles would take longer than a run can wait: a proof holds at every depth, 20 included.
 
 | block | parameters | property | rule | method | depth | result | seconds |
 |---|---|---|---|---|---:|---|---:|

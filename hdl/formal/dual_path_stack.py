@@ -13,17 +13,26 @@ and the top copy at ``sp - 1``. Rules:
 * ``paths_are_disjoint`` (seed 003 Sec III): the two paths of an entry hold disjoint threads:
   a divergence splits the threads of the entry's path between its two paths;
 * ``entries_nest`` (Fig 4: a path diverges by suspending itself at its reconvergence PC and
-  pushing an entry with the paths it splits into): every entry below the top has a suspended
-  path, and the threads of the entry above are within it;
+  pushing an entry with the paths it splits into): every entry below the top has exactly one
+  suspended path, waiting at the RPC of the entry above, and the threads of the entry above
+  are within it (all of them when it waits at a code, NEVER or RETURN, and the entry above is
+  not a call entry: no PC reaches a code, so no path has arrived there); the top entry has no
+  suspended path;
 * ``bottom_holds_the_live_threads``: with a warp on the stack the bottom entry's two paths
   together are the threads that have not exited, and the waiting threads are live; an empty
   stack has no live thread: no thread is lost while the overflow flag is down;
 * ``overflow_changes_nothing_else``: the clock that raises the overflow flag leaves the
-  entries, the stack pointer and the threads as they were.
+  entries, the stack pointer and the threads as they were;
+* ``entries_are_well_formed``: the registers behind the stack: the bottom entry waits at NEVER
+  and is not a call entry; an RPC is a real PC or (not for a call entry, whose RPC is its
+  return address) a code; a path is at most one of suspended, done and returned, returns only
+  at or above a call entry, is at an aligned PC unless suspended or returned at a code, waits at a
+  ``bar`` only at a real PC; with RPCs (dps, explicit ppc) a path is done exactly when it is
+  at its entry's RPC; the waiting threads are in running paths; ``in_call`` says whether a call
+  entry is on the stack.
 
-The rules are asserted together (``check.JOINT``) and checked by bmc: as the SPS stack's, the
-induction would need the invariants of the codes (an entry waiting at NEVER or RETURN) and of
-the PPC's choice, which the rules do not state yet.
+The rules are asserted together (``check.JOINT``), each the others' strengthening, and proven
+by k-induction in every mode: the induction closes at 3 cycles.
 
 Covers: a divergence (two entries, two paths on top), an overflow, a reconvergence back to one
 entry after a divergence, a barrier release.
@@ -33,8 +42,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import reduce
 
-from amaranth.hdl import Assert, Cover, Module, Mux, Value
+from amaranth.hdl import Assert, Cat, Cover, Module, Mux, Value
 
 from reconverge.golden.blocks.stack_twins import DualPathStackParams
 from reconverge.hdl.blocks.dual_path_stack import DualPathStack, EntryBits, PathBits
@@ -113,14 +123,55 @@ def paths_are_disjoint(m: Module, s: Seen) -> None:
 
 
 def entries_nest(m: Module, s: Seen) -> None:
+    codes = (s.params.never, s.params.return_code)
     for j in range(1, s.params.stack_depth):
         below, here = s.entry(j - 1), s.entry(j)
         p0, p1 = below.paths
         suspended = Mux(p0.susp, p0.mask, Mux(below.two & p1.susp, p1.mask, 0))
+        waits_at = Mux(p0.susp, p0.pc, p1.pc)
         a, b = s.masks(here)
         with m.If(s.dut.sp > j):
-            m.d.comb += Assert(p0.susp | (below.two & p1.susp))
+            m.d.comb += Assert(p0.susp ^ (below.two & p1.susp))
+            m.d.comb += Assert(here.rpc == waits_at)
             m.d.comb += Assert(((a | b) & ~suspended) == 0)
+            # no PC reaches a code: the threads suspended at one are all in the entry above
+            with m.If(((waits_at == codes[0]) | (waits_at == codes[1])) & ~here.call):
+                m.d.comb += Assert((a | b) == suspended)
+    top = s.dut.top
+    with m.If(s.dut.sp != 0):
+        m.d.comb += Assert(~top.paths[0].susp & ~(top.two & top.paths[1].susp))
+
+
+def entries_are_well_formed(m: Module, s: Seen) -> None:
+    dut, params = s.dut, s.params
+    codes = (params.never, params.return_code)
+    limit = (1 << params.pc_width) - 4
+    bottom = s.entry(0)
+    with m.If(dut.sp != 0):
+        m.d.comb += Assert((bottom.rpc == codes[0]) & ~bottom.call)
+    running, calls = [], []
+    for k in range(params.stack_depth):
+        e, used = s.entry(k), dut.sp > k
+        calls.append(used & e.call)
+        at_rpc = ~e.call & (e.rpc != codes[0]) & (e.rpc != codes[1])
+        real = (e.rpc[:2] == 0) & (e.rpc < limit)
+        with m.If(used):
+            m.d.comb += Assert(real | (~e.call & ((e.rpc == codes[0]) | (e.rpc == codes[1]))))
+        for slot, p in enumerate(e.paths):
+            present = used & (1 if slot == 0 else e.two) & p.mask.any()
+            runs = ~(p.susp | p.done | p.ret)
+            running.append(Mux(present & runs, p.mask, 0))
+            with m.If(present):
+                m.d.comb += Assert(~(p.susp & (p.done | p.ret)) & ~(p.done & p.ret))
+                m.d.comb += Assert(~p.ret | Cat(*calls).any())
+                code = (p.pc == codes[0]) | (p.pc == codes[1])
+                m.d.comb += Assert((p.pc[:2] == 0) | ((p.susp | p.ret) & code))
+                with m.If(runs & (p.mask & dut.waiting).any()):
+                    m.d.comb += Assert(p.pc < limit)
+                if not params.implicit:
+                    m.d.comb += Assert(p.done == (at_rpc & (p.pc == e.rpc) & ~p.susp & ~p.ret))
+    m.d.comb += Assert((dut.waiting & ~reduce(Value.__or__, running)) == 0)
+    m.d.comb += Assert(dut.in_call == Cat(*calls).any())
 
 
 def bottom_holds_the_live_threads(m: Module, s: Seen) -> None:
@@ -140,6 +191,7 @@ PROPERTIES: dict[str, tuple[Callable[[Module, Seen], None], str]] = {
     "entries_nest": (entries_nest, "seed 003 Fig 4"),
     "bottom_holds_the_live_threads": (bottom_holds_the_live_threads, "seed 003 Sec III"),
     "overflow_changes_nothing_else": (overflow_changes_nothing_else, "seed 003 Sec III"),
+    "entries_are_well_formed": (entries_are_well_formed, "hdl/blocks/dual_path_stack.py"),
 }
 
 
