@@ -205,7 +205,8 @@ class SplitTables(BlockComponent):
         self._outputs(m, regs, overflow)
         return m
 
-    _FIELDS = ("valid", "pc", "mask", "rix", "call", "rpc")
+    #: the fields of a held split
+    FIELDS = ("valid", "pc", "mask", "rix", "call", "rpc")
 
     def _held(self, k: int) -> _Item:
         """The registers of held split ``k`` (the first with OREC also the ST entry it
@@ -213,17 +214,17 @@ class SplitTables(BlockComponent):
         g, w = self.params, self.widths["st"]
         widths = {"valid": 1, "pc": w["npc"], "mask": w["mask"], "rix": w["rix"],
                   "call": w["call"], "rpc": w["rpc"]}  # fmt: skip
-        regs = {f: Signal(widths[f], name=f"held{k}_{f}") for f in self._FIELDS}
+        regs = {f: Signal(widths[f], name=f"held{k}_{f}") for f in self.FIELDS}
         prefer = None
         if g.orec and k == 0:
             prefer = [Signal(name=f"held{k}_prefer{i}") for i in range(g.split_table)]
         return _Item(**regs, prefer=prefer)
 
     def _fields(self, item: _Item) -> list[Value]:
-        return [getattr(item, f) for f in self._FIELDS]
+        return [getattr(item, f) for f in self.FIELDS]
 
     def _hold(self, item: _Item, values: list[Value]) -> list[Any]:
-        return [getattr(item, f).eq(v) for f, v in zip(self._FIELDS, values, strict=True)]
+        return [getattr(item, f).eq(v) for f, v in zip(self.FIELDS, values, strict=True)]
 
     def _assign(self, regs: _State, new: _State) -> list[Any]:
         stmts = []

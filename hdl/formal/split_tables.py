@@ -154,7 +154,7 @@ class Seen:
         for field in self.dut.widths["misc"]:
             out[field] = getattr(regs, field)
         for k, h in enumerate(self.dut.held):
-            out |= {f"held{k}_{f}": getattr(h, f) for f in ("valid", "pc", "mask", "rix")}
+            out |= {f"held{k}_{f}": getattr(h, f) for f in SplitTables.FIELDS}
         return out
 
 
