@@ -153,7 +153,7 @@ def entries_are_well_formed(m: Module, s: Seen) -> None:
     for k in range(params.stack_depth):
         e, used = s.entry(k), dut.sp > k
         calls.append(used & e.call)
-        at_rpc = ~e.call & (e.rpc != codes[0]) & (e.rpc != codes[1])
+        reachable = ~e.call & (e.rpc != codes[0]) & (e.rpc != codes[1])  # a path can arrive
         real = (e.rpc[:2] == 0) & (e.rpc < limit)
         with m.If(used):
             m.d.comb += Assert(real | (~e.call & ((e.rpc == codes[0]) | (e.rpc == codes[1]))))
@@ -169,7 +169,8 @@ def entries_are_well_formed(m: Module, s: Seen) -> None:
                 with m.If(runs & (p.mask & dut.waiting).any()):
                     m.d.comb += Assert(p.pc < limit)
                 if not params.implicit:
-                    m.d.comb += Assert(p.done == (at_rpc & (p.pc == e.rpc) & ~p.susp & ~p.ret))
+                    arrived = reachable & (p.pc == e.rpc)
+                    m.d.comb += Assert(p.done == (arrived & ~p.susp & ~p.ret))
     m.d.comb += Assert((dut.waiting & ~reduce(Value.__or__, running)) == 0)
     m.d.comb += Assert(dut.in_call == Cat(*calls).any())
 
