@@ -28,6 +28,7 @@ from typing import TypeVar
 from amaranth.back import rtlil
 from amaranth.hdl import ClockDomain, Module, Signal, Value
 
+from reconverge.golden.isa import ILEN_BYTES
 from reconverge.hdl.tools.synth import find_tool
 
 MODES = ("bmc", "prove", "cover")
@@ -189,6 +190,13 @@ def run(h: Harness, mode: str, depth: int, workdir: Path, timeout: float = 600) 
         if "summary:" in line or "Reached cover statement" in line
     )  # fmt: skip
     return Outcome(mode, depth, status.group(1), seconds, traces[-1] if traces else None, summary)
+
+
+def real_pc(pc: Value, pc_width: int) -> Value:
+    """An instruction's PC, as the blocks' contracts state it: aligned, and below the top of
+    the ``pc_width``-bit PC space by an instruction (where the codes NEVER and RETURN are, and
+    where PC + 4 would wrap)."""
+    return (pc[:2] == 0) & (pc < (1 << pc_width) - ILEN_BYTES)
 
 
 def previous(m: Module, watched: dict[str, Value]) -> dict[str, Value]:

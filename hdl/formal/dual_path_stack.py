@@ -48,7 +48,7 @@ from amaranth.hdl import Assert, Cat, Cover, Module, Mux, Value
 
 from reconverge.golden.blocks.stack_twins import DualPathStackParams
 from reconverge.hdl.blocks.dual_path_stack import DualPathStack, EntryBits, PathBits
-from reconverge.hdl.formal.check import Harness
+from reconverge.hdl.formal.check import Harness, real_pc
 from reconverge.hdl.formal.stacks import (
     depth_within_bound,
     overflow_changes_nothing_else,
@@ -145,7 +145,6 @@ def entries_nest(m: Module, s: Seen) -> None:
 def entries_are_well_formed(m: Module, s: Seen) -> None:
     dut, params = s.dut, s.params
     codes = (params.never, params.return_code)
-    limit = (1 << params.pc_width) - 4
     bottom = s.entry(0)
     with m.If(dut.sp != 0):
         m.d.comb += Assert((bottom.rpc == codes[0]) & ~bottom.call)
@@ -154,7 +153,7 @@ def entries_are_well_formed(m: Module, s: Seen) -> None:
         e, used = s.entry(k), dut.sp > k
         calls.append(used & e.call)
         reachable = ~e.call & (e.rpc != codes[0]) & (e.rpc != codes[1])  # a path can arrive
-        real = (e.rpc[:2] == 0) & (e.rpc < limit)
+        real = real_pc(e.rpc, params.pc_width)
         with m.If(used):
             m.d.comb += Assert(real | (~e.call & ((e.rpc == codes[0]) | (e.rpc == codes[1]))))
         for slot, p in enumerate(e.paths):
@@ -167,7 +166,7 @@ def entries_are_well_formed(m: Module, s: Seen) -> None:
                 code = (p.pc == codes[0]) | (p.pc == codes[1])
                 m.d.comb += Assert((p.pc[:2] == 0) | ((p.susp | p.ret) & code))
                 with m.If(runs & (p.mask & dut.waiting).any()):
-                    m.d.comb += Assert(p.pc < limit)
+                    m.d.comb += Assert(real_pc(p.pc, params.pc_width))
                 if not params.implicit:
                     arrived = reachable & (p.pc == e.rpc)
                     m.d.comb += Assert(p.done == (arrived & ~p.susp & ~p.ret))

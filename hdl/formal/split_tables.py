@@ -77,9 +77,9 @@ from amaranth.hdl import Assert, Assume, Cat, Const, Cover, Module, Mux, Value
 from reconverge.golden.blocks.split_tables import SplitTablesParams
 from reconverge.hdl.blocks.common import one_hot
 from reconverge.hdl.blocks.split_tables import SplitTables
-from reconverge.hdl.formal.check import Harness, previous
+from reconverge.hdl.formal.check import Harness, previous, real_pc
 from reconverge.hdl.formal.check import harnesses as block_harnesses
-from reconverge.hdl.formal.stacks import overflow_changes_nothing_else
+from reconverge.hdl.formal.stacks import outcome_partitions, overflow_changes_nothing_else
 
 
 @dataclass(frozen=True)
@@ -158,11 +158,6 @@ class Seen:
         return out
 
 
-def _real(params: SplitTablesParams, pc: Value) -> Value:
-    """An instruction's PC: aligned, below ``pc_limit``."""
-    return (pc[:2] == 0) & (pc < params.pc_limit)
-
-
 def contract(m: Module, dut: SplitTables, params: SplitTablesParams) -> None:
     """The interface contract of ``golden.blocks.split_tables`` (module docstring)."""
     launch, out, lanes = dut.launch, dut.outcome, dut.release.lanes
@@ -173,28 +168,20 @@ def contract(m: Module, dut: SplitTables, params: SplitTablesParams) -> None:
     with m.If(out.valid | lanes.any()):
         m.d.comb += Assume(~dut.status.busy)
     with m.If(launch.valid):
-        m.d.comb += Assume((launch.mask != 0) & _real(params, launch.pc))
-    groups = [out.target_mask[0], out.target_mask[1], out.exited, out.barrier]
-    with m.If(~out.valid):
-        m.d.comb += Assume((out.exited == 0) & (out.barrier == 0) & ~out.call & ~out.ret)
+        m.d.comb += Assume((launch.mask != 0) & real_pc(launch.pc, params.pc_width))
+    groups = outcome_partitions(m, out, split_mask)
     with m.If(out.valid):
         m.d.comb += Assume((out.slot < params.split_table) & split_valid)
-        m.d.comb += Assume(_real(params, split_pc))
-        for i, a in enumerate(groups):
-            for b in groups[i + 1 :]:
-                m.d.comb += Assume((a & b) == 0)
-        m.d.comb += Assume(reduce(Value.__or__, groups) == split_mask)
-        with m.If(out.barrier.any()):  # a ``bar``: every thread of the split waits at it
-            m.d.comb += Assume((out.barrier == split_mask) & ~out.call & ~out.ret)
+        m.d.comb += Assume(real_pc(split_pc, params.pc_width))
         with m.If(groups[0].any() & groups[1].any()):
             m.d.comb += Assume(out.target_pc[0] != out.target_pc[1])
         for pc, mask in zip(out.target_pc, out.target_mask, strict=True):
             with m.If(mask.any()):
-                m.d.comb += Assume(_real(params, pc))
+                m.d.comb += Assume(real_pc(pc, params.pc_width))
         with m.If(out.call & (groups[0] | groups[1]).any()):
             m.d.comb += Assume(out.rpc == split_pc + 4)
         codes = (out.rpc == params.never) | (out.rpc == params.return_code)
-        m.d.comb += Assume(_real(params, out.rpc) | codes)
+        m.d.comb += Assume(real_pc(out.rpc, params.pc_width) | codes)
     m.d.comb += Assume((lanes == 0) | (lanes == dut.status.waiting))
 
 

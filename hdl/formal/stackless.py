@@ -41,7 +41,7 @@ from amaranth.hdl import Assert, Assume, Cat, Cover, Module, Value
 from reconverge.golden.blocks.stackless import StacklessParams
 from reconverge.golden.isa import ILEN_BYTES
 from reconverge.hdl.blocks.stackless import Stackless
-from reconverge.hdl.formal.check import Harness, previous
+from reconverge.hdl.formal.check import Harness, previous, real_pc
 from reconverge.hdl.formal.check import harnesses as block_harnesses
 
 
@@ -62,10 +62,9 @@ def contract(m: Module, dut: Stackless, params: StacklessParams) -> None:
     """The interface contract of ``golden.blocks.stackless`` (module docstring)."""
     launch, out, lanes = dut.launch, dut.outcome, dut.release.lanes
     w = params.warp_size
-    top = (1 << params.pc_width) - ILEN_BYTES
 
     def real(pc: Value) -> Value:
-        return (pc[:2] == 0) & (pc < top)
+        return real_pc(pc, params.pc_width)
 
     m.d.comb += Assume(launch.valid + out.valid + lanes.any() <= 1)
     with m.If(launch.valid):

@@ -36,7 +36,7 @@ from typing import Any, Protocol, TypeVar
 from amaranth.hdl import Assert, Assume, Cover, Module, Value
 
 from reconverge.golden.blocks.stack_twins import StackParams
-from reconverge.hdl.formal.check import Harness, previous
+from reconverge.hdl.formal.check import Harness, previous, real_pc
 from reconverge.hdl.formal.check import harnesses as block_harnesses
 
 
@@ -67,32 +67,40 @@ def contract(m: Module, dut: Any, params: StackParams) -> None:
     never, ret = params.never, params.return_code
 
     def real(pc: Value) -> Value:
-        """An instruction's PC: aligned, below the codes, and + 4 still below them."""
-        return (pc[:2] == 0) & (pc < (1 << params.pc_width) - 4)
+        return real_pc(pc, params.pc_width)
 
     m.d.comb += Assume(launch.valid + out.valid + lanes.any() <= 1)
     with m.If(launch.valid):
         m.d.comb += Assume((launch.mask != 0) & real(launch.pc))
-    groups = [out.target_mask[0], out.target_mask[1], out.exited, out.barrier]
-    with m.If(~out.valid):
-        m.d.comb += Assume((out.exited == 0) & (out.barrier == 0) & ~out.call & ~out.ret)
+    groups = outcome_partitions(m, out, split_mask)
     with m.If(out.valid):
         m.d.comb += Assume(split_valid & ~out.more & ~out.cont)
         # the SM faults on fetching elsewhere (no store reaches the top of the PC space, where
         # a release past a ``bar`` would wrap)
         m.d.comb += Assume(real(split_pc))
-        for i, a in enumerate(groups):
-            for b in groups[i + 1 :]:
-                m.d.comb += Assume((a & b) == 0)
-        every = groups[0] | groups[1] | groups[2] | groups[3]
-        m.d.comb += Assume(every == split_mask)
-        with m.If(out.barrier.any()):  # a ``bar``: every thread of the split waits at it
-            m.d.comb += Assume((out.barrier == split_mask) & ~out.call & ~out.ret)
         with m.If(groups[0].any() & groups[1].any()):
             m.d.comb += Assume(out.target_pc[0] < out.target_pc[1])
         m.d.comb += Assume(real(out.target_pc[0]) & real(out.target_pc[1]))
         m.d.comb += Assume(real(out.rpc) | (~out.call & ((out.rpc == never) | (out.rpc == ret))))
     m.d.comb += Assume((lanes == 0) | (lanes == dut.status.waiting))
+
+
+def outcome_partitions(m: Module, out: Any, split_mask: Value) -> list[Value]:
+    """The part of a divergence unit's contract about an outcome's threads (every unit's):
+    ``exited``, ``barrier``, ``call`` and ``ret`` are 0 unless ``valid``; a valid outcome's
+    target groups, exited and barrier lanes are disjoint and together ``split_mask``, and at a
+    ``bar`` (neither a call nor a return) all of them wait. Returns the four groups."""
+    groups = [out.target_mask[0], out.target_mask[1], out.exited, out.barrier]
+    with m.If(~out.valid):
+        m.d.comb += Assume((out.exited == 0) & (out.barrier == 0) & ~out.call & ~out.ret)
+    with m.If(out.valid):
+        for i, a in enumerate(groups):
+            for b in groups[i + 1 :]:
+                m.d.comb += Assume((a & b) == 0)
+        m.d.comb += Assume((groups[0] | groups[1] | groups[2] | groups[3]) == split_mask)
+        with m.If(out.barrier.any()):  # a ``bar``: every thread of the split waits at it
+            m.d.comb += Assume((out.barrier == split_mask) & ~out.call & ~out.ret)
+    return groups
 
 
 def depth_within_bound(m: Module, s: StackSeen) -> None:
