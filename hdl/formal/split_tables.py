@@ -10,7 +10,8 @@
 * an outcome comes from a split that may issue (``outcome.slot``), at a real PC: its target
   groups, exited and barrier lanes are disjoint and together the split's threads (at a
   ``bar``, neither a call nor a return, all of them wait); two groups have distinct PCs;
-  target PCs are real, the RPC a real PC, NEVER or RETURN, a call's its return address. The
+  target PCs are aligned (the SM faults on fetching one that is no instruction's), the RPC a
+  real PC, NEVER or RETURN, a call's its return address. The
   continuation cycles of an indirect jump to more than two PCs (``cont``) are not driven;
 * a release names the waiting lanes (the barrier completed for all of them).
 
@@ -77,7 +78,7 @@ from amaranth.hdl import Assert, Assume, Cat, Const, Cover, Module, Mux, Value
 from reconverge.golden.blocks.split_tables import SplitTablesParams
 from reconverge.hdl.blocks.common import one_hot
 from reconverge.hdl.blocks.split_tables import SplitTables
-from reconverge.hdl.formal.check import Harness, previous, real_pc
+from reconverge.hdl.formal.check import Claim, Harness, previous, real_pc
 from reconverge.hdl.formal.check import harnesses as block_harnesses
 from reconverge.hdl.formal.stacks import outcome_partitions, overflow_changes_nothing_else
 
@@ -158,31 +159,31 @@ class Seen:
         return out
 
 
-def contract(m: Module, dut: SplitTables, params: SplitTablesParams) -> None:
+def contract(m: Module, dut: SplitTables, params: SplitTablesParams, claim: Claim = Assume) -> None:
     """The interface contract of ``golden.blocks.split_tables`` (module docstring)."""
     launch, out, lanes = dut.launch, dut.outcome, dut.release.lanes
     split_valid = dut.splits.valid.bit_select(out.slot, 1)
     split_pc, split_mask = dut.splits.pc[out.slot], dut.splits.mask[out.slot]
-    m.d.comb += Assume(launch.valid + out.valid + lanes.any() <= 1)
-    m.d.comb += Assume(~out.cont)
+    m.d.comb += claim(launch.valid + out.valid + lanes.any() <= 1)
+    m.d.comb += claim(~out.cont)
     with m.If(out.valid | lanes.any()):
-        m.d.comb += Assume(~dut.status.busy)
+        m.d.comb += claim(~dut.status.busy)
     with m.If(launch.valid):
-        m.d.comb += Assume((launch.mask != 0) & real_pc(launch.pc, params.pc_width))
-    groups = outcome_partitions(m, out, split_mask)
+        m.d.comb += claim((launch.mask != 0) & real_pc(launch.pc, params.pc_width))
+    groups = outcome_partitions(m, out, split_mask, claim)
     with m.If(out.valid):
-        m.d.comb += Assume((out.slot < params.split_table) & split_valid)
-        m.d.comb += Assume(real_pc(split_pc, params.pc_width))
+        m.d.comb += claim((out.slot < params.split_table) & split_valid)
+        m.d.comb += claim(real_pc(split_pc, params.pc_width))
         with m.If(groups[0].any() & groups[1].any()):
-            m.d.comb += Assume(out.target_pc[0] != out.target_pc[1])
+            m.d.comb += claim(out.target_pc[0] != out.target_pc[1])
         for pc, mask in zip(out.target_pc, out.target_mask, strict=True):
             with m.If(mask.any()):
-                m.d.comb += Assume(real_pc(pc, params.pc_width))
+                m.d.comb += claim(pc[:2] == 0)
         with m.If(out.call & (groups[0] | groups[1]).any()):
-            m.d.comb += Assume(out.rpc == split_pc + 4)
+            m.d.comb += claim(out.rpc == split_pc + 4)
         codes = (out.rpc == params.never) | (out.rpc == params.return_code)
-        m.d.comb += Assume(real_pc(out.rpc, params.pc_width) | codes)
-    m.d.comb += Assume((lanes == 0) | (lanes == dut.status.waiting))
+        m.d.comb += claim(real_pc(out.rpc, params.pc_width) | codes)
+    m.d.comb += claim((lanes == 0) | (lanes == dut.status.waiting))
 
 
 def splits_partition_the_live_threads(m: Module, s: Seen) -> None:
@@ -395,6 +396,17 @@ def covers(m: Module, s: Seen) -> None:
     m.d.comb += Cover((before["waiting"] != 0) & (regs.waiting == 0) & (regs.live != 0))
 
 
+def observe(m: Module, dut: SplitTables, params: SplitTablesParams) -> Seen:
+    """What the rules read of the tables ``dut``, with the values of the cycle before that
+    they compare with (the registers, the split an insertion clock inserts, the flags)."""
+    now = Seen(dut, params, {})
+    inserted = {f"inserted_{k}": v for k, v in now.inserted().items()}
+    watched = {**now.state(), **inserted, "overflow": dut.overflow,
+               "launch": dut.launch.valid, "rt": dut.tables.rt_valid,
+               "full": now.overflows()}  # fmt: skip
+    return Seen(dut, params, previous(m, watched))
+
+
 def harnesses(
     params: SplitTablesParams, make: Callable[[SplitTablesParams], SplitTables] = SplitTables
 ) -> dict[str, Callable[[], Harness]]:
@@ -404,14 +416,8 @@ def harnesses(
     def setup(m: Module) -> tuple[Seen, Sequence[Value]]:
         m.submodules.dut = dut = make(params)
         contract(m, dut, params)
-        now = Seen(dut, params, {})
-        inserted = {f"inserted_{k}": v for k, v in now.inserted().items()}
-        watched = {**now.state(), **inserted, "overflow": dut.overflow,
-                   "launch": dut.launch.valid, "rt": dut.tables.rt_valid,
-                   "full": now.overflows()}  # fmt: skip
-        before = previous(m, watched)
         ports = [dut.port(p.name) for p in params.flat_ports]
-        return Seen(dut, params, before), ports
+        return observe(m, dut, params), ports
 
     rules = {name: rule for name, (rule, _) in PROPERTIES.items()}
     return block_harnesses(setup, rules, covers, joint=True)

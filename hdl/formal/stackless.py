@@ -41,7 +41,7 @@ from amaranth.hdl import Assert, Assume, Cat, Cover, Module, Value
 from reconverge.golden.blocks.stackless import StacklessParams
 from reconverge.golden.isa import ILEN_BYTES
 from reconverge.hdl.blocks.stackless import Stackless
-from reconverge.hdl.formal.check import Harness, previous, real_pc
+from reconverge.hdl.formal.check import Claim, Harness, previous, real_pc
 from reconverge.hdl.formal.check import harnesses as block_harnesses
 
 
@@ -58,7 +58,7 @@ class Seen:
         return status.live & ~status.waiting
 
 
-def contract(m: Module, dut: Stackless, params: StacklessParams) -> None:
+def contract(m: Module, dut: Stackless, params: StacklessParams, claim: Claim = Assume) -> None:
     """The interface contract of ``golden.blocks.stackless`` (module docstring)."""
     launch, out, lanes = dut.launch, dut.outcome, dut.release.lanes
     w = params.warp_size
@@ -66,24 +66,24 @@ def contract(m: Module, dut: Stackless, params: StacklessParams) -> None:
     def real(pc: Value) -> Value:
         return real_pc(pc, params.pc_width)
 
-    m.d.comb += Assume(launch.valid + out.valid + lanes.any() <= 1)
+    m.d.comb += claim(launch.valid + out.valid + lanes.any() <= 1)
     with m.If(launch.valid):
-        m.d.comb += Assume((launch.mask != 0) & real(launch.pc))
-    m.d.comb += Assume(out.sp_we == 0)
+        m.d.comb += claim((launch.mask != 0) & real(launch.pc))
+    m.d.comb += claim(out.sp_we == 0)
     with m.If(out.valid):
         split = dut.splits.mask[0]
         parts = [out.next_mask, out.exited, out.barrier]
-        m.d.comb += Assume(dut.splits.valid[0] & real(dut.splits.pc[0]))
-        m.d.comb += Assume((parts[0] | parts[1] | parts[2]) == split)
-        m.d.comb += [Assume((a & b) == 0) for i, a in enumerate(parts) for b in parts[i + 1 :]]
+        m.d.comb += claim(dut.splits.valid[0] & real(dut.splits.pc[0]))
+        m.d.comb += claim((parts[0] | parts[1] | parts[2]) == split)
+        m.d.comb += [claim((a & b) == 0) for i, a in enumerate(parts) for b in parts[i + 1 :]]
         after = dut.splits.pc[0] + ILEN_BYTES
         for i in range(w):
             with m.If(out.next_mask[i]):
                 pc = out.next_pc[i]
-                m.d.comb += Assume(real(pc) & (out.control | (pc == after)))
+                m.d.comb += claim((pc[:2] == 0) & (out.control | (pc == after)))
     with m.Else():
-        m.d.comb += Assume((out.exited == 0) & (out.barrier == 0) & (out.next_mask == 0))
-    m.d.comb += Assume((lanes == 0) | (lanes == dut.status.waiting))
+        m.d.comb += claim((out.exited == 0) & (out.barrier == 0) & (out.next_mask == 0))
+    m.d.comb += claim((lanes == 0) | (lanes == dut.status.waiting))
 
 
 def active_is_the_minimum(m: Module, s: Seen) -> None:
@@ -144,6 +144,17 @@ def covers(m: Module, s: Seen) -> None:
     m.d.comb += Cover(dut.coalesce.granted & (dut.coalesce.mask != 0))
 
 
+def observe(m: Module, dut: Stackless, params: StacklessParams) -> Seen:
+    """What the rules read of the control ``dut``, with its split and threads the cycle
+    before."""
+    watched = {
+        "split": dut.splits.mask[0],
+        "live": dut.status.live,
+        "waiting": dut.status.waiting,
+    }
+    return Seen(dut, params, previous(m, watched))
+
+
 def harnesses(
     params: StacklessParams, make: Callable[[StacklessParams], Stackless] = Stackless
 ) -> dict[str, Callable[[], Harness]]:
@@ -153,14 +164,8 @@ def harnesses(
     def setup(m: Module) -> tuple[Seen, Sequence[Value]]:
         m.submodules.dut = dut = make(params)
         contract(m, dut, params)
-        watched = {
-            "split": dut.splits.mask[0],
-            "live": dut.status.live,
-            "waiting": dut.status.waiting,
-        }
-        before = previous(m, watched)
         ports = [dut.port(p.name) for p in params.flat_ports]
-        return Seen(dut, params, before), ports
+        return observe(m, dut, params), ports
 
     rules = {name: rule for name, (rule, _) in PROPERTIES.items()}
     return block_harnesses(setup, rules, covers, joint=True)

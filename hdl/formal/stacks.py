@@ -15,8 +15,9 @@ The contract:
   on fetching anywhere else): its target groups, exited and barrier lanes are disjoint and
   together the split's threads (every thread of the split goes to one target, exits or
   waits; at a ``bar``, neither a call nor a return, all of them wait); two groups come in
-  ascending PC order; target PCs are real PCs, the RPC a real PC, NEVER or RETURN (a call's:
-  its return address, a real PC). The updates of an indirect jump to more than two PCs
+  ascending PC order; target PCs are aligned (the SM hands a jump's target on before fetching
+  it, and faults there when it is no instruction's), the RPC a real PC, NEVER or RETURN (a
+  call's: its return address, a real PC). The updates of an indirect jump to more than two PCs
   (``more``, ``cont``) are not driven: they split one outcome over clocks;
 * a release names the waiting lanes (the barrier completed for all of them).
 
@@ -36,7 +37,7 @@ from typing import Any, Protocol, TypeVar
 from amaranth.hdl import Assert, Assume, Cover, Module, Value
 
 from reconverge.golden.blocks.stack_twins import StackParams
-from reconverge.hdl.formal.check import Harness, previous, real_pc
+from reconverge.hdl.formal.check import Claim, Harness, previous, real_pc
 from reconverge.hdl.formal.check import harnesses as block_harnesses
 
 
@@ -58,7 +59,7 @@ Seen = TypeVar("Seen", bound=StackSeen)
 P = TypeVar("P", bound=StackParams)
 
 
-def contract(m: Module, dut: Any, params: StackParams) -> None:
+def contract(m: Module, dut: Any, params: StackParams, claim: Claim = Assume) -> None:
     """The interface contract of ``golden.blocks.stack_twins`` (module docstring)."""
     launch, out, lanes = dut.launch, dut.outcome, dut.release.lanes
     slot = out.slot if params.slots > 1 else 0
@@ -69,37 +70,39 @@ def contract(m: Module, dut: Any, params: StackParams) -> None:
     def real(pc: Value) -> Value:
         return real_pc(pc, params.pc_width)
 
-    m.d.comb += Assume(launch.valid + out.valid + lanes.any() <= 1)
+    m.d.comb += claim(launch.valid + out.valid + lanes.any() <= 1)
     with m.If(launch.valid):
-        m.d.comb += Assume((launch.mask != 0) & real(launch.pc))
-    groups = outcome_partitions(m, out, split_mask)
+        m.d.comb += claim((launch.mask != 0) & real(launch.pc))
+    groups = outcome_partitions(m, out, split_mask, claim)
     with m.If(out.valid):
-        m.d.comb += Assume(split_valid & ~out.more & ~out.cont)
+        m.d.comb += claim(split_valid & ~out.more & ~out.cont)
         # the SM faults on fetching elsewhere (no store reaches the top of the PC space, where
         # a release past a ``bar`` would wrap)
-        m.d.comb += Assume(real(split_pc))
+        m.d.comb += claim(real(split_pc))
         with m.If(groups[0].any() & groups[1].any()):
-            m.d.comb += Assume(out.target_pc[0] < out.target_pc[1])
-        m.d.comb += Assume(real(out.target_pc[0]) & real(out.target_pc[1]))
-        m.d.comb += Assume(real(out.rpc) | (~out.call & ((out.rpc == never) | (out.rpc == ret))))
-    m.d.comb += Assume((lanes == 0) | (lanes == dut.status.waiting))
+            m.d.comb += claim(out.target_pc[0] < out.target_pc[1])
+        m.d.comb += claim((out.target_pc[0][:2] == 0) & (out.target_pc[1][:2] == 0))
+        m.d.comb += claim(real(out.rpc) | (~out.call & ((out.rpc == never) | (out.rpc == ret))))
+    m.d.comb += claim((lanes == 0) | (lanes == dut.status.waiting))
 
 
-def outcome_partitions(m: Module, out: Any, split_mask: Value) -> list[Value]:
+def outcome_partitions(
+    m: Module, out: Any, split_mask: Value, claim: Claim = Assume
+) -> list[Value]:
     """The part of a divergence unit's contract about an outcome's threads (every unit's):
     ``exited``, ``barrier``, ``call`` and ``ret`` are 0 unless ``valid``; a valid outcome's
     target groups, exited and barrier lanes are disjoint and together ``split_mask``, and at a
     ``bar`` (neither a call nor a return) all of them wait. Returns the four groups."""
     groups = [out.target_mask[0], out.target_mask[1], out.exited, out.barrier]
     with m.If(~out.valid):
-        m.d.comb += Assume((out.exited == 0) & (out.barrier == 0) & ~out.call & ~out.ret)
+        m.d.comb += claim((out.exited == 0) & (out.barrier == 0) & ~out.call & ~out.ret)
     with m.If(out.valid):
         for i, a in enumerate(groups):
             for b in groups[i + 1 :]:
-                m.d.comb += Assume((a & b) == 0)
-        m.d.comb += Assume((groups[0] | groups[1] | groups[2] | groups[3]) == split_mask)
+                m.d.comb += claim((a & b) == 0)
+        m.d.comb += claim((groups[0] | groups[1] | groups[2] | groups[3]) == split_mask)
         with m.If(out.barrier.any()):  # a ``bar``: every thread of the split waits at it
-            m.d.comb += Assume((out.barrier == split_mask) & ~out.call & ~out.ret)
+            m.d.comb += claim((out.barrier == split_mask) & ~out.call & ~out.ret)
     return groups
 
 
@@ -122,6 +125,16 @@ def stack_covers(m: Module, s: StackSeen) -> None:
     m.d.comb += Cover((before["waiting"] != 0) & (dut.waiting == 0) & (dut.sp != 0))
 
 
+def observe(
+    m: Module, dut: Any, params: P, seen: Callable[[Any, P, dict[str, Value]], Seen]
+) -> Seen:
+    """What the rules read of the stack ``dut``: ``seen`` of it, with the registers an update
+    changes, the overflow flag and the launch as they were the cycle before."""
+    watched = {**seen(dut, params, {}).state(), "overflow": dut.overflow,
+               "launch": dut.launch.valid}  # fmt: skip
+    return seen(dut, params, previous(m, watched))
+
+
 def stack_harnesses(
     params: P,
     make: Callable[[P], Any],
@@ -136,11 +149,8 @@ def stack_harnesses(
     def setup(m: Module) -> tuple[Seen, Sequence[Value]]:
         m.submodules.dut = dut = make(params)
         contract(m, dut, params)
-        watched = {**seen(dut, params, {}).state(), "overflow": dut.overflow,
-                   "launch": dut.launch.valid}  # fmt: skip
-        before = previous(m, watched)
         ports = [dut.port(p.name) for p in params.flat_ports]
-        return seen(dut, params, before), ports
+        return observe(m, dut, params, seen), ports
 
     rules = {name: rule for name, (rule, _) in properties.items()}
     return block_harnesses(setup, rules, covers, joint=True)

@@ -221,15 +221,17 @@ class DivergenceUnit(wiring.Component):
 
     def __init__(self, params: SMParams) -> None:
         self.params = params
+        #: the policy's block (its parameters ``unit``), built here so that a formal harness
+        #: of the SM (``hdl/formal/sm.py``) can state its rules
+        self.unit = sm_unit(params)
+        self.block = lookup(self.unit.name).build(self.unit)
         super().__init__(divergence_signature(params))
 
     def elaborate(self, platform: object) -> Module:
         m = Module()
-        unit = sm_unit(self.params)
-        block = lookup(unit.name).build(unit)
-        m.submodules.block = block
+        m.submodules.block = block = self.block
         glue = {"stackless": self._stackless, "split_tables": self._tables}
-        glue.get(unit.name, self._stack)(m, block)
+        glue.get(self.unit.name, self._stack)(m, block)
         return m
 
     # -- the resolve stage: next PCs kept, threads grouped -------------------------------------
@@ -277,7 +279,7 @@ class DivergenceUnit(wiring.Component):
         with m.If(r.valid):
             m.d.sync += [sp.eq(r.sp_wdata[t]) for t, sp in enumerate(sp_kept)]
         going = Signal(w, name="going")
-        m.d.comb += going.eq(o.mask & ~o.exited & ~o.barrier)
+        m.d.comb += going.eq(Mux(o.valid, o.mask & ~o.exited & ~o.barrier, 0))  # 0 unless valid
         m.d.comb += [
             block.launch.valid.eq(self.launch.valid),
             block.launch.mask.eq(self.launch.mask),
@@ -377,7 +379,7 @@ class DivergenceUnit(wiring.Component):
             bo.valid.eq(update),
             bo.slot.eq(Mux(first, slot, later["slot"])),
             bo.rpc.eq(Mux(first, rpc, later["rpc"])),
-            bo.call.eq(Mux(first, o.call, later["call"])),
+            bo.call.eq(Mux(first, o.call, later["call"] & active)),  # 0 unless valid
             bo.control.eq(first & o.control),
             bo.more.eq(advance),
             bo.cont.eq(active),

@@ -34,7 +34,7 @@ nothing moves, and the stall counter counts.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from amaranth.hdl import Array, Cat, Const, EnableInserter, Module, Mux, Signal, Value
 from amaranth.lib import data, wiring
@@ -109,11 +109,18 @@ def _lowest(bits: Value) -> Value:
 
 class SM(wiring.Component):
     """The SM of ``params`` (ports: docs/sm-hardware.md, ``hdl.sm.ports``); ``program``: the
-    instruction store's entries from reset (a board top), else it is filled through ``load``."""
+    instruction store's entries from reset (a board top), else it is filled through ``load``;
+    ``divergence_unit`` makes each warp slot's unit (a broken one, in the formal tests)."""
 
-    def __init__(self, params: SMParams, program: Sequence[tuple[int, int]] = ()) -> None:
+    def __init__(
+        self,
+        params: SMParams,
+        program: Sequence[tuple[int, int]] = (),
+        divergence_unit: Callable[[SMParams], DivergenceUnit] = DivergenceUnit,
+    ) -> None:
         self.params = params
         self.program = tuple(program)
+        self.divergence_unit = divergence_unit
         super().__init__(
             {
                 "load": In(load_signature(params)),
@@ -241,7 +248,7 @@ class _Core:
         m.submodules.fetch = self.fetch = Fetch(p, self.sm.program)
         self.units = []
         for w in range(N):
-            unit = DivergenceUnit(p)
+            unit = self.sm.divergence_unit(p)
             m.submodules[f"unit{w}"] = unit
             self.units.append(unit)
         m.submodules.scheduler = self.scheduler = Scheduler(p)

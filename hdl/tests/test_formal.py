@@ -5,6 +5,7 @@ counterexample trace, while the properties the bug leaves intact still hold."""
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from amaranth.hdl import Const, Module, Mux, Value
+from amaranth.hdl import Const, Module, Mux, Signal, Value
 
 from reconverge.golden.blocks.arbiter import ArbiterParams
 from reconverge.golden.blocks.base import BlockParams
@@ -33,12 +34,15 @@ from reconverge.hdl.formal import (
     arbiter,
     dual_path_stack,
     scoreboard,
+    sm,
     split_tables,
     sps_stack,
     squeezer,
     stackless,
 )
 from reconverge.hdl.formal.check import COVERS, FAIL, JOINT, PASS, Harness, Outcome, run
+from reconverge.hdl.formal.stacks import outcome_partitions
+from reconverge.hdl.sm.divergence import DivergenceUnit
 
 pytestmark = pytest.mark.formal
 DEPTH = 20
@@ -383,3 +387,77 @@ def test_broken_split_tables_are_refuted(make: Callable[..., Any], rule: str, ke
     with threads parked at it each break the rule they are about, and leave ``kept`` holding
     (to the same depth)."""
     breaks_only(("split_tables", MP, make), rule, kept, tmp_path, ("st0_mask", "rt0_pend", "live"))
+
+
+# -- the SM's bookkeeping (hdl/formal/sm.py) --------------------------------------------------
+#: The SM checks here: bmc to this depth (make formal: ``sm.DEPTH``), one stack and the tables.
+SM_DEPTH = 12
+
+
+@pytest.mark.parametrize("variant", ["sps", "mp-orec"])
+def test_the_sm_keeps_its_bookkeeping(variant: str, tmp_path: Path) -> None:
+    """Over free control code, the SM keeps its divergence block's contract and rules and its
+    own bookkeeping rules, to ``SM_DEPTH`` cycles."""
+    outcome = run(sm.harnesses(sm.SMCheckParams(variant))[JOINT](), "bmc", SM_DEPTH, tmp_path)
+    assert outcome.status == PASS, outcome.log
+
+
+def test_the_sm_covers_are_reached(tmp_path: Path) -> None:
+    """A divergence, an exit while a thread runs on, a barrier release, a second block in the
+    slot, the end of the run and a fault are reachable."""
+    outcome = run(sm.harnesses(sm.SMCheckParams("sps"))[COVERS](), "cover", 16, tmp_path)
+    assert outcome.status == PASS, outcome.log
+    assert len(set(re.findall(r"Reached cover statement .*\((\S+)\)", outcome.log))) == 6
+
+
+class _KeepsExitedThreadsLive(DivergenceUnit):
+    """A broken unit: its live threads are the warp's launched ones, exits or not (the warp
+    would never retire)."""
+
+    def _status(self, m: Module, busy: Value, overflow: Value, live: Value, waiting: Value
+                ) -> None:  # fmt: skip
+        launched = Signal(len(live), name="broken_launched")
+        with m.If(self.launch.valid):
+            m.d.sync += launched.eq(self.launch.mask)
+        super()._status(m, busy, overflow, live | launched, waiting)
+
+
+class _ForgetsThreadZero(DivergenceUnit):
+    """A broken unit: it reports thread 0 as never live."""
+
+    def _status(self, m: Module, busy: Value, overflow: Value, live: Value, waiting: Value
+                ) -> None:  # fmt: skip
+        super()._status(m, busy, overflow, live & ~Const(1, len(live)), waiting)
+
+
+class _DropsTheSecondGroup(DivergenceUnit):
+    """A broken unit: a divergence's second target group never reaches the stack, its threads
+    lost."""
+
+    def _targets(self, m: Module, block: Any, stage: Any, high: Value) -> None:
+        super()._targets(m, block, stage, high)
+        m.d.comb += block.outcome.target_mask[1].eq(0)
+
+
+def failed_in(outcome: Outcome, rule: Callable[..., Any]) -> bool:
+    """The assertion the counterexample fails is one of ``rule``'s statements."""
+    found = re.search(r"failed assertion \S+ at (\S+):(\d+)", outcome.log)
+    assert found, outcome.log
+    lines, first = inspect.getsourcelines(rule)
+    path, line = Path(found.group(1)), int(found.group(2))
+    return path == Path(inspect.getfile(rule)) and first <= line < first + len(lines)
+
+
+@pytest.mark.parametrize(("make", "rule"), [
+    (_KeepsExitedThreadsLive, sm.an_exited_thread_leaves_its_warp),
+    (_ForgetsThreadZero, sm.no_live_thread_is_lost),
+    (_DropsTheSecondGroup, outcome_partitions),
+])  # fmt: skip
+def test_a_broken_sm_is_refuted(make: Callable[..., Any], rule: Callable[..., Any],
+                                tmp_path: Path) -> None:  # fmt: skip
+    """An SM whose unit keeps exited threads live, forgets a thread, or drops a target group
+    breaks the rule it is about (the contract's partition of a split for the last), with a
+    trace."""
+    outcome = run(sm.harnesses(sm.SMCheckParams("sps"), make)[JOINT](), "bmc", SM_DEPTH, tmp_path)
+    refuted(outcome, "ghost_live", "ghost_exited")
+    assert failed_in(outcome, rule), outcome.log
