@@ -160,7 +160,9 @@ class Seen:
 
 
 def contract(m: Module, dut: SplitTables, params: SplitTablesParams, claim: Claim = Assume) -> None:
-    """The interface contract of ``golden.blocks.split_tables`` (module docstring)."""
+    """The interface contract of ``golden.blocks.split_tables`` (module docstring), each clause
+    stated with ``claim``: ``Assume`` for the block's own proof, ``Assert`` where the SM drives
+    the block (hdl/formal/sm.py)."""
     launch, out, lanes = dut.launch, dut.outcome, dut.release.lanes
     split_valid = dut.splits.valid.bit_select(out.slot, 1)
     split_pc, split_mask = dut.splits.pc[out.slot], dut.splits.mask[out.slot]

@@ -59,7 +59,9 @@ class Seen:
 
 
 def contract(m: Module, dut: Stackless, params: StacklessParams, claim: Claim = Assume) -> None:
-    """The interface contract of ``golden.blocks.stackless`` (module docstring)."""
+    """The interface contract of ``golden.blocks.stackless`` (module docstring), each clause
+    stated with ``claim``: ``Assume`` for the block's own proof, ``Assert`` where the SM drives
+    the block (hdl/formal/sm.py)."""
     launch, out, lanes = dut.launch, dut.outcome, dut.release.lanes
     w = params.warp_size
 

@@ -60,7 +60,9 @@ P = TypeVar("P", bound=StackParams)
 
 
 def contract(m: Module, dut: Any, params: StackParams, claim: Claim = Assume) -> None:
-    """The interface contract of ``golden.blocks.stack_twins`` (module docstring)."""
+    """The interface contract of ``golden.blocks.stack_twins`` (module docstring), each clause
+    stated with ``claim``: ``Assume`` for the block's own proof, ``Assert`` where the SM drives
+    the block (hdl/formal/sm.py)."""
     launch, out, lanes = dut.launch, dut.outcome, dut.release.lanes
     slot = out.slot if params.slots > 1 else 0
     split_valid, split_pc = dut.splits.valid.bit_select(slot, 1), dut.splits.pc[slot]
