@@ -22,7 +22,9 @@ after every instruction, Fig 5 line 31). One update per clock, in one combinatio
    suspended path of the entry below (it resumes: at the return address after a call entry,
    returned when all popped paths returned, at the popped path's PC in implicit mode), which
    may finish that entry in turn. Each position computes this from the one above, so one
-   clock pops any number of entries, as the functional loop does.
+   clock pops any number of entries, as the functional loop does. With RPCs (dps, explicit
+   ppc) the ripple is one bit an entry: whether the entry finishes once resumed is found
+   for both answers to "did the popped entry's paths all return" beside it.
 3. *choose* (PPC): on the new top entry, the runnable path with the smaller PC (Fig 4 lines
    10-15); explicit mode keeps the current path while it can run.
 """
@@ -169,13 +171,38 @@ class DualPathStack(BlockComponent):
         met = run[0] & run[1] & (p[0].pc == p[1].pc)
         return settled | (~e.call & ~blocked & (one | met))
 
+    def _all_returned(self, e: EntryBits) -> Value:
+        """Every live path of ``e`` has returned (and one is live)."""
+        live = [self._live(e, s) for s in range(2)]
+        p = e.paths
+        return (live[0] | live[1]) & (~live[0] | p[0].ret) & (~live[1] | p[1].ret)
+
+    def _finished_if(
+        self, m: Module, i: int, e: EntryBits, above: EntryBits, all_ret: Value, waiting: Value
+    ) -> tuple[Value, Value]:
+        """Entry ``i`` (``e``) resumed by the pop of ``above``: whether it is finished and
+        whether its live paths all returned, each found for both values of ``all_ret`` (the
+        popped entry's live paths all returned) and selected by it."""
+        finished, returned = [], []
+        for r in range(2):
+            res = self._resume(m, f"e{i}_if{r}", e, Value.cast(1), above, Value.cast(r))
+            done = Signal(name=f"e{i}_finished_if_{r}")
+            ret = Signal(name=f"e{i}_all_returned_if_{r}")
+            m.d.comb += [
+                done.eq(self._finished(res, waiting) if i > 0 else 0),
+                ret.eq(self._all_returned(res)),
+            ]
+            finished.append(done)
+            returned.append(ret)
+        return Mux(all_ret, finished[1], finished[0]), Mux(all_ret, returned[1], returned[0])
+
     def _resume(
-        self, m: Module, name: str, e: EntryBits, popped: Value, above: EntryBits
+        self, m: Module, name: str, e: EntryBits, popped: Value, above: EntryBits, all_ret: Value
     ) -> EntryBits:
-        """The entry below a popped one (``above``): its suspended path resumes."""
+        """The entry below a popped one (``above``, whose live paths all returned when
+        ``all_ret``): its suspended path resumes."""
         live = [self._live(above, s) for s in range(2)]
         a = above.paths
-        all_ret = (live[0] | live[1]) & (~live[0] | a[0].ret) & (~live[1] | a[1].ret)
         first_pc = Mux(live[0] & ~a[0].ret, a[0].pc, a[1].pc)
         parent0 = e.paths[0].susp
         parent1 = ~e.paths[0].susp & e.two & e.paths[1].susp
@@ -272,24 +299,46 @@ class DualPathStack(BlockComponent):
         sp_mod = Signal(range(d + 2), name="sp_modified")
         m.d.comb += sp_mod.eq(sp + (apply & pushing))
 
-        # 2. settle: the ripple of pops from the top down
-        popped_above = Value.cast(0)
+        # 2. settle: the ripple of pops from the top down, one bit an entry. With RPCs (dps,
+        # explicit ppc) whether an entry below a popped one finishes depends on the entry
+        # above only through whether all of that entry's live paths returned, so both
+        # outcomes are found beside the ripple (finished_if_*) and the ripple only selects;
+        # the resumed entries follow it. Implicit ppc compares the resumed PCs, which come
+        # down the ripple: its entries finish from the resumed entry.
+        popped_above: Value = Value.cast(0)
+        all_ret_above: Value = Value.cast(0)
         above: EntryBits | None = None
         settled: list[EntryBits] = [None] * d  # type: ignore[list-item]
         stop = [Signal(name=f"e{i}_stop") for i in range(d)]
         for i in reversed(range(d)):
             e = modified[i]
-            if above is not None:
-                e = self._resume(m, f"e{i}_res", e, popped_above, above)
-            settled[i] = e
-            reached = Signal(name=f"e{i}_reached")  # the ripple gets here
+            on_top = Signal(name=f"e{i}_on_top")  # the top entry after the modify step
             popped = Signal(name=f"e{i}_popped")
-            m.d.comb += [
-                reached.eq((sp_mod == i + 1) | popped_above),
-                popped.eq(reached & self._finished(e, new_waiting) if i > 0 else 0),
-                stop[i].eq(reached & ~popped),
-            ]
-            popped_above, above = popped, e
+            all_ret = Signal(name=f"e{i}_all_returned")  # its settled paths'
+            m.d.comb += on_top.eq(sp_mod == i + 1)
+            ends_top = on_top & self._finished(e, new_waiting) if i > 0 else Value.cast(0)
+            if above is None:
+                m.d.comb += [popped.eq(ends_top), all_ret.eq(self._all_returned(e))]
+            else:
+                if params.implicit:
+                    returned = self._all_returned(above)
+                    res = self._resume(m, f"e{i}_res", e, popped_above, above, returned)
+                    reached = on_top | popped_above
+                    ends = reached & self._finished(res, new_waiting) if i > 0 else 0
+                    m.d.comb += popped.eq(ends)
+                else:
+                    res = self._resume(m, f"e{i}_res", e, popped_above, above, all_ret_above)
+                    ends_below, all_ret_below = self._finished_if(
+                        m, i, e, above, all_ret_above, new_waiting
+                    )
+                    m.d.comb += [
+                        popped.eq(ends_top | popped_above & ends_below),
+                        all_ret.eq(Mux(popped_above, all_ret_below, self._all_returned(e))),
+                    ]
+                e = res
+            settled[i] = e
+            m.d.comb += stop[i].eq((on_top | popped_above) & ~popped)
+            popped_above, all_ret_above, above = popped, all_ret, e
         bottom_empty = ~(self._live(settled[0], 0) | self._live(settled[0], 1))
         new_sp = Signal(range(d + 1), name="sp_settled")
         m.d.comb += new_sp.eq(Mux(bottom_empty, 0, one_hot(stop, [i + 1 for i in range(d)])))
