@@ -109,12 +109,10 @@ times the bits, for 1.9x the area: the macro's ports and periphery, the same for
 tables, dominate its area. Here both tables are flip-flops and logic: every stored bit has
 its own next-state logic (allocation, merge, clearing by two write-backs) and passes through
 every read port (the issue port's and each lookup's set multiplexer and write-back bypass),
-so the area follows the entry width, W + 5 bits against 1 + 5 (the FFs column: 2.2x at W = 8,
-3.5x at W = 16, 6.2x at W = 32), and the cell count with it. The transistor estimate gives
-more weight to what both tables share (register-id comparators, warp and dependency-mask
-decoders) and stays below the storage ratio; it is 1.9x at W = 8, but the seed's 1.9x is for
-W = 32 threads. In LUT4s the per-bit AND-OR logic packs densely at W = 8 and 16 (a ratio
-below the FFs'); at W = 32 the LUT ratio comes close to the storage ratio."""
+so the area follows the entry width, W + 5 bits against 1 + 5 (the FFs column), and the
+cell and LUT4 counts with it. The transistor estimate gives more weight to what both tables
+share (register-id comparators, warp and dependency-mask decoders) than to the stored bits.
+The seed's 1.9x is for W = 32 threads."""
 
 _TABLES = {"warp_size": 4, "split_table": 4, "reconv_table": 4, "pc_width": 16}
 _DUAL = {"warp_size": 32, "stack_depth": 8, "pc_width": 32}
