@@ -316,11 +316,11 @@ class DualPathStack(BlockComponent):
             popped = Signal(name=f"e{i}_popped")
             all_ret = Signal(name=f"e{i}_all_returned")  # its settled paths'
             m.d.comb += on_top.eq(sp_mod == i + 1)
-            ends_top = on_top & self._finished(e, new_waiting) if i > 0 else Value.cast(0)
-            if above is None:
-                m.d.comb += [popped.eq(ends_top), all_ret.eq(self._all_returned(e))]
+            if above is None:  # the highest entry: nothing above it pops
+                ends = on_top & self._finished(e, new_waiting) if i > 0 else 0
+                m.d.comb += [popped.eq(ends), all_ret.eq(self._all_returned(e))]
             else:
-                if params.implicit:
+                if params.implicit:  # (all_ret unused: the resume finds it from above)
                     returned = self._all_returned(above)
                     res = self._resume(m, f"e{i}_res", e, popped_above, above, returned)
                     reached = on_top | popped_above
@@ -328,6 +328,7 @@ class DualPathStack(BlockComponent):
                     m.d.comb += popped.eq(ends)
                 else:
                     res = self._resume(m, f"e{i}_res", e, popped_above, above, all_ret_above)
+                    ends_top = on_top & self._finished(e, new_waiting) if i > 0 else 0
                     ends_below, all_ret_below = self._finished_if(
                         m, i, e, above, all_ret_above, new_waiting
                     )
