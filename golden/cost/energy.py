@@ -282,6 +282,20 @@ def terms(stage: str) -> list[Term]:
     ]
 
 
+def _distinguishable(a: np.ndarray, tolerance: float = 1e-9) -> list[int]:
+    """The columns of ``a`` (normalised) the rows can tell from the columns before them, in
+    order: a column in the span of earlier ones (a per-transistor rate where every run had the
+    stage at one size, an event that only ever comes with others) is left out, so the fit
+    keeps the earlier rate (the per-event one, :func:`terms`) whatever the machine's rounding
+    would have made of a tie between them."""
+    kept: list[int] = []
+    for j in range(a.shape[1]):
+        trial = a[:, [*kept, j]]
+        if np.linalg.svd(trial, compute_uv=False).min() > tolerance:
+            kept.append(j)
+    return kept
+
+
 def fit(
     rows: Sequence[tuple[Mapping[str, int], Mapping[str, float], Mapping[str, float]]],
 ) -> tuple[EnergyModel, list[dict[str, float]]]:
@@ -304,7 +318,9 @@ def fit(
         relative = a / b[:, None]
         norm = np.linalg.norm(relative, axis=0)  # columns of one scale: a better conditioned
         norm[norm == 0] = 1.0  # problem with the same solution
-        x = nnls(relative / norm, np.ones(len(used))) / norm
+        kept = _distinguishable(relative / norm)
+        x = np.zeros(len(columns))
+        x[kept] = nnls((relative / norm)[:, kept], np.ones(len(used))) / norm[kept]
         for (e, s, scaled), v in zip(columns, x, strict=True):
             if v > 0:
                 rates[scaled].setdefault(e, {})[s] = float(v)

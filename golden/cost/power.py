@@ -111,7 +111,9 @@ def calibrate(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "fitted": datetime.date.today().isoformat(),
         "how": "python -m reconverge.golden.cost.power: per stage, non-negative least squares of "
         "the relative error of the model's cell toggles against the RTL's weighted toggles of "
-        f"{len(rows)} co-simulated runs (golden/cost/activity.json, golden/cost/activity.py)",
+        f"{len(rows)} co-simulated runs (golden/cost/activity.json, golden/cost/activity.py); a "
+        "rate the runs cannot tell from the ones before it (a per-transistor rate of a stage "
+        "every run had at one size) is left out, its event priced per event",
         "units": "toggles: cell toggles per event; toggles_per_transistor: cell toggles per "
         "event per transistor of the stage (area model)",
         "toggles": _rounded(em.toggles),

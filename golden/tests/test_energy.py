@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -181,6 +182,24 @@ def test_thread_events_keep_their_cost_and_the_others_grow_with_the_stage() -> N
             assert b - a == pytest.approx(grows) and b > a
 
 
+def _rows(
+    truth: EnergyModel, rng: np.random.Generator, sizes: Callable[[], dict[str, float]]
+) -> list[tuple[dict, dict, dict]]:
+    """60 runs of random event counts, each on an SM of ``sizes()`` transistors per stage,
+    with the cell toggles ``truth`` gives them."""
+    rows = []
+    for _ in range(60):
+        counts = {e: int(rng.integers(1, 10_000)) for e in EVENT_STAGES}
+        size = sizes()
+        measured = dict.fromkeys(STAGES, 0.0)
+        for rates, scaled in ((truth.toggles, False), (truth.per_transistor, True)):
+            for e, per_stage in rates.items():
+                for s, r in per_stage.items():
+                    measured[s] += counts[e] * r * (size[s] if scaled else 1)
+        rows.append((counts, measured, size))
+    return rows
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.floats(0.5, 50.0), min_size=len(EVENT_STAGES) - 1,
                 max_size=len(EVENT_STAGES) - 1),
@@ -193,16 +212,7 @@ def test_fit_recovers_known_toggles(per_event: list[float], seed: int) -> None:
                                     for (e, per_stage), v in zip(truth.toggles.items(), per_event,
                                                                  strict=True)})  # fmt: skip
     rng = np.random.default_rng(seed)
-    rows = []
-    for _ in range(60):
-        counts = {e: int(rng.integers(1, 10_000)) for e in EVENT_STAGES}
-        size = {s: float(rng.integers(1_000, 100_000)) for s in STAGES}
-        measured = dict.fromkeys(STAGES, 0.0)
-        for rates, scaled in ((truth.toggles, False), (truth.per_transistor, True)):
-            for e, per_stage in rates.items():
-                for s, r in per_stage.items():
-                    measured[s] += counts[e] * r * (size[s] if scaled else 1)
-        rows.append((counts, measured, size))
+    rows = _rows(truth, rng, lambda: {s: float(rng.integers(1_000, 100_000)) for s in STAGES})
     fitted, ratios = fit(rows)
     for got, want in ((fitted.toggles, truth.toggles), (fitted.per_transistor,
                                                         truth.per_transistor)):  # fmt: skip
@@ -210,6 +220,34 @@ def test_fit_recovers_known_toggles(per_event: list[float], seed: int) -> None:
             for s, v in per_stage.items():
                 assert got[e][s] == pytest.approx(v, rel=1e-4)
     assert all(r == pytest.approx(1.0, rel=1e-6) for row in ratios for r in row.values())
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2**31))
+def test_one_size_per_stage_gives_the_per_event_rate_whatever_the_rounding(seed: int) -> None:
+    """Where every run has a stage at one size (the measured runs: one geometry), an event's
+    scaled rate is its fixed rate times a constant: the fit prices the sum per event, and
+    sizes that differ in the last bit (another machine's rounding) give the same rates."""
+    truth = _synthetic()
+    one = {s: 10_000.0 * (1 + i) for i, s in enumerate(STAGES)}
+    fitted = []
+    for ulps in (0.0, 4e-16):
+        rng = np.random.default_rng(seed)
+        rows = _rows(truth, rng, lambda u=ulps, r=rng: {s: v * (1 + u * r.uniform(-1, 1))
+                                                 for s, v in one.items()})  # fmt: skip
+        fitted.append(fit(rows)[0])
+    for em in fitted:
+        assert set(em.per_transistor) == {"cycles"}  # no fixed rate stands in for the cycle's
+        for e, per_stage in truth.toggles.items():
+            for s, v in per_stage.items():
+                want = v + truth.per_transistor.get(e, {}).get(s, 0.0) * one[s]
+                assert em.toggles[e][s] == pytest.approx(want, rel=1e-6)
+    exact, rounded = fitted
+    assert {e: set(st) for e, st in exact.toggles.items()} == {
+        e: set(st) for e, st in rounded.toggles.items()
+    }
+    assert all(rounded.toggles[e][s] == pytest.approx(v, rel=1e-9)
+               for e, st in exact.toggles.items() for s, v in st.items())  # fmt: skip
 
 
 # ----------------------------------------------------------------------------------------------
