@@ -23,14 +23,19 @@ from reconverge.testbench.cosim import CosimReport, cosim
 
 #: Every policy variant the SM elaborates (the registry's hardware variants).
 VARIANTS: tuple[Variant, ...] = HARDWARE
-#: The three geometries (DESIGN.md: every suite covers three, W = L among them): the named
-#: cosim configuration (W = 8, L = 4, 4 warp slots) and two with its other parameters.
+#: The geometries (DESIGN.md: every suite covers three, W = L among them): the named cosim
+#: configuration (W = 8, L = 4, 4 warp slots), two with its other parameters, and the seeds'
+#: warp size (issue 30: W = 32 on L = 8 with 8 warp slots). That one keeps the cosim's split
+#: table of 8 entries, not W: the SM checks both buffer entries of every split slot on a
+#: scoreboard lookup of its own (``golden.blocks.units.sm_lookups``), 512 lookups at ST = 32.
 GEOMETRIES: dict[str, Geometry] = {
     "W=8 L=4": COSIM.geometry,
     "W=8 L=8": replace(COSIM.geometry, simd_width=8),
     "W=16 L=4": replace(COSIM.geometry, warp_size=16),
+    "W=32 L=8 N=8": replace(COSIM.geometry, warp_size=32, simd_width=8, warps=8),
 }
 COSIM_GEOMETRY = "W=8 L=4"
+SEEDS_GEOMETRY = "W=32 L=8 N=8"
 HWS = (False, True)
 KERNELS: tuple[str, ...] = tuple(sorted(suite()))
 
@@ -123,6 +128,7 @@ __all__ = [
     "HWS",
     "KERNELS",
     "KNOWN",
+    "SEEDS_GEOMETRY",
     "VARIANTS",
     "Cell",
     "build_group",

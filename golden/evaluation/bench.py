@@ -10,8 +10,8 @@ temporary directory and run in the same session), so the ratios are measured sid
 * the physical reference: qemu-riscv32 running the GNU-built bare-metal program of the tests
   thread by thread, beside the golden models running it (:func:`reference`);
 * the co-simulation speed: SM clock cycles per second of the SM's Verilog on Icarus and
-  Verilator at two geometries (no baseline: the SM's Verilog is not what the speed work
-  changes).
+  Verilator at the cosim configuration and at the seeds' warp size (W = 32, L = 8, 8 warp
+  slots; no baseline: the SM's Verilog is not what the speed work changes).
 """
 
 from __future__ import annotations
@@ -270,7 +270,6 @@ def reference(ns: argparse.Namespace) -> None:
 #: The co-simulation speed section: one kernel under sps at the cosim configuration with two
 #: geometries, on both simulators.
 COSIM_KERNEL = "loopBreak"
-COSIM_GEOMETRIES = {"W=8 L=4": (8, 4), "W=16 L=4": (16, 4)}
 COSIM_SIMS = ("icarus", "verilator")
 
 
@@ -284,13 +283,14 @@ def cosim_speeds() -> None:
     from reconverge.golden.params import COSIM
     from reconverge.kernels import suite
     from reconverge.testbench.cosim import cycles_per_second
+    from reconverge.testbench.cosim_plan import COSIM_GEOMETRY, GEOMETRIES, SEEDS_GEOMETRY
 
     launch, case = suite()[COSIM_KERNEL].launch(hints=True)
     print(f"\nco-simulation: SM clock cycles per second of the SM's Verilog running "
           f"{COSIM_KERNEL} under sps (cosim configuration; build and load excluded)")  # fmt: skip
-    print(f"{'geometry':<12}" + "".join(f"{sim:>16}" for sim in COSIM_SIMS))
-    for label, (warp_size, simd_width) in COSIM_GEOMETRIES.items():
-        geometry = replace(COSIM.geometry, warp_size=warp_size, simd_width=simd_width)
+    print(f"{'geometry':<14}" + "".join(f"{sim:>16}" for sim in COSIM_SIMS))
+    for label in (COSIM_GEOMETRY, SEEDS_GEOMETRY):
+        geometry = GEOMETRIES[label]
         params = replace(COSIM, geometry=geometry)
         config = launch.config(case.grid, case.block, geometry=geometry, memmap=params.memmap)
         cells = []
@@ -301,7 +301,7 @@ def cosim_speeds() -> None:
             except UserError as exc:  # no usable Verilator
                 cells.append("-")
                 print(f"  {sim}: {exc}", file=sys.stderr)
-        print(f"{label:<12}" + "".join(f"{c:>16}" for c in cells), flush=True)
+        print(f"{label:<14}" + "".join(f"{c:>16}" for c in cells), flush=True)
 
 
 if __name__ == "__main__":

@@ -6,9 +6,10 @@ configuration (W = 8, L = 4, 4 warp slots) on Verilator, with hws off and, for m
 SM build per policy variant, every other test of this module runs on one of them); two cells on
 Icarus; the GNU-built bare-metal program and the assembler demo through ``reconverge cosim``;
 W = L = 8 on a subset. ``make test-slow``: the other (policy, hws) builds, the other Icarus
-cells, and W = 16, L = 4 on a subset. ``make test-sweep``: the rest of the kernel x policy x
-hws x geometry sweep. Every cell must reach exactly its expected level (4 unless
-``cosim_plan.KNOWN`` documents it) and the RTL's outputs must match the kernel's oracle.
+cells, and W = 16, L = 4 and W = 32, L = 8 (8 warp slots) on a subset. ``make test-sweep``:
+the rest of the kernel x policy x hws x geometry sweep. Every cell must reach exactly its
+expected level (4 unless ``cosim_plan.KNOWN`` documents it) and the RTL's outputs must match
+the kernel's oracle.
 
 Tests that run on one SM build share an ``xdist_group`` (``make test`` distributes with
 ``--dist loadgroup``), so a pytest-xdist worker builds each SM once and no worker waits for
@@ -44,6 +45,7 @@ from reconverge.testbench.cosim_plan import (
     HWS,
     KERNELS,
     KNOWN,
+    SEEDS_GEOMETRY,
     VARIANTS,
     build_group,
     params_for,
@@ -108,10 +110,12 @@ ICARUS_CELLS = [
 ]  # fmt: skip
 #: The other geometries on five control-flow shapes (if/else, nesting, a loop with break, a
 #: conditional call, atomics and barriers): W = L = 8 (one pass: the stack-less tree coalesces
-#: all eight lanes) in make test, W = 16 on four passes in make test-slow.
+#: all eight lanes) in make test; W = 16 on four passes and the seeds' W = 32 (sps, 8 warp
+#: slots on L = 8: its build is about 12 minutes) in make test-slow.
 GEOMETRY_SUBSET = (  # (geometry, (variant, hws), slow)
     ("W=8 L=8", (variant("stackless"), False), False),
     ("W=16 L=4", (variant("mp"), False), True),
+    (SEEDS_GEOMETRY, (SPS, False), True),
 )
 SUBSET_KERNELS = ("ifElse", "nested", "loopBreak", "condCall", "bfs")
 GEOMETRY_CELLS = [
