@@ -112,8 +112,9 @@ eval: setup
 bench: setup
 	$(PY) -m reconverge.golden.evaluation.bench
 
-# docs/cosim.md: every kernel x policy x hws x geometry co-simulated on Verilator (42 SM builds:
-# about 2.5 hours on 2 cores, 148 minutes in its last run; builds the tests made are reused).
+# docs/cosim.md: every kernel x policy x hws x geometry co-simulated on Verilator (56 SM builds:
+# the 42 at W <= 16 took 148 minutes on 2 cores in its last run; each of the 14 at W = 32 is
+# 12-13 minutes of Verilator build; builds the tests made are reused).
 cosim: setup
 	$(PY) -m reconverge.testbench.cosimdoc docs/cosim.md --jobs $(JOBS) $(CLUSTER_OPTION)
 
