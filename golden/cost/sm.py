@@ -402,7 +402,8 @@ def _lsu(p: SMParams) -> Inventory:
     banks, row = 1 << bank_bits, log2(shared_words) - bank_bits
     at = 1 + x - log2(WORD_BYTES)  # a reserved word: the shared flag and a word address
     funct5 = _field_width("amo")
-    merges = words + banks  # the line's words and the banks each merge the threads' bytes
+    # merge k serves the line's word k in a line cycle and bank k in a shared cycle
+    merges = max(words, banks)
     instr = 2 + 2 + 1 + funct5 + 2 * wb + REG_BITS + w  # op, size, signed, amo, warp, block
     inv = Inventory()
     inv.add("banks", ram=banks * (n << row) * x)
@@ -443,13 +444,14 @@ def _lsu(p: SMParams) -> Inventory:
         + words * reduce(4 * w),
         mux=3 * words * w + 2 * w,
     )
-    # per merge (line word, bank): per byte the highest writing thread's byte: each thread's
-    # select AND its byte enable, whether a thread above it writes (an OR over those above:
-    # measured fewer LUT4s at W = 4 than a running OR or a chain of multiplexers), the
-    # winner's byte kept by an AND, the bytes ORed; the enable the OR of all
+    # per merge: its threads (the line word's or the bank's writers); per byte the highest
+    # writing thread's byte: each thread's select AND its byte enable, whether a thread above
+    # it writes (an OR over those above: measured fewer LUT4s at W = 4 than a running OR or a
+    # chain of multiplexers), the winner's byte kept by an AND, the bytes ORed; the enable the
+    # OR of all
     above = (w - 1) * (w - 2) // 2
     inv.add(
-        "merge", mux=merges * WORD_BYTES * w * 8,
+        "merge", mux=merges * (w + WORD_BYTES * w * 8),
         gate=merges * WORD_BYTES * (w + above + 10 * (w - 1)),
     )  # fmt: skip
     # per bank: its threads (bank compares shared with the results'), the lowest one's row,
@@ -478,11 +480,13 @@ def _lsu(p: SMParams) -> Inventory:
         mux=2 * banks * x + results * banks * x,
         gate=3 * banks * x + 3 * banks + amos * reduce(funct5),
     )
-    # results per thread: the bank's word and the line's word (multiplexer trees), the byte
-    # and half extraction, size and sign extension, sc.w's result
+    # results: per merge index k the line's word k or bank k's; per thread the word of its
+    # index (its word in the line or its bank, a multiplexer tree), the byte and half
+    # extraction, size and sign extension, sc.w's result
     inv.add(
         "results",
-        mux=w * (select(banks, x) + select(words, x) + x)
+        mux=merges * x
+        + w * (select(merges, x) + max(word_bits, bank_bits))
         + w * (select(WORD_BYTES, 8) + 16 + 2 * x + (x - 8) + (x - 16) + x),
         eq=2,
         gate=2 * w + 6,
@@ -492,7 +496,7 @@ def _lsu(p: SMParams) -> Inventory:
     inv.add("control", gate=6 * w + 9 * w + 6, mux=w * (1 + bits_for(w)) + faults + 2 * w)
     inv.add("control", add=3 * (COUNTER + 1), eq=8)
     # the reservation table: per slot and position a valid bit and a word, checked against the
-    # thread's word (sc.w), the line written and every bank's written word
+    # thread's word (sc.w), the line written, and the written row of the bank it names
     if not shares_tree(p.policy):
         # the line order (``LSU._lowest_line``): at start each position's line (the local
         # address or the address), every two lines compared (below, same), a bit per ordered
@@ -510,9 +514,9 @@ def _lsu(p: SMParams) -> Inventory:
     inv.add(
         "reservations",
         ff=n * w * (1 + at) + n,
-        eq=n * w * ((1 + banks) * at + p.line_key_bits),
-        mux=n * w * word_bits + n * wb,
-        gate=n * w * (2 + banks + banks - 1 + 8) + (n - 1) * w + 3 * n,
+        eq=n * w * (at + row + wb + p.line_key_bits),
+        mux=n * w * (word_bits + select(banks, 1 + row + wb)) + n * wb,
+        gate=n * w * (2 + 2 + 8) + (n - 1) * w + 3 * n,
     )
     return inv
 

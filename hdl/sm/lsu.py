@@ -272,6 +272,16 @@ class _Thread:
     reserved: Signal  # its word as the reservation table names it (``RESERVED_WORD``)
 
 
+@dataclass
+class _Bank:
+    """What one shared bank serves in a shared LSU cycle (:meth:`LSU._bank_request`)."""
+
+    member: Signal  # its pending threads
+    row: Signal  # the row it reads and writes: the lowest one's, in the block's window
+    served: Signal  # the threads it serves
+    writer: Signal  # whose data (or AMO operand) it writes
+
+
 class _State:
     """The LSU's registers (advanced only in cycles without stall) and the signals of the
     current cycle that the parts of :meth:`LSU.elaborate` share."""
@@ -361,8 +371,11 @@ class LSU(wiring.Component):
             s.per_word.eq(s.rmw | s.sc),
         ]
         self._reservation_check(m, s, threads)
-        line_written = self._line_request(m, s, threads)
-        bank_words, bank_written = self._shared_banks(m, s, threads)
+        line_writers = self._line_writers(m, s, threads)
+        banks = [self._bank_request(m, s, threads, k) for k in range(1 << self.bank_bits)]
+        merged = self._merges(m, s, threads, line_writers, banks)
+        line_written = self._line_request(m, s, merged[: len(line_writers)])
+        bank_words, bank_written = self._shared_banks(m, s, banks, merged)
         self._results(m, s, threads, bank_words)
         addrs, windows, bad = self._start(m, s, entries)
         self._lowest_line(m, s, threads, addrs, windows, bad)
@@ -483,85 +496,110 @@ class LSU(wiring.Component):
         with m.If(s.due & port.resp_valid & ~held):
             m.d.sync += held_line.eq(port.resp_rdata)
 
-    def _line_request(self, m: Module, s: _State, threads: list[_Thread]) -> Signal:
+    def _line_writers(self, m: Module, s: _State, threads: list[_Thread]) -> list[Signal]:
         """The line transaction of a global/local LSU cycle (seed 000 Sec 4.2): the tree's
-        lowest line and its threads; an AMO or ``sc.w`` serves the lowest thread of each word
-        (``sc.w`` writes the words of the served threads whose reservation holds, as a store;
-        ``lr.w`` is a load). Returns the words of the line the request writes."""
-        w, port, instr = self.warp_size, self.mem, s.instr
-        on_line = s.on_line
+        lowest line and its threads (``line_served``); an AMO or ``sc.w`` serves the lowest
+        thread of each word (``sc.w`` writes the words of the served threads whose reservation
+        holds, as a store; ``lr.w`` is a load). Returns, per word of the line, the threads
+        whose bytes the request writes into it."""
+        w, instr = self.warp_size, s.instr
         stores = (instr.op == MemOp.STORE) | s.rmw
-        words, enables = [], []
+        writers = []
         firsts: Value = Const(0, w)
         for k in range(self.line_bytes // WORD_BYTES):
             member = Signal(w, name=f"line_word{k}")
-            m.d.comb += member.eq(on_line & Cat(t.word_in_line == k for t in threads))
+            m.d.comb += member.eq(s.on_line & Cat(t.word_in_line == k for t in threads))
             first = lowest(m, f"line_word{k}_first", member)
             firsts = firsts | first
             served = Mux(s.per_word, first, member)
-            writer = Mux(stores, served, Mux(s.sc, first & s.sc_ok, 0))
-            word, be = self._merge(m, f"line_word{k}", writer, threads)
-            words.append(word)
-            enables.append(be)
-        written = Signal(len(enables), name="line_written")
+            writer = Signal(w, name=f"line_word{k}_writer")
+            m.d.comb += writer.eq(Mux(stores, served, Mux(s.sc, first & s.sc_ok, 0)))
+            writers.append(writer)
+        m.d.comb += s.line_served.eq(Mux(s.per_word, firsts, s.on_line))
+        return writers
+
+    def _line_request(self, m: Module, s: _State, merged: list[tuple[Signal, Signal]]) -> Signal:
+        """The data port's request: the lowest line, the operation (``lr.w`` a load, ``sc.w``
+        a store) and the merged words of :meth:`_line_writers`. Returns the words of the line
+        the request writes."""
+        port, instr = self.mem, s.instr
+        written = Signal(len(merged), name="line_written")
         m.d.comb += [
-            s.line_served.eq(Mux(s.per_word, firsts, on_line)),
             port.req_addr.eq(Cat(Const(0, ceil_log2(self.line_bytes)), s.min_key)),
             port.req_op.eq(Mux(s.lr, MemOp.LOAD, Mux(s.sc, MemOp.STORE, instr.op))),
             port.req_amo.eq(instr.amo),
-            port.req_be.eq(Cat(*enables)),
-            port.req_wdata.eq(Cat(*words)),
-            written.eq(Cat(be.any() for be in enables)),
+            port.req_be.eq(Cat(be for _, be in merged)),
+            port.req_wdata.eq(Cat(word for word, _ in merged)),
+            written.eq(Cat(be.any() for _, be in merged)),
         ]
         return written
 
-    def _shared_banks(
-        self, m: Module, s: _State, threads: list[_Thread]
-    ) -> tuple[list[Value], list[tuple[Signal, Signal]]]:
-        """The shared banks: in a shared LSU cycle each serves the word of its lowest pending
-        thread (all pending threads on it; an AMO or ``sc.w`` that thread only: an AMO's write
-        follows in the next cycle, a successful ``sc.w`` writes at once). Returns each bank's
-        read data (of the previous cycle's read), and per bank whether this cycle writes its
-        word, with that word as the reservation table names it."""
+    def _bank_request(self, m: Module, s: _State, threads: list[_Thread], k: int) -> _Bank:
+        """What shared bank ``k`` serves in a shared LSU cycle: the word of its lowest pending
+        thread (all pending threads on it; an AMO or ``sc.w`` that thread only)."""
         w, instr = self.warp_size, s.instr
+        member = Signal(w, name=f"bank{k}_pending")
+        m.d.comb += member.eq(s.pend_shared & Cat(t.bank == k for t in threads))
+        first = lowest(m, f"bank{k}_first", member)
+        picked: Value = Const(0, self.row_bits)
+        for i, t in enumerate(threads):
+            picked = picked | Mux(first[i], t.row, 0)
+        bank = _Bank(
+            member=member,
+            row=Signal(self.row_bits + self.params.warp_bits, name=f"bank{k}_row"),
+            served=Signal(w, name=f"bank{k}_served"),
+            writer=Signal(w, name=f"bank{k}_writer"),  # whose data (or AMO operand) is written
+        )
+        same = member & Cat(t.row == picked for t in threads)
         store = instr.op == MemOp.STORE
-        row_bits = self.row_bits + self.params.warp_bits
+        m.d.comb += [
+            bank.row.eq(Cat(picked, instr.block)),
+            bank.served.eq(Mux(s.per_word, first, same)),
+            bank.writer.eq(Mux(store | s.rmw, bank.served, Mux(s.sc, first & s.sc_ok, 0))),
+        ]
+        return bank
+
+    def _merges(
+        self, m: Module, s: _State, threads: list[_Thread], line: list[Signal], banks: list[_Bank]
+    ) -> list[tuple[Signal, Signal]]:
+        """The threads' bytes merged into words: a line cycle merges the line's words, a shared
+        cycle the banks' (the two never share a cycle), so merge k serves line word k and bank
+        k. Returns (word, byte enables) per merge."""
+        merged = []
+        for k in range(max(len(line), len(banks))):
+            sel = Signal(self.warp_size, name=f"merge{k}_threads")
+            from_line = line[k] if k < len(line) else 0
+            from_bank = banks[k].writer if k < len(banks) else 0
+            m.d.comb += sel.eq(Mux(s.shared_cycle, from_bank, from_line))
+            merged.append(self._merge(m, f"merge{k}", sel, threads))
+        return merged
+
+    def _shared_banks(
+        self, m: Module, s: _State, banks: list[_Bank], merged: list[tuple[Signal, Signal]]
+    ) -> tuple[list[Value], list[tuple[Signal, Signal]]]:
+        """The shared banks (synchronous block RAM): in a shared LSU cycle each reads the row
+        of :meth:`_bank_request` and writes its merged word (an AMO's write follows in the next
+        cycle, a successful ``sc.w`` writes at once). Returns each bank's read data (of the
+        previous cycle's read), and per bank whether this cycle writes its word, with the row
+        it writes."""
+        instr = s.instr
         self.bank_memories = []
-        served_all: Value = Const(0, w)
         read_words, written = [], []
-        for k in range(1 << self.bank_bits):
-            member = Signal(w, name=f"bank{k}_pending")
-            m.d.comb += member.eq(s.pend_shared & Cat(t.bank == k for t in threads))
-            first = lowest(m, f"bank{k}_first", member)
-            picked: Value = Const(0, self.row_bits)
-            for i, t in enumerate(threads):
-                picked = picked | Mux(first[i], t.row, 0)
-            row = Signal(row_bits, name=f"bank{k}_row")
-            served = Signal(w, name=f"bank{k}_served")
-            writer = Signal(w, name=f"bank{k}_writer")  # whose data (or AMO operand) is written
-            same = member & Cat(t.row == picked for t in threads)
-            m.d.comb += [
-                row.eq(Cat(picked, instr.block)),
-                served.eq(Mux(s.per_word, first, same)),
-                writer.eq(Mux(store | s.rmw, served, Mux(s.sc, first & s.sc_ok, 0))),
-            ]
-            served_all = served_all | served
-            word, enables = self._merge(m, f"bank{k}", writer, threads)
+        served: Value = Const(0, self.warp_size)
+        for k, request in enumerate(banks):
+            served = served | request.served
+            word, enables = merged[k]
+            row = request.row
             writes = Signal(name=f"bank{k}_writes")
-            at = Signal(RESERVED_WORD, name=f"bank{k}_word")
-            m.d.comb += [
-                writes.eq(s.shared_cycle & writer.any()),
-                at.shared.eq(1),
-                at.word.eq(Cat(Const(k, self.bank_bits), picked, instr.block)),
-            ]
-            written.append((writes, at))
+            m.d.comb += writes.eq(s.shared_cycle & request.writer.any())
+            written.append((writes, row))
             # an AMO's read-modify-write: read in this cycle, write in the next
             rmw = Signal(name=f"bank{k}_rmw")
-            rmw_row = Signal(row_bits, name=f"bank{k}_rmw_row")
+            rmw_row = Signal.like(row, name=f"bank{k}_rmw_row")
             rmw_operand = Signal(WORD_BITS, name=f"bank{k}_rmw_operand")
             with m.If(s.adv):
                 m.d.sync += [
-                    rmw.eq(s.shared_cycle & s.rmw & member.any()),
+                    rmw.eq(s.shared_cycle & s.rmw & request.member.any()),
                     rmw_row.eq(row),
                     rmw_operand.eq(word),
                 ]
@@ -576,7 +614,7 @@ class LSU(wiring.Component):
             write = Signal(name=f"bank{k}_write")
             m.d.comb += [
                 amo_new.eq(amo_word(instr.amo, rp.data, rmw_operand)),
-                write.eq(s.adv & (rmw | (s.shared_cycle & ~s.rmw & writer.any()))),
+                write.eq(s.adv & (rmw | (s.shared_cycle & ~s.rmw & request.writer.any()))),
                 rp.addr.eq(row),
                 rp.en.eq(s.adv),
                 wp.addr.eq(Mux(rmw, rmw_row, row)),
@@ -584,7 +622,7 @@ class LSU(wiring.Component):
                 wp.en.eq(Mux(rmw, 0b1111, enables) & write.replicate(WORD_BYTES)),
             ]
             read_words.append(rp.data)
-        m.d.comb += s.shared_now.eq(served_all)
+        m.d.comb += s.shared_now.eq(served)
         return read_words, written
 
     # -- results, faults, state -------------------------------------------------------------
@@ -594,7 +632,9 @@ class LSU(wiring.Component):
     ) -> None:
         """``wb``: the due line response, else last cycle's shared reads, per position
         extracted and extended; for ``sc.w`` its result, 0 or 1 (``data`` is meaningful where
-        ``en`` is set only)."""
+        ``en`` is set only). A line response and shared reads are never due in one cycle, so
+        the line's word k and bank k's read are chosen once (``result_source<k>``) and each
+        position picks among those by its word in the line or its bank."""
         instr, wb = s.instr, self.wb
         writes = Signal(name="writes_rd")
         m.d.comb += [
@@ -606,12 +646,18 @@ class LSU(wiring.Component):
             wb.rd.eq(instr.rd),
         ]
         line_words = [s.line.word_select(k, WORD_BITS) for k in range(len(s.line) // WORD_BITS)]
+        sources = []
+        for k in range(max(len(line_words), len(bank_words))):
+            source = Signal(WORD_BITS, name=f"result_source{k}")
+            from_line = line_words[k] if k < len(line_words) else 0
+            from_bank = bank_words[k] if k < len(bank_words) else 0
+            m.d.comb += source.eq(Mux(s.due, from_line, from_bank))
+            sources.append(source)
         for i, t in enumerate(threads):
             word = Signal(WORD_BITS, name=f"result{i}_word")
             loaded = extend(word, t.entry.addr[:WORD_SHIFT], instr.size, instr.signed)
-            from_line = mux_tree(line_words, t.word_in_line)
             m.d.comb += [
-                word.eq(Mux(s.due, from_line, mux_tree(bank_words, t.bank))),
+                word.eq(mux_tree(sources, Mux(s.due, t.word_in_line, t.bank))),
                 wb.data[i].eq(Mux(s.sc, s.sc_fail[i], loaded)),
             ]
 
@@ -818,9 +864,13 @@ class LSU(wiring.Component):
                     & (at.word[line_shift:] == s.min_key)
                     & line_written.bit_select(at.word[:line_shift], 1)
                 )  # fmt: skip
-                in_bank: Value = Const(0)
-                for writes, word in bank_written:
-                    in_bank = in_bank | (writes & (at == word))
+                bank = at.word[: self.bank_bits]
+                row = at.word[self.bank_bits : self.bank_bits + len(bank_written[0][1])]
+                in_bank = (
+                    at.shared
+                    & mux_tree([writes for writes, _ in bank_written], bank)
+                    & (row == mux_tree([written for _, written in bank_written], bank))
+                )  # fmt: skip
                 broken = Signal(name=f"reserved_w{v}_t{i}_broken")
                 m.d.comb += broken.eq(on_line | in_bank)
                 with m.If(s.adv):
