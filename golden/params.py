@@ -238,13 +238,19 @@ COSIM = SMParams(
     imem_words=1024,
 )
 
+#: The synthesis configuration's latencies: the co-simulation's, with the divider one restoring
+#: step a cycle (``Latencies.div_steps`` 1: 32 cycles a division; a dependent instruction issues
+#: 34 cycles after it, one division every 32).
+SYNTH_DIVISION = replace(COSIM.config.latencies, div=34, div_interval=32)
+
 #: The synthesis configuration (``reconverge synth sm``, docs/area.md): the smallest SM that
 #: still diverges and squeezes — one warp slot of W = 4 threads on L = 2 lanes (two passes, so
 #: hws has something to squeeze), 4-entry stacks, tables and scoreboard, a 256-word instruction
-#: store, the co-simulation latencies, 16-byte lines — so that it fits an ECP5 LFE5U-85F under
-#: every policy. With two warp slots the SM needed about 95k LUT4 while its register file was
-#: flip-flops; with the file in LUT RAM one slot takes 47k (docs/hdl.md, "The synthesis
-#: configuration"), two slots are not measured yet.
+#: store, the co-simulation latencies but a radix-2 divider (a division in 32 cycles, one every
+#: 32: :data:`SYNTH_DIVISION`; 128 LUT4 fewer a thread position than radix 4), 16-byte lines —
+#: so that it fits an ECP5 LFE5U-85F under every policy. With two warp slots the SM needed
+#: about 95k LUT4 while its register file was flip-flops; with the file in LUT RAM one slot
+#: takes 47k (docs/hdl.md, "The synthesis configuration"), two slots are not measured yet.
 SYNTH = SMParams(
     geometry=Geometry(
         warp_size=4,
@@ -255,7 +261,7 @@ SYNTH = SMParams(
         reconv_table=4,
         scoreboard_entries=4,
     ),
-    config=SMConfig(latencies=COSIM.config.latencies, line_bytes=16, shared_banks=4),
+    config=SMConfig(latencies=SYNTH_DIVISION, line_bytes=16, shared_banks=4),
     memmap=MemoryMap(global_size=16 << 10, shared_size=1 << 10, local_size=1 << 10),
     imem_words=256,
 )
