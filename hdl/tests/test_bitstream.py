@@ -173,11 +173,6 @@ def test_timing_names_the_divider_that_meets_it() -> None:
              "--simd-width", "1"],
             r"does not fit iCEBreaker \(iCE40UP5K\): LUT4 [\d,]+ needed .*5,280 available",
         ),
-        (
-            ["--board", "ulx3s-85f", "ifElse", "--size", "2", "--warp-size", "8",
-             "--simd-width", "8", "--warps", "4"],
-            r"does not fit ULX3S-85F \(LFE5U-85F\): LUT4 [\d,]+ needed .*83,640 available",
-        ),
         (["--board", "ulx3s-85f", "ifElse"], "more than the 1 warp slots"),
         (["--board", "ulx3s-85f", "ifElse", "-o", "no/x.bit"], "cannot write no/x.bit: no folder"),
     ],
