@@ -155,8 +155,8 @@ def decoded(word: int) -> Decoded:
 
 def lsu_last_cycle(start: int, cycles: int, skipped: set[int]) -> int:
     """The last of ``cycles`` LSU cycles that run one per cycle from ``start``, passing over
-    the ``skipped`` cycles (stack-less: the serving warp's control uses the shared arbiter tree
-    then, seed 000 Sec 4.3; docs/sm-hardware.md rule 3)."""
+    the ``skipped`` cycles (stack-less: the serving warp's control used the shared arbiter tree
+    the cycle before, seed 000 Sec 4.3; docs/sm-hardware.md rule 3)."""
     cycle = start - 1
     for _ in range(cycles):
         cycle += 1
@@ -773,12 +773,14 @@ class SM:
 
     def _arbitrates(self, slot: int, cycle: int) -> None:
         """Rule 3 / seed 000 Sec 4.3 (stack-less): the control of warp slot ``slot`` takes the
-        arbiter tree in ``cycle``; if the LSU serves that slot's memory instruction then, its
-        remaining LSU cycles and its write-back move one cycle later."""
+        arbiter tree in ``cycle``. The tree finds the LSU's next line a cycle ahead (from the
+        cycle the instruction starts, before its first LSU cycle): if it would find one for
+        that slot's memory instruction then, the next cycle has no LSU cycle, and the
+        remaining LSU cycles and the write-back move one cycle later."""
         op = self.lsu
-        if op is None or op.slot != slot or not op.start <= cycle <= op.last:
+        if op is None or op.slot != slot or not op.start - 1 <= cycle < op.last:
             return
-        op.skipped.add(cycle)
+        op.skipped.add(cycle + 1)
         self.lsu_free = op.last + 1
         self.end = max(self.end, op.done)
         if op.writeback:

@@ -317,12 +317,13 @@ def test_lsu_last_cycle_passes_over_skipped_cycles() -> None:
 
 # ----------------------------------------------------------------------------------------------
 # The stack-less LSU (seed 000 Sec 4.3): the warp's control and its memory instructions share
-# one arbiter tree; in a cycle in which the control arbitrates the LSU does not advance.
+# one arbiter tree, which finds the LSU's next line a cycle ahead; in the cycle after one in
+# which the control arbitrates the LSU does not advance.
 
 SP_AND_JUMP = f"""
 _start:
     csrr t0, tid          # 0
-    slli t0, t0, 6        # 1: a line apart: four transactions
+    slli t0, t0, {{shift}}  # 1: 6: a line apart, four transactions; 2: one line
     la   t1, data         # 2, 3
     add  t1, t1, t0       # 4
     lw   a0, 0(t1)        # 5
@@ -357,14 +358,24 @@ def test_stackless_arbitration_holds_the_lsu() -> None:
     """W = 4, p = 1, global = 4, branch = 2. The lw issues at 5: LSU cycles 6..9, a0 at 13.
     Under stackless the next two cycles are arbitration cycles of the same warp: the SP write
     at 6 and the jump at 7 (first program), the barrier arrival at 6 (u = 6, V = 7) and the
-    release in cycle 7 (second program). The LSU runs 8..11 instead: a0 at 15, two cycles
-    later than under SPS, and so is every issue after."""
-    for source, first in ((SP_AND_JUMP, 8), (BARRIER, 7)):
+    release in cycle 7 (second program). The tree finds no line for cycles 7 and 8: the LSU
+    runs 6, 9..11 instead, a0 at 15, two cycles later than under SPS, and so is every issue
+    after."""
+    for source, first in ((SP_AND_JUMP.format(shift=6), 8), (BARRIER, 7)):
         for policy, ready in ((Policy.SPS, 13), (Policy.STACKLESS, 15)):
             result = run_timed(source, policy, global_=4, branch=2, **IDEAL)
             # back to back up to the instruction that reads a0, then the last four
             expected = [(i, i) for i in range(first)] + [(ready + i, first + i) for i in range(4)]
             assert issues(result) == expected, policy
+
+
+def test_stackless_arbitration_in_the_last_lsu_cycle_costs_nothing() -> None:
+    """The first program of the test above with the four words on one line: one LSU cycle,
+    6, found by the tree in 5. The SP write arbitrates in 6 and the jump in 7, after the last
+    LSU cycle's line was found: a0 at 10 under stackless as under SPS."""
+    for policy in (Policy.SPS, Policy.STACKLESS):
+        result = run_timed(SP_AND_JUMP.format(shift=2), policy, global_=4, branch=2, **IDEAL)
+        assert issues(result) == [(i, i) for i in range(8)] + [(10 + i, 8 + i) for i in range(4)]
 
 
 # ----------------------------------------------------------------------------------------------

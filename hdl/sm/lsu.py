@@ -44,15 +44,16 @@ One memory instruction at a time:
 * **Stall.** Requests are accepted with ``req_valid & req_ready`` and answered with
   ``resp_valid`` one cycle later or more. ``stall`` is high while a response is due and absent
   or a request is not accepted; it is combinational from the registers and the inputs
-  ``mem.req_ready``, ``mem.resp_valid`` and ``tree.granted`` (so ``granted`` must not depend
-  on ``stall``). The LSU freezes itself with it (its registers, bank ports and outputs
-  ``wb``/``release``/``fault``/counters only act in cycles without stall) except for one
-  response holding register, so it belongs in the SM's ungated clock domain while the top
-  freezes the rest of the core with ``stall``; ``capture``/``start`` presented in a stalled
-  cycle are ignored (a frozen core presents them again).
-* **Tree sharing.** ``tree.granted`` low (the stack-less control arbitrates its PC on the same
-  tree this cycle, timing rule 3) makes the LSU wait that cycle: no LSU cycle happens. With a
-  tree of its own the top ties ``granted`` high.
+  ``mem.req_ready`` and ``mem.resp_valid``. The LSU freezes itself with it (its registers,
+  bank ports and outputs ``wb``/``release``/``fault``/counters only act in cycles without
+  stall) except for one response holding register, so it belongs in the SM's ungated clock
+  domain while the top freezes the rest of the core with ``stall``; ``capture``/``start``
+  presented in a stalled cycle are ignored (a frozen core presents them again).
+* **Tree sharing** (stack-less). The tree finds the lowest line a cycle ahead: each cycle
+  without stall it gets the positions pending after that cycle (at ``start``, the starting
+  instruction's) and their keys, and its result is registered for the next cycle. ``granted``
+  low (the control arbitrates its PC on the tree this cycle, timing rule 3) leaves the next
+  cycle without a result: no LSU cycle happens then.
 
 Ports (W warp size, KW = 32 - log2(line bytes) line-key bits, WB warp-slot bits, LB line bytes):
 
@@ -300,6 +301,10 @@ class _State:
         # this cycle
         self.adv = Signal(name="adv")  # no stall: the LSU advances
         self.lsu_cycle = Signal(name="lsu_cycle")
+        self.line_ready = Signal(name="line_ready")  # the lowest line is known (stack-less)
+        self.start_line = Signal(w, name="start_line")  # the start's global/local positions
+        self.start_shared = Signal(w, name="start_shared")  # and its shared ones
+        self.next_line = Signal(w, name="next_pend_line")  # pending after this cycle
         self.line_cycle = Signal(name="line_cycle")
         self.shared_cycle = Signal(name="shared_cycle")
         self.line_served = Signal(w, name="line_served")
@@ -307,7 +312,8 @@ class _State:
         self.min_key = Signal(key_width, name="min_key")  # that line
         self.shared_now = Signal(w, name="shared_now")  # positions the banks serve
         self.line = Signal(8 * line_bytes, name="line")  # the due response (or the held one)
-        # the kind of instruction (``instr``)
+        # the kind of instruction (``instr``), decoded and registered at start
+        self.store = Signal(name="is_store")
         self.lr = Signal(name="is_lr")  # lr.w
         self.sc = Signal(name="is_sc")  # sc.w
         self.rmw = Signal(name="is_rmw")  # an AMO's read-modify-write
@@ -357,18 +363,11 @@ class LSU(wiring.Component):
         entries = [Signal(ENTRY, name=f"thread{i}") for i in range(w)]
         threads = [self._thread(m, s, i, entry) for i, entry in enumerate(entries)]
         self._stall(m, s)
-        instr = s.instr
         m.d.comb += [
             self.busy.eq(s.active),
-            s.lsu_cycle.eq(
-                s.active & (self.tree.granted if shares_tree(self.params.policy) else 1)
-            ),
+            s.lsu_cycle.eq(s.active & s.line_ready),
             s.line_cycle.eq(s.lsu_cycle & s.pend_line.any()),
             s.shared_cycle.eq(s.lsu_cycle & ~s.pend_line.any() & s.pend_shared.any()),
-            s.lr.eq((instr.op == MemOp.AMO) & (instr.amo == LR_FUNCT5)),
-            s.sc.eq((instr.op == MemOp.AMO) & (instr.amo == SC_FUNCT5)),
-            s.rmw.eq((instr.op == MemOp.AMO) & ~s.lr & ~s.sc),
-            s.per_word.eq(s.rmw | s.sc),
         ]
         self._reservation_check(m, s, threads)
         line_writers = self._line_writers(m, s, threads)
@@ -439,8 +438,6 @@ class LSU(wiring.Component):
             byte_en.eq(Mux(size == 0, 1 << byte, Mux(size == 1, 0b11 << byte, 0b1111))),
             spread.eq(Mux(size == 0, d[:8].replicate(4), Mux(size == 1, d[:16].replicate(2), d))),
         ]
-        if shares_tree(self.params.policy):
-            m.d.comb += self.tree.key[i].eq(physical[line_shift:])
         return _Thread(
             entry=entry,
             physical=physical,
@@ -502,8 +499,8 @@ class LSU(wiring.Component):
         thread of each word (``sc.w`` writes the words of the served threads whose reservation
         holds, as a store; ``lr.w`` is a load). Returns, per word of the line, the threads
         whose bytes the request writes into it."""
-        w, instr = self.warp_size, s.instr
-        stores = (instr.op == MemOp.STORE) | s.rmw
+        w = self.warp_size
+        stores = s.store | s.rmw
         writers = []
         firsts: Value = Const(0, w)
         for k in range(self.line_bytes // WORD_BYTES):
@@ -551,11 +548,10 @@ class LSU(wiring.Component):
             writer=Signal(w, name=f"bank{k}_writer"),  # whose data (or AMO operand) is written
         )
         same = member & Cat(t.row == picked for t in threads)
-        store = instr.op == MemOp.STORE
         m.d.comb += [
             bank.row.eq(Cat(picked, instr.block)),
             bank.served.eq(Mux(s.per_word, first, same)),
-            bank.writer.eq(Mux(store | s.rmw, bank.served, Mux(s.sc, first & s.sc_ok, 0))),
+            bank.writer.eq(Mux(s.store | s.rmw, bank.served, Mux(s.sc, first & s.sc_ok, 0))),
         ]
         return bank
 
@@ -638,7 +634,7 @@ class LSU(wiring.Component):
         instr, wb = s.instr, self.wb
         writes = Signal(name="writes_rd")
         m.d.comb += [
-            writes.eq(s.adv & (instr.op != MemOp.STORE) & (instr.rd != 0)),
+            writes.eq(s.adv & ~s.store & (instr.rd != 0)),
             wb.en.eq(
                 Mux(writes, Mux(s.due, s.due_served, 0) | Mux(s.shared_due, s.shared_served, 0), 0)
             ),
@@ -689,6 +685,10 @@ class LSU(wiring.Component):
             ),
             unmapped.eq(start.mask & Cat(win == Window.NONE for win in windows)),
         ]
+        m.d.comb += [
+            s.start_line.eq(Cat((win == Window.GLOBAL) | (win == Window.LOCAL) for win in windows)),
+            s.start_shared.eq(Cat(win == Window.SHARED for win in windows)),
+        ]
         offending = lowest(m, "offending", Mux(misaligned.any(), misaligned, unmapped))
         bad = Signal(name="bad")
         position: Value = Const(0, bits_for(w))
@@ -719,25 +719,22 @@ class LSU(wiring.Component):
     ) -> None:
         """``on_line``, the pending global/local positions on the lowest pending line, and
         ``min_key``, that line (seed 000 Sec 4.2: one transaction per LSU cycle, lowest line
-        first). Under stack-less the control's arbiter tree gives them (seed 000 Sec 4.3).
-        Else the LSU orders the lines itself: at ``start`` it compares every two positions'
-        lines (of the buffer merged with that cycle's capture) and keeps, per ordered pair,
-        whether the first one's line is lower; in each LSU cycle a pending position is on the
-        lowest line when no pending position's line is lower, two gate levels from the
-        registers rather than a tree of comparators in the loop that serves the lines."""
-        w, line_shift = self.warp_size, ceil_log2(self.line_bytes)
-        if shares_tree(self.params.policy):
-            m.d.comb += [
-                self.tree.valid.eq(s.pend_line),
-                s.on_line.eq(self.tree.mask & s.pend_line),
-                s.min_key.eq(self.tree.min_key),
-            ]
-            return
-        start = self.start
+        first), both from registers: the loop that serves the lines has no comparator in it.
+        Under stack-less the control's arbiter tree finds them a cycle ahead
+        (:meth:`_tree_line`). Else the LSU orders the lines itself: at ``start`` it compares
+        every two positions' lines (of the buffer merged with that cycle's capture) and keeps,
+        per ordered pair, whether the first one's line is lower; in each LSU cycle a pending
+        position is on the lowest line when no pending position's line is lower, two gate
+        levels from the registers."""
+        w, line_shift, start = self.warp_size, ceil_log2(self.line_bytes), self.start
         keys = [
             self._physical(m, f"start_physical{i}", i, addr, windows[i], start.warp)[line_shift:]
             for i, addr in enumerate(addrs)
         ]
+        if shares_tree(self.params.policy):
+            self._tree_line(m, s, threads, keys)
+            return
+        m.d.comb += s.line_ready.eq(1)
         # lower[j, i]: position j's line is below position i's (registered at start)
         lower = {
             (j, i): Signal(name=f"line{j}_below{i}") for j in range(w) for i in range(w) if j != i
@@ -756,13 +753,35 @@ class LSU(wiring.Component):
             key = key | Mux(s.on_line[i], t.line_key, 0)
         m.d.comb += s.min_key.eq(key)
 
+    def _tree_line(self, m: Module, s: _State, threads: list[_Thread], keys: list[Value]) -> None:
+        """Stack-less (seed 000 Sec 4.3): the control's arbiter tree orders the lines one cycle
+        ahead. In every cycle without stall the tree takes the positions still pending after
+        this cycle (``next_line``; in the cycle of ``start``, the starting instruction's) with
+        their line keys; where it is ``granted`` its result (the lowest line and the positions
+        on it) is registered and ``line_ready`` is set, else cleared: a cycle in which the
+        control arbitrates on the tree is followed by one without an LSU cycle (timing rule 3,
+        ``golden.sm.core``)."""
+        tree, start = self.tree, self.start
+        on_line = Signal(self.warp_size, name="tree_on_line")
+        min_key = Signal(self.key_width, name="tree_min_key")
+        m.d.comb += tree.valid.eq(Mux(start.valid, start.mask & s.start_line, s.next_line))
+        for i, t in enumerate(threads):
+            m.d.comb += tree.key[i].eq(Mux(start.valid, keys[i], t.line_key))
+        with m.If(s.adv):
+            m.d.sync += [
+                s.line_ready.eq(tree.granted),
+                on_line.eq(tree.mask),
+                min_key.eq(tree.min_key),
+            ]
+        m.d.comb += [s.on_line.eq(on_line & s.pend_line), s.min_key.eq(min_key)]
+
     def _advance(
         self, m: Module, s: _State, entries: list[Signal], windows: list[Signal], bad: Signal
     ) -> None:
         """Next state (cycles without stall only), ``release`` at the last LSU cycle, the
         counters (golden's metrics: transactions, shared cycles, bank conflicts)."""
         w, cap, start, counters = self.warp_size, self.capture, self.start, self.counters
-        next_line = Signal(w, name="next_pend_line")
+        next_line = s.next_line
         next_shared = Signal(w, name="next_pend_shared")
         last = Signal(name="last")
         m.d.comb += [
@@ -783,7 +802,7 @@ class LSU(wiring.Component):
                 s.sc_fail.eq(~s.sc_ok),
                 s.due.eq(self.mem.req_valid),
                 s.due_served.eq(s.line_served),
-                s.shared_due.eq(s.shared_cycle & (s.instr.op != MemOp.STORE)),
+                s.shared_due.eq(s.shared_cycle & ~s.store),
                 s.shared_served.eq(s.shared_now),
                 counters.transactions.eq(counters.transactions + self.mem.req_valid),
                 counters.shared_cycles.eq(counters.shared_cycles + s.shared_cycle),
@@ -808,14 +827,18 @@ class LSU(wiring.Component):
                 with m.If(last):
                     m.d.sync += s.active.eq(0)
             with m.If(start.valid & ~bad):
-                line = Cat((win == Window.GLOBAL) | (win == Window.LOCAL) for win in windows)
-                shared = Cat(win == Window.SHARED for win in windows)
+                amo = start.op == MemOp.AMO
                 m.d.sync += [
                     s.active.eq(1),
-                    s.pend_line.eq(start.mask & line),
-                    s.pend_shared.eq(start.mask & shared),
+                    s.pend_line.eq(start.mask & s.start_line),
+                    s.pend_shared.eq(start.mask & s.start_shared),
                     s.made_line.eq(0),
                     s.shared_begun.eq(0),
+                    s.store.eq(start.op == MemOp.STORE),
+                    s.lr.eq(amo & (start.amo == LR_FUNCT5)),
+                    s.sc.eq(amo & (start.amo == SC_FUNCT5)),
+                    s.rmw.eq(amo & (start.amo != LR_FUNCT5) & (start.amo != SC_FUNCT5)),
+                    s.per_word.eq(amo & (start.amo != LR_FUNCT5)),
                     *(
                         getattr(s.instr, name).eq(getattr(start, name))
                         for name, _ in s.instr.shape()

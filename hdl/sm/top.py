@@ -842,9 +842,8 @@ class _Core:
         self.pass_fault = pass_fault
         lsu_fault = _named(m, "lsu_fault", last & self.memory_instr & self.lsu.fault.valid)
         self.lsu_fault_now = lsu_fault
-        # an LSU fault (found in this cycle, from the addresses) stops the SM; not waiting for
-        # it keeps the stack-less control's tree grant (which the LSU's fault logic reads) out
-        # of a combinational loop
+        # an LSU fault (found in this cycle, from the addresses) stops the SM before a resolved
+        # outcome reaches the unit, so the resolve stage does not wait for it
         go = _named(m, "outcome_go", last & ~pass_fault & ~lsu_fault)
         self._resolved_outcome(last & ~pass_fault & x["resolved"])
         self._unit_updates()
@@ -1410,12 +1409,14 @@ class _Core:
 
     def _tree(self) -> None:
         """Under stack-less the LSU coalesces on the stack-less control's arbiter tree of the
-        warp it serves (seed 000 Sec 4.3); the other policies' LSU orders its lines itself."""
+        warp it serves, from the cycle its instruction starts (seed 000 Sec 4.3); the other
+        policies' LSU orders its lines itself."""
         m, lsu = self.m, self.lsu
         if not shares_tree(self.p.policy):
             return
+        serving = Mux(lsu.start.valid, lsu.start.warp, self.lsu_warp)
         for w, unit in enumerate(self.units):
-            here = self.lsu_warp == w
+            here = serving == w
             m.d.comb += unit.coalesce.valid.eq(Mux(here, lsu.tree.valid, 0))
             for t in range(self.W):
                 m.d.comb += unit.coalesce.key[t].eq(lsu.tree.key[t])

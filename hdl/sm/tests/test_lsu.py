@@ -103,7 +103,7 @@ GEOMETRIES = {
 class LsuWithTree(wiring.Component):
     """The LSU; under stack-less with a combinational ``Arbiter`` on its ``tree`` port and
     ``granted`` an input (the stack-less control lowers it in the cycles where it arbitrates
-    its PC)."""
+    its PC; the LSU then has no LSU cycle in the next cycle)."""
 
     def __init__(self, params: SMParams) -> None:
         self.lsu = LSU(params)
@@ -387,6 +387,7 @@ async def drive(io: PortIO, params: SMParams, stream: list[MemInstr], seed: int 
     current = 0  # the instruction in its passes
     owner: int | None = None  # the instruction the LSU's results belong to
     running = False
+    ready_line = False  # stack-less: the tree was granted in the last cycle without stall
     stalls = cycle = 0
     drain = 2  # cycles after the last release: its results and AMO writes land by L + 1
     while drain:
@@ -432,8 +433,9 @@ async def drive(io: PortIO, params: SMParams, stream: list[MemInstr], seed: int 
                         assert p not in record.results, f"position {p} written twice"
                         record.results[p] = data >> (32 * p) & 0xFFFF_FFFF
                 record.late = max(record.late, 0 if running else 1)
-            if running and granted:
+            if running and (ready_line or not tree):
                 observed[owner].cycles += 1  # type: ignore[index]
+            ready_line = bool(granted)
             release = outputs(io, "release__", ("warp", "rd", "mask", "global_"))
             if release:
                 assert running and owner is not None
