@@ -407,9 +407,10 @@ def _lsu(p: SMParams) -> Inventory:
     instr = 2 + 2 + 1 + funct5 + 2 * wb + REG_BITS + w  # op, size, signed, amo, warp, block
     inv = Inventory()
     inv.add("banks", ram=banks * (n << row) * x)
-    # state: the counters, the instruction, the pending/served masks and flags, the address
-    # buffer (address, data, window per thread), the held response
-    inv.add("state", ff=4 * COUNTER + instr + 5 * w + 5 + w * (2 * x + 2) + 1 + line_bits)
+    # state: the counters, the instruction and its kind (store, lr.w, sc.w, read-modify-write,
+    # one thread per word), the pending/served masks and flags, the address buffer (address,
+    # data, window per thread), the held response
+    inv.add("state", ff=4 * COUNTER + instr + 5 + 5 * w + 5 + w * (2 * x + 2) + 1 + line_bits)
     inv.add("state", mux=line_bits, gate=2 * w + 16, eq=2 * funct5 + 2, add=COUNTER + 1)
     # the bytes a thread's access enables: 1 and 3 shifted by its byte, selected by the size
     enables = 2 * WORD_BYTES * log2(WORD_BYTES) + 2 * WORD_BYTES
@@ -497,12 +498,17 @@ def _lsu(p: SMParams) -> Inventory:
     inv.add("control", add=3 * (COUNTER + 1), eq=8)
     # the reservation table: per slot and position a valid bit and a word, checked against the
     # thread's word (sc.w), the line written, and the written row of the bank it names
-    if not shares_tree(p.policy):
+    key, pairs = p.line_key_bits, w * (w - 1) // 2
+    if shares_tree(p.policy):
+        # the tree's line a cycle ahead (``LSU._tree_line``): at start each position's line
+        # (the local address or the address); the tree's inputs, the start's or the pending
+        # positions' and their keys; its result registered (line ready, positions, key)
+        inv.add("order", ff=1 + w + key, mux=2 * w * key + w, gate=2 * w)
+    else:
         # the line order (``LSU._lowest_line``): at start each position's line (the local
         # address or the address), every two lines compared (below, same), a bit per ordered
         # pair; per position: no pending position below it; the lowest line as an OR of the
         # keys on it
-        key, pairs = p.line_key_bits, w * (w - 1) // 2
         inv.add(
             "order",
             ff=2 * pairs,
