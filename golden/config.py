@@ -61,8 +61,9 @@ class Latencies:
     """Cycles from the issue of an instruction's last pass until a dependent instruction may
     issue (``alu``, ``mul``, ``div``, ``shared``, ``global_``: the memory latencies count from
     the last LSU cycle), from the cycle before a unit's update has settled until a split it
-    redirected may issue (``branch``: resolution and refetch), plus the stack-less PC
-    arbitration (``arbiter``) and the hws squeezer (``squeeze``), which add to ``branch`` when
+    redirected may issue (``branch``: resolution and refetch), plus ``arbiter`` cycles under
+    stack-less (0: the PC arbitration is the control's own tree clock, in the unit's c; more
+    model a slower arbiter) and the hws squeezer (``squeeze``), which add to ``branch`` when
     they apply (docs/architecture.md, "Timing", rules 2 and 3). ``div_interval`` is the
     divider's initiation interval: after a division's last pass, the next division waits that
     many cycles (rule 6; GPGPU-Sim's ``-ptx_opcode_initiation_int``).
@@ -80,7 +81,7 @@ class Latencies:
     shared: int = 4
     global_: int = 20
     branch: int = 2
-    arbiter: int = 1
+    arbiter: int = 0
     squeeze: int = 1
     div_interval: int = 8
     execute: int = PIPELINE_EXECUTE

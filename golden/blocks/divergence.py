@@ -78,6 +78,7 @@ class Executed:
     rpc: int | None = None
     call: bool = False
     ret: bool = False
+    sp_written: bool = False
 
     @property
     def divergent(self) -> bool:

@@ -8,6 +8,11 @@ re-formed by comparing every thread's SP:PC with it, which is how threads reconv
 running group reaches the PC where others wait (Table 2, cycle 6). Threads at a different call
 depth have a different SP and do not merge (Listing 1 is why SP comes first in the key). No
 reconvergence PCs are needed: ``rhint`` is a no-op here.
+
+The hardware's control (``pipelined``) takes the tree from its registers in the clock after
+the update, so an arbitration takes c = 2 clocks, an SP write (the tree over the split's
+threads, then the comparison against the key it found) c = 3, a local increment c = 1; the
+idealised machine of the seeds' worked examples does each in one (Table 2: one row a cycle).
 """
 
 from __future__ import annotations
@@ -36,13 +41,21 @@ from reconverge.golden.isa import ILEN_BYTES, NUM_REGS, REG_SP
 
 
 class StacklessControl(DivergenceUnit):
-    """Per-thread PC registers with the SP read from the warp's register file ``regs``."""
+    """Per-thread PC registers with the SP read from the warp's register file ``regs``;
+    ``pipelined``: the hardware's clocks per update (module docstring), else one."""
 
     occupancy_keys = ()
 
-    def __init__(self, warp_size: int, valid: int, entry: int, regs: np.ndarray) -> None:
+    def __init__(
+        self, warp_size: int, valid: int, entry: int, regs: np.ndarray, *, pipelined: bool = True
+    ) -> None:
         super().__init__(warp_size, valid, entry)
         self.regs = regs
+        #: clocks of an update that arbitrates and of one that writes SP (a local increment: 1)
+        self.arbitration_clocks = 2 if pipelined else 1
+        self.sp_write_clocks = 3 if pipelined else 1
+        #: the clock of an update's tree, counted from the update
+        self.tree_clock = self.arbitration_clocks - 1
         self.pc = np.full(warp_size, entry, np.uint64)
         self.lanes = np.arange(warp_size, dtype=np.uint64)
         self.active = 0
@@ -80,22 +93,23 @@ class StacklessControl(DivergenceUnit):
         return [Split(0, pc, self.active)]
 
     def execute(self, ex: Executed) -> int:
-        """One clock: the targets' PCs, then arbitration or the local increment."""
+        """The targets' PCs, then arbitration, the tree over the split after an SP write, or
+        the local increment (then every thread is compared); returns the clocks."""
         self._retire(ex)
         for pc, mask in ex.targets.items():
             self.pc[self._bits(mask)] = pc
         if ex.control or ex.barrier or ex.exited:
             self._arbitrate()
-        else:
-            self._select(self.active & self.live)  # local increment, then compare every thread
-        return 1
+            return self.arbitration_clocks
+        self._select(self.active & self.live)
+        return self.sp_write_clocks if ex.sp_written else 1
 
     def release(self, lanes: int) -> int:
-        """One clock: the released threads continue after the barrier; arbitration."""
+        """The released threads continue after the barrier; arbitration. Returns the clocks."""
         self.waiting &= ~lanes
         self.pc[self._bits(lanes)] += 4
         self._arbitrate()
-        return 1
+        return self.arbitration_clocks
 
 
 @dataclass(frozen=True)
@@ -117,17 +131,18 @@ class StacklessParams(DivergenceParams):
     - ``release`` in: ``lanes``: the block's barrier completed for these waiting lanes (after
       the outcome of the same cycle, as in the golden SM); they continue at PC + 4;
     - ``splits`` out: ``valid``, ``pc``, ``mask``, ``sid`` (0): the split that may issue;
-    - ``status`` out: ``busy`` and ``overflow`` (never), ``live``, ``waiting``, and
+    - ``status`` out: ``busy`` (the update's tree or comparison clock: no split shows, no
+      outcome or release may come), ``overflow`` (never), ``live``, ``waiting``, and
       ``thread_pc`` [W]: the per-thread PC registers (Table 2's PC_i);
     - ``coalesce``: the load/store unit's use of the control's arbiter tree (seed 000 Sec 4.3,
       Fig 4a: one tree serves PC arbitration and memory coalescing), in: ``valid`` (W: lanes
       requesting memory), ``key`` [W] x ``coalesce_width`` (their cache-line numbers); out:
       ``granted`` (the tree is the LSU's this cycle, with or without a request), ``min_key``
       (the lowest requested line, 0 when none) and ``mask`` (the lanes requesting it, served in
-      this pass). Combinational. In a
-      cycle in which the control arbitrates its PC (a control instruction, an exit, a barrier
-      arrival, a release, an SP write: :meth:`StacklessBlock.arbitrates`) the tree is the
-      control's: ``granted`` = 0 (with ``min_key``, ``mask`` 0) and the LSU waits."""
+      this pass). Combinational. In the cycle after an update that arbitrates the PC (a
+      control instruction, an exit, a barrier arrival, a release, an SP write:
+      :attr:`StacklessBlock.uses_tree`) the tree is the control's: ``granted`` = 0 (with
+      ``min_key``, ``mask`` 0) and the LSU waits."""
 
     name = "stackless"
     slots: ClassVar[int] = 1
@@ -146,7 +161,7 @@ class StacklessParams(DivergenceParams):
     def make_unit(
         self, valid: int, entry: int, regs: np.ndarray, *, pipelined: bool = True
     ) -> StacklessControl:
-        return StacklessControl(self.warp_size, valid, entry, regs)
+        return StacklessControl(self.warp_size, valid, entry, regs, pipelined=pipelined)
 
     def validate(self) -> None:
         self.check_warp_size()
@@ -201,18 +216,20 @@ class StacklessParams(DivergenceParams):
 
 class StacklessBlock(Block):
     """Cycle twin of ``reconverge.hdl.blocks.stackless.Stackless``: one warp's stack-less
-    control, a :class:`StacklessControl` (the functional model the golden SM uses) behind the
-    ports of :class:`StacklessParams`.
+    control, a :class:`StacklessControl` (the functional model the golden SM uses, pipelined)
+    behind the ports of :class:`StacklessParams`.
 
     The outputs are registers (but the ``coalesce`` group's, combinational: the tree serves the
-    load/store unit in the cycles the control leaves it free): an outcome presented in cycle t
-    shows from cycle t + 1. Keys
-    are SP:PC (SP in the high bits), the order :meth:`StacklessControl.keys` uses for PCs
-    and SPs that fit the widths. After a control instruction, an exit, a barrier or a release
-    the arbiter tree takes the minimum over every runnable thread; otherwise (Sec 4.1's local
-    increment) the common PC is incremented (every target lane must go to PC + 4), or, when
-    the instruction wrote SP, the minimum is taken over the split's threads only; then every
-    runnable thread whose SP:PC equals the new common key joins the split.
+    load/store unit in the cycles the control leaves it free). Keys are SP:PC (SP in the high
+    bits), the order :meth:`StacklessControl.keys` uses for PCs and SPs that fit the widths.
+    An outcome or release presented in cycle t updates the thread PCs, SPs, live and waiting
+    masks from cycle t + 1 and the split from t + c: after Sec 4.1's local increment (the
+    common PC incremented; every target lane must go to PC + 4) c = 1; after a control
+    instruction, an exit, a barrier or a release the tree takes the minimum over every
+    runnable thread in cycle t + 1 (c = 2); after an SP write, over the split's threads in
+    t + 1 and the comparison in t + 2 (c = 3); every runnable thread at the new common key
+    joins the split. In the cycles t + 1 .. t + c - 1 the control is busy: no split shows, no
+    outcome or release may come, and in t + 1 the tree is the control's, not the LSU's.
     """
 
     params: StacklessParams
@@ -221,39 +238,34 @@ class StacklessBlock(Block):
         super().__init__(params)
         self.regs = np.zeros((params.warp_size, NUM_REGS), np.uint32)
         self.unit = StacklessControl(params.warp_size, 0, 0, self.regs)
+        #: the busy clocks still to come: "tree" (the control's tree clock), "compare"
+        self.stages: list[str] = []
 
     def _start(self, mask: int, pc: int, sp: int) -> None:
         w = self.params.warp_size
         self.regs = np.zeros((w, NUM_REGS), np.uint32)
         self.regs[:, REG_SP] = sp
         self.unit = StacklessControl(w, mask, pc, self.regs)
+        self.stages = []
 
     def reset(self) -> None:
         self._start(0, 0, 0)
 
-    @staticmethod
-    def arbitrates(inputs: Mapping[str, PortValue]) -> bool:
-        """Whether the control uses the arbiter tree this cycle (seed 000 Sec 4.1): after a
-        control instruction, an exit, a barrier arrival or a release it takes min(SP:PC) over
-        the runnable threads; after an SP write over the split's threads. After any other
-        outcome the common PC is incremented locally and the tree is free."""
-        get = inputs.__getitem__
-        outcome = get("outcome__valid") and (
-            get("outcome__control")
-            or get("outcome__exited")
-            or get("outcome__barrier")
-            or get("outcome__sp_we")
-        )
-        return bool(get("release__lanes") or outcome)
+    @property
+    def uses_tree(self) -> bool:
+        """Whether the control uses the arbiter tree this cycle (seed 000 Sec 4.1): the clock
+        after an update that arbitrates or writes SP."""
+        return self.stages[:1] == ["tree"]
 
     def outputs(self, inputs: Mapping[str, PortValue]) -> Values:
         unit = self.unit
-        splits = [(0, s.sid, s.pc, s.mask) for s in unit.splits()]
+        busy = bool(self.stages)
+        splits = [] if busy else [(0, s.sid, s.pc, s.mask) for s in unit.splits()]
         keys: tuple[int, ...] = inputs["coalesce__key"]  # type: ignore[assignment]
         line, lanes, _ = reduce(keys, inputs["coalesce__valid"])  # type: ignore[arg-type]
-        granted = not self.arbitrates(inputs)
+        granted = not self.uses_tree
         return splits_values(self.params, splits, codes=False) | {
-            "status__busy": 0,
+            "status__busy": int(busy),
             "status__overflow": 0,
             "status__live": unit.live,
             "status__waiting": unit.waiting,
@@ -265,23 +277,28 @@ class StacklessBlock(Block):
 
     def clock(self, inputs: Mapping[str, PortValue]) -> None:
         get = inputs.__getitem__
+        come = [name for name in ("outcome__valid", "release__lanes") if get(name)]
         if get("launch__valid"):
-            busy = [name for name in ("outcome__valid", "release__lanes") if get(name)]
-            if busy:
-                raise ValueError(f"stackless: launch with {', '.join(busy)} not idle")
+            if come:
+                raise ValueError(f"stackless: launch with {', '.join(come)} not idle")
             self._start(get("launch__mask"), get("launch__pc"), get("launch__sp"))  # type: ignore[arg-type]
             return
-        if get("outcome__valid"):
-            self._execute(inputs)
+        if self.stages:
+            if come:
+                raise ValueError(f"stackless: {', '.join(come)} while the control is busy")
+            self.stages.pop(0)
+            return
+        clocks = self._execute(inputs) if get("outcome__valid") else 1
         release: int = get("release__lanes")  # type: ignore[assignment]
         if release:
             if release & ~self.unit.waiting:
                 raise ValueError(f"stackless: release of lanes {release:#x} not waiting")
-            self.unit.release(release)
+            clocks = self.unit.release(release)
             if any(int(pc) >> self.params.pc_width for pc in self.unit.pc):
                 raise ValueError("stackless: a released thread's PC + 4 overflows pc_width")
+        self.stages = ["tree", "compare"][: clocks - 1]
 
-    def _execute(self, inputs: Mapping[str, PortValue]) -> None:
+    def _execute(self, inputs: Mapping[str, PortValue]) -> int:
         unit = self.unit
         active = unit.active
         target, exited, barrier, sp_we, slot = (
@@ -311,6 +328,8 @@ class StacklessBlock(Block):
             targets[next_pc[lane]] = targets.get(next_pc[lane], 0) | 1 << lane
         for lane in lanes_of(sp_we):
             self.regs[lane, REG_SP] = sp_wdata[lane]
-        unit.execute(
-            Executed(0, pc, active, targets, exited=exited, barrier=barrier, control=control)
-        )
+        ex = Executed(
+            0, pc, active, targets, exited=exited, barrier=barrier, control=control,
+            sp_written=bool(sp_we),
+        )  # fmt: skip
+        return unit.execute(ex)

@@ -17,9 +17,10 @@ from reconverge.golden.cost.inventory import Inventory, decode, reduce, select
 def stackless(p: StacklessParams) -> Inventory:
     """Seed 000 Sec 3, 4.1, Fig 2/4: every thread's PC and SP, the live, waiting and active
     masks and the common SP:PC; the arbiter tree (Fig 4b) takes min(SP:PC) over the runnable
-    threads, or the common PC is incremented locally (Sec 4.1); every runnable thread at the
-    new common key joins the split. The tree serves the load/store unit when the control
-    does not use it (Sec 4.3, Fig 4a)."""
+    threads from the registers in the update's second clock, or the common PC is incremented
+    locally (Sec 4.1) and every runnable thread at the new common key joins the split (after
+    an SP write, in a third clock at the key the tree found). The tree serves the load/store
+    unit when the control does not use it (Sec 4.3, Fig 4a)."""
     inv, w, pcw, spw = Inventory(), p.warp_size, p.pc_width, p.sp_width
     key, kw = pcw + spw, p.tree.key_width
     inv.add("threads", ff=w * key)
@@ -28,15 +29,19 @@ def stackless(p: StacklessParams) -> Inventory:
     inv.add("threads", add=w * pcw, mux=w * (2 * pcw + spw) + w * key)
     # live, waiting and active masks: the outcome's lanes gated by its valid, the next masks
     # and the runnable ones, the launch; whether to arbitrate
-    inv.add("masks", ff=3 * w, mux=3 * w, gate=9 * w + 5 * reduce(w) + 6)
+    inv.add("masks", ff=3 * w, mux=4 * w, gate=9 * w + 5 * reduce(w) + 6)
+    # the update's clocks: the tree's (over every runnable thread or the split's), the
+    # comparison's; busy, and the split shown only when not
+    inv.add("clocks", ff=3, gate=6)
     inv.include(arbiter(p.tree), "tree")
-    # the tree's inputs: the threads' SP:PC and runnable mask, or the LSU's requests
-    inv.add("tree", mux=w * kw + 2 * w)
-    # the common SP:PC: the tree's minimum or the local increment, the launch, the enable;
-    # the LSU's result gated by its grant
-    inv.add("common", ff=key, add=pcw, mux=3 * key + p.coalesce_width + w)
+    # the tree's inputs: the threads' SP:PC and the registered runnable mask (all, or the
+    # split's), or the LSU's requests
+    inv.add("tree", mux=w * kw + 3 * w, gate=2 * w)
+    # the common SP:PC: the tree's minimum, the local increment or the registered key (the
+    # comparison's), the launch, the enable; the LSU's result gated by its grant
+    inv.add("common", ff=key, add=pcw, mux=4 * key + p.coalesce_width + w)
     inv.add("joins", eq=w * key, gate=w)
-    inv.add("splits", mux=pcw)
+    inv.add("splits", mux=pcw, gate=w)
     return inv
 
 

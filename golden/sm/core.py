@@ -36,6 +36,7 @@ from reconverge.golden.blocks.divergence import (
 )
 from reconverge.golden.blocks.scoreboard import Scoreboard, make_scoreboard
 from reconverge.golden.blocks.squeezer import quarter_mask, squeeze
+from reconverge.golden.blocks.stackless import StacklessControl
 from reconverge.golden.blocks.units import make_unit
 from reconverge.golden.config import ScoreboardKind, SMConfig
 from reconverge.golden.faults import (
@@ -647,7 +648,7 @@ class SM:
         outcome = op.control or bool(ex.exited or ex.barrier)
         self.events.issue(op.profile, len(lanes), update=outcome, squeeze=self.config.squeezes)
         if stackless and (outcome or op.destination == REG_SP):
-            self._arbitrates(warp.slot, update)  # the control uses the arbiter tree in u
+            self._arbitrates(warp, update)  # the control uses the arbiter tree after u
             self.events.arbitrations += 1
         counters = (self.counters, warp.counters)
         done = self._complete(op, out.access, lanes, t, passes, warp.slot, counters)
@@ -699,6 +700,7 @@ class SM:
             rpc=rpc,
             call=op.call,
             ret=op.ret,
+            sp_written=op.destination == REG_SP,
         )
 
     def _complete(
@@ -771,14 +773,17 @@ class SM:
             c.l1d_misses += misses
         return ready - last
 
-    def _arbitrates(self, slot: int, cycle: int) -> None:
-        """Rule 3 / seed 000 Sec 4.3 (stack-less): the control of warp slot ``slot`` takes the
-        arbiter tree in ``cycle``. The tree finds the LSU's next line a cycle ahead (from the
-        cycle the instruction starts, before its first LSU cycle): if it would find one for
-        that slot's memory instruction then, the next cycle has no LSU cycle, and the
-        remaining LSU cycles and the write-back move one cycle later."""
+    def _arbitrates(self, warp: ResidentWarp, update: int) -> None:
+        """Rule 3 / seed 000 Sec 4.3 (stack-less): the control of ``warp`` takes the arbiter
+        tree for the update in cycle ``update``, in the update's tree clock (the cycle after
+        it on the hardware). The tree finds the LSU's next line a cycle ahead (from the cycle
+        the instruction starts, before its first LSU cycle): if it would find one for that
+        slot's memory instruction then, the next cycle has no LSU cycle, and the remaining LSU
+        cycles and the write-back move one cycle later."""
+        assert isinstance(warp.unit, StacklessControl)
+        cycle = update + warp.unit.tree_clock
         op = self.lsu
-        if op is None or op.slot != slot or not op.start - 1 <= cycle < op.last:
+        if op is None or op.slot != warp.slot or not op.start - 1 <= cycle < op.last:
             return
         op.skipped.add(cycle + 1)
         self.lsu_free = op.last + 1
@@ -874,7 +879,7 @@ class SM:
         clocks = warp.unit.release(waiting)
         warp.settled = at + clocks
         if self.config.policy is Policy.STACKLESS:
-            self._arbitrates(warp.slot, at)
+            self._arbitrates(warp, at)
         warp.count_cycles(self.t)
         warp.expose()
         for split in warp.splits:

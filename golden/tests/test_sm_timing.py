@@ -68,7 +68,8 @@ def test_units_report_their_update_clocks() -> None:
     """c per unit: the stacks one per StackUpdate (k - 1 for an indirect jump to k > 2 PCs),
     the split tables the update plus ``more`` plus busy cycles (pipelined, as the hardware
     builds them, one busy cycle per new split: the update and its two insertions, a ``more``
-    and its two; on the idealised machine the update's cycle inserts), the stack-less control 1."""
+    and its two; on the idealised machine the update's cycle inserts), the stack-less
+    control 2 when it arbitrates (1 on the idealised machine)."""
     four = {0x200: 0b0001, 0x300: 0b0010, 0x400: 0b0100, 0x500: 0b1000}
     jump = Executed(0, 0x100, 0b1111, four, control=True, rpc=0x900)
     two = Executed(0, 0x100, 0b1111, {0x200: 0b0011, 0x300: 0b1100}, control=True, rpc=0x900)
@@ -80,9 +81,11 @@ def test_units_report_their_update_clocks() -> None:
         assert ideal.execute(targets) == atomic
     regs = initial_registers(4, assemble(f"_start:\n    {EXIT}", "x.S"), LaunchConfig(1, 4))
     stackless = StacklessControl(4, 0b1111, 0x100, regs)
-    assert stackless.execute(jump) == 1
+    assert stackless.execute(jump) == 2  # the update, then the tree from the registers
     stackless.execute(Executed(0, 0x200, 0b0001, {}, barrier=0b0001))
-    assert stackless.release(0b0001) == 1
+    assert stackless.release(0b0001) == 2
+    ideal = StacklessControl(4, 0b1111, 0x100, regs, pipelined=False)
+    assert ideal.execute(jump) == 1
     # The release of seed 002's three reconvergences at one barrier: the release's cycle and
     # a busy cycle for each entry that moves back (test_blocks_split_tables counts them step
     # by step)
@@ -188,21 +191,21 @@ L:  {EXIT}                # 3, 4
 def test_ready_times_count_from_the_settled_update() -> None:
     """W = 8 on L = 4 (p = 2), branch = 3, the hardware's pipeline (resolve = 5): csrr at 0,
     u = 1, V = 2: the nop continues at 2 (u = 3, V = 4); the jump at 4 is resolved by the lanes:
-    u = 5 + 5 = 10, V = 11; L is ready at V - 1 + branch = 13, + arbiter (1) under stackless,
-    + squeeze (1) with hws. Its ecall issues 2 later, its last pass 1 after that, and it
-    settles at u + 1 = + 3 + resolve + 1: the run's cycles. On the idealised pipeline
-    (resolve = 0) the jump's u is 5: L at 8."""
+    u = 5 + 5 = 10, V = 11 (under stackless 12: the tree's clock, c = 2); L is ready at
+    V - 1 + branch = 13 (14), + squeeze (1) with hws. Its ecall issues 2 later, its last pass
+    1 after that, and it settles at u + c = + 3 + resolve + c: the run's cycles. On the
+    idealised pipeline (resolve = 0, every update one clock) the jump's u is 5: L at 8."""
     for policy in (Policy.SPS, Policy.STACKLESS):
         for hws in (False, True):
-            extra = (policy is Policy.STACKLESS) + hws
             for pipeline, redirect, resolve in (({}, 13, 5), (IDEAL, 8, 0)):
+                clocks = 2 if policy is Policy.STACKLESS and not pipeline else 1
                 result = run_timed(
                     REDIRECT, policy, geometry=W8, block=8, hws=hws, branch=3, **pipeline
                 )
-                at = redirect + extra
+                at = redirect + clocks - 1 + hws
                 assert issues(result) == [(0, 0), (2, 1), (4, 2), (at, 3), (at + 2, 4)]
                 assert result.metrics is not None
-                assert result.metrics.cycles == at + 3 + resolve + 1
+                assert result.metrics.cycles == at + 3 + resolve + clocks
 
 
 SP_WRITE = f"""
@@ -216,11 +219,12 @@ _start:
 def test_only_outcomes_the_lanes_compute_wait_for_resolve() -> None:
     """W = 4 (p = 1), resolve = 5. Under SPS the sp write is decided at issue (u = 0, V = 1):
     back to back, and the ecall at 3 settles at 3 + 5 + 1 = 9, the run's cycles. Under
-    stackless sp orders the threads, so the lanes resolve it: u = 5, V = 6, the li at 6, the
-    ecall at 8, done at 14."""
+    stackless sp orders the threads, so the lanes resolve it: u = 5, and the update takes the
+    tree over the split and the comparison (c = 3): V = 8, the li at 8, the ecall at 10, whose
+    arbitration (c = 2) is done at 10 + 5 + 2 = 17."""
     for policy, cycles, total in (
         (Policy.SPS, [0, 1, 2, 3], 9),
-        (Policy.STACKLESS, [0, 6, 7, 8], 14),
+        (Policy.STACKLESS, [0, 8, 9, 10], 17),
     ):
         result = run_timed(SP_WRITE, policy)
         assert issues(result) == list(zip(cycles, range(4), strict=True)), policy

@@ -9,20 +9,23 @@ inputs limited by the interface contract of ``golden.blocks.stackless.StacklessP
   threads, the continuing ones at aligned next PCs, every one at PC + 4 unless ``control``;
   the outcome does not write SP (``sp_we`` = 0: with a common SP the key SP:PC orders as the
   PC, the order the properties below state on the thread PCs the block shows);
-* a release names the waiting lanes (the barrier completed for all of them).
+* a release names the waiting lanes (the barrier completed for all of them), while the
+  control is not busy (as an outcome comes only while the split shows).
 
 Rules:
 
 * ``active_is_the_minimum`` (Sec 3, 4.1, Table 2): the split is exactly the runnable threads
   (live, not waiting) at the lowest PC of the runnable threads, at that PC; with no runnable
-  thread there is no split. Between arbitrations the local increment keeps it so;
+  thread and the control not busy there is no split. Between arbitrations the local
+  increment keeps it so;
 * ``tree_is_the_lsus_when_free`` (Sec 4.3): the arbiter tree is the load/store unit's in every
-  cycle the control does not arbitrate (no control instruction, exit, barrier or release),
-  and when it is not, the LSU sees no line and no lanes.
+  cycle but the one after an arbitrating update (a control instruction, exit, barrier or
+  release: the control's tree clock), and when it is not, the LSU sees no line and no lanes.
 
-* ``split_is_its_registers``: the registers behind the split: the active threads are
-  runnable and at the common PC, no runnable thread is below it, every thread keeps the
-  launch's SP, every PC is aligned.
+* ``split_is_its_registers``: the registers behind the split: while the control is not busy
+  the active threads are runnable and at the common PC and no runnable thread is below it;
+  it is busy only in an arbitration's tree clock (no SP writes: never a comparison clock);
+  every thread keeps the launch's SP, every PC is aligned.
 
 The rules are asserted together (``check.JOINT``), the last one the strengthening the first
 needs for k-induction.
@@ -85,7 +88,7 @@ def contract(m: Module, dut: Stackless, params: StacklessParams, claim: Claim = 
                 m.d.comb += claim((pc[:2] == 0) & (out.control | (pc == after)))
     with m.Else():
         m.d.comb += claim((out.exited == 0) & (out.barrier == 0) & (out.next_mask == 0))
-    m.d.comb += claim((lanes == 0) | (lanes == dut.status.waiting))
+    m.d.comb += claim((lanes == 0) | (lanes == dut.status.waiting) & ~dut.status.busy)
 
 
 def active_is_the_minimum(m: Module, s: Seen) -> None:
@@ -99,31 +102,29 @@ def active_is_the_minimum(m: Module, s: Seen) -> None:
         for i in range(w):
             with m.If(runnable[i]):
                 m.d.comb += Assert(split_pc <= pcs[i])
-    with m.Else():
+    with m.Elif(~dut.status.busy):
         m.d.comb += Assert(runnable == 0)
 
 
 def split_is_its_registers(m: Module, s: Seen) -> None:
     dut, w = s.dut, s.params.warp_size
-    runnable = dut.live & ~dut.waiting
-    m.d.comb += Assert((dut.active & ~runnable) == 0)
+    runnable, settled = dut.live & ~dut.waiting, ~dut.tree_q
+    m.d.comb += Assert(~dut.compare_q & (settled | dut.tree_all))
+    m.d.comb += Assert(dut.status.busy == dut.tree_q)
+    with m.If(settled):
+        m.d.comb += Assert((dut.active & ~runnable) == 0)
     for i in range(w):
         m.d.comb += Assert(dut.sp[i] == dut.sp[0])  # no SP writes: the launch's SP
-        with m.If(dut.active[i]):
+        with m.If(settled & dut.active[i]):
             m.d.comb += Assert((dut.pc[i] == dut.common_pc) & (dut.sp[i] == dut.common_sp))
-        with m.If(runnable[i] & (dut.active != 0)):
+        with m.If(settled & runnable[i] & (dut.active != 0)):
             m.d.comb += Assert(dut.common_pc <= dut.pc[i])
         m.d.comb += Assert(dut.pc[i][:2] == 0)
 
 
 def tree_is_the_lsus_when_free(m: Module, s: Seen) -> None:
-    dut = s.dut
-    out = dut.outcome
-    arbitrates = dut.release.lanes.any() | (
-        out.valid & (out.control | out.exited.any() | out.barrier.any())
-    )
-    co = dut.coalesce
-    m.d.comb += Assert(co.granted == ~arbitrates)
+    co = s.dut.coalesce
+    m.d.comb += Assert(co.granted == ~s.before["arbitrates"])
     with m.If(~co.granted):
         m.d.comb += Assert((co.min_key == 0) & (co.mask == 0))
 
@@ -149,7 +150,10 @@ def covers(m: Module, s: Seen) -> None:
 def observe(m: Module, dut: Stackless, params: StacklessParams) -> Seen:
     """What the rules read of the control ``dut``, with its split and threads the cycle
     before."""
+    out = dut.outcome
     watched = {
+        "arbitrates": dut.release.lanes.any()
+        | (out.valid & (out.control | out.exited.any() | out.barrier.any())),
         "split": dut.splits.mask[0],
         "live": dut.status.live,
         "waiting": dut.status.waiting,

@@ -74,8 +74,9 @@ def _registered(out: Values) -> Values:
 class Lsu:
     """The load/store unit's side of the unified tree (seed 000 Sec 4.3, Fig 4a): memory
     instructions whose requesting lanes' cache lines are coalesced through the control's
-    arbiter tree, one line per pass (the lanes not served replay, Sec 4.2). In a cycle in which
-    the control arbitrates its PC the tree is not granted and the request waits. Every
+    arbiter tree, one line per pass (the lanes not served replay, Sec 4.2). In the cycle in
+    which the control takes the tree to arbitrate its PC the tree is not granted and the
+    request waits. Every
     instruction's passes must be exactly :func:`~reconverge.golden.blocks.arbiter.coalesce`
     of its lines and lanes; ``waited`` counts the cycles a request waited for the control."""
 
@@ -110,14 +111,15 @@ class Lsu:
         inputs["coalesce__valid"] = self.pending
         inputs["coalesce__key"] = self.keys
 
-    def observe(self, inputs: Values, out: Values) -> None:
-        """The tree's answer to this cycle's request."""
+    def observe(self, out: Values, control: bool) -> None:
+        """The tree's answer to this cycle's request (``control``: the control uses the tree
+        this cycle)."""
         granted, mask = out["coalesce__granted"], out["coalesce__mask"]
-        if StacklessBlock.arbitrates(inputs):
+        if control:
             assert not granted and not mask, "the tree is the control's"
             self.waited += bool(self.pending)
             return
-        assert granted, "the tree is the LSU's whenever the control does not arbitrate"
+        assert granted, "the tree is the LSU's whenever the control does not use it"
         if not self.pending:
             assert not mask, "nothing requested, nothing served"
             return
@@ -175,10 +177,14 @@ class Runner:
 
     def run(self, program: dict[int, Op], limit: int = 200) -> Scenario:
         """Execute ``program`` from the current state until no split is left (a barrier that
-        every live thread reached is released); return [(outputs, inputs)] per cycle."""
+        every live thread reached is released); return [(outputs, inputs)] per cycle with an
+        outcome or a release (the busy cycles between run idle)."""
         trace = []
         for _ in range(limit):
             state = self.state()
+            if state["status__busy"]:
+                yield from self.step(_idle(self.model))
+                continue
             if not state["splits__valid"]:
                 if (
                     not state["status__waiting"]
@@ -364,7 +370,9 @@ def random_stream(
             continue
         state = run.state()
         waiting = state["status__waiting"]
-        if not state["status__live"] or (not state["splits__valid"] and not waiting):
+        if state["status__busy"]:
+            inputs = garbage(_idle(model))  # no outcome, no release: the control is busy
+        elif not state["status__live"] or (not state["splits__valid"] and not waiting):
             mask = rng.getrandbits(w) | (1 << rng.randrange(w) if rng.random() < 0.95 else 0)
             inputs = _start(model, mask, _at(rng.randint(1, labels)), rng.choice(sps))
         elif not state["splits__valid"] or rng.random() < 0.1:
@@ -392,8 +400,9 @@ def random_stream(
             if waiting and waiting == live and rng.random() < 0.5:
                 inputs["release__lanes"] = waiting  # the barrier completes in this cycle
         lsu.request(inputs)
+        control = run.shadow.uses_tree
         out = yield from run.step(inputs)
-        lsu.observe(inputs, out)
+        lsu.observe(out, control)
 
 
 def unified_tree(model: StacklessBlock, rng: random.Random, cycles: int) -> Scenario:
@@ -440,13 +449,15 @@ f:
 @dataclass(frozen=True)
 class UnitCall:
     """One call of the golden SM into a warp's :class:`StacklessControl`: the SM time, the
-    outcome (or the released lanes), every lane's SP at the call, the split afterwards."""
+    outcome (or the released lanes), every lane's SP at the call, the split afterwards and the
+    clocks the update took."""
 
     time: int
     ex: Executed | None
     release: int
     sp: tuple[int, ...]
     split: Split | None
+    clocks: int
 
 
 @dataclass(frozen=True)
@@ -467,20 +478,17 @@ def record_sm(source: str, warp_size: int, threads: int) -> Recorded:
     starts: list[Recorded] = []
 
     class Recording(StacklessControl):
-        def _log(self, ex: Executed | None, release: int) -> None:
+        def _log(self, ex: Executed | None, release: int, clocks: int) -> int:
             sp = tuple(int(v) for v in self.regs[:, REG_SP])
             split = self.splits()
-            calls.append(UnitCall(sm.t, ex, release, sp, split[0] if split else None))
+            calls.append(UnitCall(sm.t, ex, release, sp, split[0] if split else None, clocks))
+            return clocks
 
         def execute(self, ex: Executed) -> int:
-            clocks = super().execute(ex)
-            self._log(ex, 0)
-            return clocks
+            return self._log(ex, 0, super().execute(ex))
 
         def release(self, lanes: int) -> int:
-            clocks = super().release(lanes)
-            self._log(None, lanes)
-            return clocks
+            return self._log(None, lanes, super().release(lanes))
 
     class RecordingSM(SM):
         def make_unit(self, valid: int, regs: np.ndarray) -> StacklessControl:
@@ -498,8 +506,9 @@ def record_sm(source: str, warp_size: int, threads: int) -> Recorded:
 
 
 def _replayed(model: StacklessBlock, run: Recorded, pc0: int, sp0: int) -> list[tuple]:
-    """(inputs, split afterwards) per cycle; a release in the SM step of an outcome (the
-    barrier's last arrival) goes into the same cycle."""
+    """(inputs, split of the next cycle) per cycle; a release in the SM step of an outcome
+    (the barrier's last arrival) goes into the same cycle; an update of c clocks is followed
+    by c - 1 idle cycles, in which no split shows."""
     cycles = []
     sp = [run.sp] * model.params.warp_size
     calls = iter(run.calls)
@@ -529,7 +538,8 @@ def _replayed(model: StacklessBlock, run: Recorded, pc0: int, sp0: int) -> list[
                 call, pending = pending, next(calls, None)
         if call.ex is None:
             inputs["release__lanes"] = call.release
-        cycles.append((inputs, call.split))
+        shown = [None] * (call.clocks - 1) + [call.split]
+        cycles += zip([inputs] + [_idle(model)] * (call.clocks - 1), shown, strict=True)
     return cycles
 
 
