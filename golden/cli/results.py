@@ -89,10 +89,9 @@ def render() -> str:
         f"{lat.div_interval} cycles), shared {lat.shared},",
         f"global {lat.global_}, branch {lat.branch} (+{lat.squeeze} squeeze with hws,",
         f"+{lat.arbiter} for stack-less, whose arbitration is a clock of its control's update);",
-        "the hardware's",
-        f"pipeline (a pass executes {lat.execute} cycles after its issue, a branch, jump or exit",
-        "reaches its divergence",
-        f"unit {lat.resolve} cycles after its last pass). The microarchitecture and the metric",
+        f"the hardware's pipeline (a pass executes {lat.execute} cycles after its issue, a",
+        "branch, jump or exit reaches its divergence unit",
+        f"{lat.resolve} cycles after its last pass). The microarchitecture and the metric",
         "definitions: [architecture.md](architecture.md).",
         "",
     ]
