@@ -26,6 +26,10 @@ lowest targets on top, pushed one per clock as the HDL stack takes them
 (:func:`~reconverge.golden.blocks.stack_update.stack_updates`, :meth:`DualPathStack.update`;
 the cycle twin is :class:`~reconverge.golden.blocks.stack_twins.DualPathStackTwin`). Exited
 threads leave every mask; a path with no threads left counts as having reconverged.
+
+On the hardware an update takes a clock (:meth:`DualPathStack.modify`) and one more for each
+finished entry it pops (:meth:`DualPathStack.pop`), one a clock; the stack shows no path in
+those clocks (docs/architecture.md, rule 1).
 """
 
 from __future__ import annotations
@@ -99,11 +103,13 @@ class DualPathStack(DivergenceUnit):
         *,
         paired: bool = False,
         implicit: bool = False,
+        pipelined: bool = True,
     ) -> None:
         super().__init__(warp_size, valid, entry)
         self.depth = depth
         self.paired = paired
         self.implicit = implicit
+        self.pipelined = pipelined
         self.entries = [DualEntry([Path(entry, valid)])]
 
     # -- queries ------------------------------------------------------------------------------
@@ -134,22 +140,30 @@ class DualPathStack(DivergenceUnit):
         return any(e.call for e in self.entries)
 
     def execute(self, ex: Executed) -> int:
-        """The updates of ``ex``, one clock each (:func:`stack_updates`). An outcome that
-        moves the split on as a whole is one ``jump`` update, applied directly."""
+        """The updates of ``ex`` (:func:`stack_updates`), each its clocks (:meth:`_settle`).
+        An outcome that moves the split on as a whole is one ``jump`` update, applied
+        directly."""
         onward = ex.onward
         if onward is None:
             return execute_updates(self, ex, ex.sid % 2, "PPC" if self.paired else "DPS")
         self._jump(ex.sid % 2, onward)
-        self._settle()
-        return 1
+        self._tidy()
+        return self._settle()
 
-    def update(self, u: StackUpdate) -> None:
-        """Apply one update (one clock of the HDL stack) for path ``u.path`` of the top entry.
-        A call or divergent branch suspends the path at the RPC and pushes one entry: the
-        (one or two) target groups, or with ``more`` a chain entry holding the group and a
-        suspended path for the rest of the path's threads; a continuation pushes the next
-        entry of the chain, whose parent is the top's suspended path. An update that does not
-        fit raises TableOverflow before changing anything."""
+    def update(self, u: StackUpdate) -> int:
+        """Apply one update for path ``u.path`` of the top entry (:meth:`modify`, then the
+        pops); returns its clocks."""
+        self.modify(u)
+        return self._settle()
+
+    def modify(self, u: StackUpdate) -> None:
+        """The first clock of an update: everything but the pops of finished entries, which
+        the following clocks make (:meth:`pop`). A call or divergent branch suspends the path
+        at the RPC and pushes one entry: the (one or two) target groups, or with ``more`` a
+        chain entry holding the group and a suspended path for the rest of the path's
+        threads; a continuation pushes the next entry of the chain, whose parent is the top's
+        suspended path. An update that does not fit raises TableOverflow before changing
+        anything."""
         top = self.entries[-1]
         kind = update_kind(u, self.in_call)
         rpc = u.rpc if u.call or not self.implicit else NEVER
@@ -176,7 +190,7 @@ class DualPathStack(DivergenceUnit):
                 path.suspended = True
                 path.pc = rpc
                 self._push(path, u, rpc)
-        self._settle()
+        self._tidy()
 
     def _jump(self, index: int, pc: int) -> None:
         """Path ``index`` of the top entry continues at ``pc`` (done if that is the RPC)."""
@@ -214,7 +228,6 @@ class DualPathStack(DivergenceUnit):
         for p in entry.paths:
             p.done = not p.suspended and entry.at_rpc(p.pc, self.implicit)
         self.entries.append(entry)
-        self._choose(entry)
 
     def _choose(self, entry: DualEntry) -> None:
         """PPC: run the path with the smaller PC (Fig 4 lines 10-15); explicit mode keeps the
@@ -226,36 +239,61 @@ class DualPathStack(DivergenceUnit):
         if self.implicit or entry.current not in runnable:
             entry.current = min(runnable, key=lambda i: entry.paths[i].pc)
 
-    def _settle(self) -> None:
-        """Pop finished entries, resuming (or returning) their parent paths; re-choose the
-        running path."""
-        while len(self.entries) > 1 and self.entries[-1].finished(self.implicit, self.waiting):
-            popped = self.entries.pop()
-            live = [p for p in popped.paths if p.mask]
-            below = self.entries[-1]
-            parent = next(p for p in below.paths if p.suspended)
-            parent.suspended = False
-            if popped.call:
-                parent.pc = popped.rpc  # back from the call, at the return address
-            elif live and all(p.returned for p in live):
-                parent.returned = True  # its threads returned on its behalf
-            elif self.implicit and live:
-                parent.pc = next(p.pc for p in live if not p.returned)
-            parent.done = below.at_rpc(parent.pc, self.implicit) and not parent.returned
+    @property
+    def popping(self) -> bool:
+        """The top entry is finished and not the bottom one: the next clock pops it."""
+        return len(self.entries) > 1 and self.entries[-1].finished(self.implicit, self.waiting)
+
+    def pop(self) -> None:
+        """One clock of the settle: pop the finished top entry, resuming (or returning) its
+        parent path in the entry below."""
+        popped = self.entries.pop()
+        live = [p for p in popped.paths if p.mask]
+        below = self.entries[-1]
+        parent = next(p for p in below.paths if p.suspended)
+        parent.suspended = False
+        if popped.call:
+            parent.pc = popped.rpc  # back from the call, at the return address
+        elif live and all(p.returned for p in live):
+            parent.returned = True  # its threads returned on its behalf
+        elif self.implicit and live:
+            parent.pc = next(p.pc for p in live if not p.returned)
+        parent.done = below.at_rpc(parent.pc, self.implicit) and not parent.returned
+        self._tidy()
+
+    def _tidy(self) -> None:
+        """The end of every clock: a warp whose threads all exited leaves the stack at once
+        (the bottom entry holds the live threads); else the top entry chooses its path."""
         if self.entries and not any(p.mask for p in self.entries[0].paths):
             self.entries.clear()
         elif self.entries:
             self._choose(self.entries[-1])
 
+    def _settle(self) -> int:
+        """The pops that follow a first clock (:meth:`modify`, :meth:`release_paths`): while
+        the top entry is finished it is popped. Returns the clocks of the update: on the
+        hardware (``pipelined``) the first and one per pop (the HDL stack pops one entry a
+        clock, from its registers), else one."""
+        pops = 0
+        while self.popping:
+            self.pop()
+            pops += 1
+        return 1 + pops if self.pipelined else 1
+
     def release(self, lanes: int) -> int:
-        """Every path whose threads waited at the barrier (in any entry: a path below the top
-        may have reached it before the paths above were pushed) continues after it: one
-        clock."""
+        """The barrier's release (:meth:`release_paths`) and the pops that follow; returns
+        its clocks (:meth:`_settle`)."""
+        self.release_paths(lanes)
+        return self._settle()
+
+    def release_paths(self, lanes: int) -> None:
+        """The first clock of a release: every path whose threads waited at the barrier (in
+        any entry: a path below the top may have reached it before the paths above were
+        pushed) continues after it."""
         self.waiting &= ~lanes
         for entry in self.entries:
             for path in entry.paths:
                 if path.mask & lanes and not path.waits:
                     path.pc += 4
                     path.done = entry.at_rpc(path.pc, self.implicit)
-        self._settle()
-        return 1
+        self._tidy()

@@ -84,8 +84,8 @@ class ReconvergenceStack(DivergenceUnit):
         self._reconverge()
         return 1
 
-    def update(self, u: StackUpdate) -> None:
-        """Apply one update (one clock of the HDL stack). A continuation pushes its groups
+    def update(self, u: StackUpdate) -> int:
+        """Apply one update (one clock of the HDL stack, returned). A continuation pushes its groups
         above the top; a call or divergent branch first sends the top entry to the RPC (or
         pops it when the entry below already waits there), then pushes one entry per target
         other than the RPC, the higher PC first. An update that does not fit raises
@@ -116,6 +116,7 @@ class ReconvergenceStack(DivergenceUnit):
         if kind in ("cont", "call", "branch"):
             self.entries += [StackEntry(pc, m, u.rpc, u.call) for pc, m in pushes]
         self._reconverge()
+        return 1
 
     def _reconverge(self) -> None:
         """Pop the entries that are done: no threads left, at their RPC, or returned. An entry

@@ -30,7 +30,9 @@ port                    dir  meaning
 ``splits``              out  the top entry's split (SPS) or paths (dual): ``valid``,
                              ``pc``, ``mask``, ``sid`` per slot (0 when not valid);
                              dual-path slot i is sid 2(entries - 1) + i
-``status``              out  ``busy`` (never), ``overflow`` (an update did not fit;
+``status``              out  ``busy`` (SPS: never; dual-path: in the clocks that pop
+                             the finished entries after an update or release, one a
+                             clock), ``overflow`` (an update did not fit;
                              sticky until reset or launch), ``live``, ``waiting``,
                              ``stack`` (entries in use: 0 = no warp, or every thread
                              exited), ``in_call`` (some entry is a call entry: a
@@ -38,7 +40,8 @@ port                    dir  meaning
 ======================  ===  =====================================================
 
 Protocol: at most one of a launch, an outcome and a release per cycle (the SM presents a
-barrier release in a cycle of its own); ``exited``, ``barrier``, ``call`` and ``ret`` are 0
+barrier release in a cycle of its own), neither an outcome nor a release while ``busy``
+(no split shows then); ``exited``, ``barrier``, ``call`` and ``ret`` are 0
 unless ``valid`` (the HDL stacks take them as they come, ``hdl/formal/sps_stack.py``).
 Updates and releases are ignored while the stack is empty or the overflow flag is set; an
 update that would overflow changes nothing but the flag. PC codes all ones and all ones - 1
@@ -174,7 +177,7 @@ class DualPathStackParams(StackParams):
     ) -> DualPathStack:
         return DualPathStack(
             self.warp_size, valid, entry, self.stack_depth,
-            paired=self.paired, implicit=self.implicit,
+            paired=self.paired, implicit=self.implicit, pipelined=pipelined,
         )  # fmt: skip
 
     @property
@@ -237,6 +240,24 @@ class StackTwin(Block):
             return None
         return self.unit
 
+    def busy(self) -> bool:
+        """Whether this clock settles an earlier update (never for the SPS stack, which
+        settles in the update's clock)."""
+        return False
+
+    def settle(self, unit: ReconvergenceStack | DualPathStack) -> None:
+        """One busy clock (:meth:`busy`)."""
+        raise NotImplementedError
+
+    def apply(
+        self, unit: ReconvergenceStack | DualPathStack, inputs: Mapping[str, PortValue]
+    ) -> None:
+        """The clock of an outcome (``update_of``) or a release."""
+        if inputs["outcome__valid"]:
+            unit.update(self.update_of(inputs))
+        elif inputs["release__lanes"]:
+            unit.release(inputs["release__lanes"])  # type: ignore[arg-type]
+
     def clock(self, inputs: Mapping[str, PortValue]) -> None:
         if inputs["launch__valid"]:
             pc, mask = inputs["launch__pc"], inputs["launch__mask"]
@@ -246,19 +267,23 @@ class StackTwin(Block):
         unit = self.live()
         if unit is None:
             return
-        if inputs["outcome__valid"]:
-            try:
-                unit.update(self.update_of(inputs))
-            except TableOverflow:
-                self.overflow = True
-        elif inputs["release__lanes"]:
-            unit.release(inputs["release__lanes"])  # type: ignore[arg-type]
+        if self.busy():
+            come = [name for name in ("outcome__valid", "release__lanes") if inputs[name]]
+            if come:
+                raise ValueError(f"{self.name}: {', '.join(come)} while the stack settles")
+            self.settle(unit)
+            return
+        try:
+            self.apply(unit, inputs)
+        except TableOverflow:
+            self.overflow = True
 
     def outputs(self, inputs: Mapping[str, PortValue]) -> Values:
-        unit = self.unit
-        splits = [(self.slot(s.sid), s.sid, s.pc, s.mask) for s in (unit.splits() if unit else [])]
+        unit, busy = self.unit, self.busy()
+        shown = unit.splits() if unit is not None and not busy else []
+        splits = [(self.slot(s.sid), s.sid, s.pc, s.mask) for s in shown]
         return splits_values(self.params, splits) | {
-            "status__busy": 0,
+            "status__busy": int(busy),
             "status__overflow": int(self.overflow),
             "status__live": unit.live if unit is not None else 0,
             "status__waiting": unit.waiting if unit is not None else 0,
@@ -293,6 +318,26 @@ class DualPathStackTwin(StackTwin):
         return DualPathStack(
             p.warp_size, mask, pc, p.stack_depth, paired=p.paired, implicit=p.implicit
         )
+
+    def busy(self) -> bool:
+        """The top entry is finished: this clock pops it (``DualPathStack.pop``)."""
+        unit = self.live()
+        return isinstance(unit, DualPathStack) and unit.popping
+
+    def settle(self, unit: ReconvergenceStack | DualPathStack) -> None:
+        assert isinstance(unit, DualPathStack)
+        unit.pop()
+
+    def apply(
+        self, unit: ReconvergenceStack | DualPathStack, inputs: Mapping[str, PortValue]
+    ) -> None:
+        """The first clock only (``DualPathStack.modify``, ``release_paths``): the pops
+        follow in clocks of their own."""
+        assert isinstance(unit, DualPathStack)
+        if inputs["outcome__valid"]:
+            unit.modify(self.update_of(inputs))
+        elif inputs["release__lanes"]:
+            unit.release_paths(inputs["release__lanes"])  # type: ignore[arg-type]
 
     def slot(self, sid: int) -> int:
         return sid % 2

@@ -104,21 +104,22 @@ class _Stack(Protocol):
     @property
     def in_call(self) -> bool: ...
 
-    def update(self, u: StackUpdate) -> None: ...
+    def update(self, u: StackUpdate) -> int: ...
 
 
 def execute_updates(stack: _Stack, ex: Executed, path: int, label: str) -> int:
-    """A stack's ``execute``: the updates of ``ex`` in order; returns their number (the
-    clocks they take); an overflow names the instruction (``label``: the stack's name in the
-    message)."""
+    """A stack's ``execute``: the updates of ``ex`` in order; returns the clocks they take
+    (each update's, as its ``update`` returns them); an overflow names the instruction
+    (``label``: the stack's name in the message)."""
     updates = stack_updates(ex, path, stack.in_call)
+    clocks = 0
     try:
         for u in updates:
-            stack.update(u)
+            clocks += stack.update(u)
     except TableOverflow:
         what = "call" if ex.call else "divergent branch"
         raise TableOverflow(
             f"{label} stack overflow: the {what} at pc {ex.pc:#010x} needs more than "
             f"{stack.depth} entries"
         ) from None
-    return len(updates)
+    return clocks

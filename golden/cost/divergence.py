@@ -135,44 +135,48 @@ def _stack_outputs(w: int, pcw: int, sid: int, slots: int = 1) -> Inventory:
 
 
 def dual_path_stack(p: DualPathStackParams) -> Inventory:
-    """Seed 003 Fig 4/5 (DPS: seed 002 Sec 7): ``stack_depth`` entries of (RPC, call flag,
-    current path, two paths?) and two paths (PC, mask, done, suspended, returned); one update
-    per clock: *modify* (per entry: a release, the push, the top's new state or the exits),
-    *settle* (a ripple of pops from the top down, each popped entry resuming the suspended
-    path below), *choose* (PPC: the paired-path comparison of the new top's two PCs).
-    Implicit PPC has no RPCs to compare; a mode drops what it does not use."""
+    """Seed 003 Fig 4/5 (DPS: seed 002 Sec 7): the entries below the top (``stack_depth - 1``:
+    the highest is only ever the top) of (RPC, call flag, current path, two paths?) and two
+    paths (PC, mask, done, suspended, returned), a copy of the top entry; an update's clock
+    *modifies* (per entry: a release, the push, the top's new state or the exits), each later
+    clock *pops* the finished top entry (the entry below, selected by sp, resumes its
+    suspended path), and every clock *chooses* (PPC: the paired-path comparison of the new
+    top's two PCs) and registers whether the new top is finished. Implicit PPC has no RPCs to
+    compare; a mode drops what it does not use."""
     inv, w, d, pcw = Inventory(), p.warp_size, p.stack_depth, p.pc_width
+    n = d - 1  # entries in registers
     spb, sid = d.bit_length(), (2 * d - 1).bit_length()
     path = pcw + w + 3  # PC, mask, done, suspended, returned
     entry = pcw + 2 + p.paired + 2 * path  # RPC, call, two, (current), the two paths
-    # a real RPC reached (explicit modes): per path of a release (its PC + 4), a resume (both
-    # PCs it may resume at, compared before the selection), the top's jump and the push,
-    # against the RPCs of the registers, the modified entries, the top and the port; each RPC
-    # is neither NEVER nor RETURN
-    at_rpc = 0 if p.implicit else (2 * d + 2 * 2 * (d - 1) + 4) * pcw
-    sentinels = 0 if p.implicit else (2 * d + 1) * decode(pcw, 2)
-    inv.add("entries", ff=d * entry)
-    inv.add("state", ff=spb + 2 * w + 1)  # sp, waiting and live masks, overflow flag
-    inv.include(_top(d, spb, entry))
+    # a real RPC reached (explicit modes): per path of a release (its PC + 4; every entry's
+    # and the top's), the resume (both PCs it may resume at, compared before the selection),
+    # the top's jump and the push, against the RPCs; each RPC is neither NEVER nor RETURN
+    at_rpc = 0 if p.implicit else (2 * (n + 1) + 2 * 2 + 4) * pcw
+    sentinels = 0 if p.implicit else (n + 4) * decode(pcw, 2)
+    inv.add("entries", ff=n * entry)
+    # sp, waiting and live masks, overflow flag, the pop of the next clock
+    inv.add("state", ff=spb + 2 * w + 2)
     inv.include(_decode(w, pcw))
     # two split slots: a path runnable when live, not waiting, done, suspended or returned
     inv.include(_stack_outputs(w, pcw, sid, slots=2))
-    inv.add("outputs", add=sid, gate=2 * (reduce(w) + 5))
-    # modify: per entry the release (each running path whose threads waited moves to PC + 4),
-    # the exits leaving its masks, and the choice of release, push, top or kept (3 levels)
+    inv.add("outputs", add=sid, gate=2 * (reduce(w) + 6))
+    # modify: per entry (and the top copy) the release (each running path whose threads
+    # waited moves to PC + 4), the exits leaving its masks, and the choice of release, push,
+    # top or kept (3 levels); the top after the modify (released, pushed or the top's new
+    # state)
     inv.add(
         "modify",
         eq=at_rpc,
-        add=d * 2 * pcw,
-        mux=d * (2 * (pcw + 1) + 3 * entry),
-        gate=d * (2 * (2 * w + reduce(w) + 4)) + sentinels,
+        add=(n + 1) * 2 * pcw,
+        mux=(n + 1) * 2 * (pcw + 1) + n * 3 * entry + 2 * entry,
+        gate=(n + 1) * (2 * (2 * w + reduce(w) + 4)) + sentinels,
     )
     # the top entry: the issuing path jumps, returns or is suspended at the RPC; the pushed
-    # entry (the groups, or a chain entry); the waiting mask
+    # entry (the groups, or a chain entry); the waiting mask; every thread exited
     inv.add(
         "modify",
         mux=2 * (2 * pcw + 1) + 2 * path + 3 * w,
-        gate=2 * w + 2 * w + 3 * w + 20,
+        gate=2 * w + 2 * w + 3 * w + 20 + reduce(w) + w,
     )
     if not p.implicit:  # a branch with the entry's own RPC replaces the path (Fig 5)
         inv.add(
@@ -184,26 +188,35 @@ def dual_path_stack(p: DualPathStackParams) -> Inventory:
         )
     else:  # no RPC but a call's return address
         inv.add("replace", mux=pcw)
-    # settle: per entry the ripple reaches it (sp == i + 1 or popped above); above the
-    # bottom it is finished (every live path done or returned; implicit: one running path,
-    # or two at one PC) and the suspended path of the entry below resumes (at the return
-    # address, or implicit at the popped path's PC)
+    # pop: the entry below the top (sp decoded, a one-hot select) resumes its suspended path
+    # (at the return address, or implicit at the popped path's PC); sp - 1
     resume_pc = 3 if p.implicit else 1
     inv.add(
-        "settle",
-        eq=(d - 1) * pcw if p.implicit else 0,
-        mux=(d - 1) * (2 * resume_pc * pcw + (pcw if p.implicit else 0) + 2),
-        gate=decode(spb, d) + (d - 1) * (4 * reduce(w) + 26),
+        "pop",
+        add=spb,
+        mux=n * entry + 2 * resume_pc * pcw + (pcw if p.implicit else 0) + 4,
+        gate=decode(spb, n) + reduce(n) * entry + 4 * reduce(w) + 26,
     )
-    if p.implicit:  # a running path blocked: suspended, or its threads wait
-        inv.add("settle", gate=(d - 1) * 2 * (w + reduce(w) + 3))
-    # the new sp: one-hot of where the ripple stops
-    inv.add("settle", mux=d * spb, gate=reduce(d) * spb, add=spb)
-    if p.paired:  # choose: on the new top entry (the top's copy as it is loaded), the
-        # runnable path with the smaller PC; each entry's current path
-        inv.add("choose", add=pcw, mux=2 + d, gate=2 * (w + reduce(w) + 5))
+    # finished, the modified top and the resumed entry (every live path done or returned;
+    # implicit: one running path, or two at one PC, none blocked)
+    inv.add(
+        "finished",
+        eq=2 * pcw if p.implicit else 0,
+        gate=2 * (4 * reduce(w) + 12 + (2 * (w + reduce(w) + 3) if p.implicit else 0)),
+    )
+    if p.paired:  # choose: on the top after the clock, the runnable path with the smaller
+        # PC; each entry's current path
+        inv.add("choose", add=2 * pcw, mux=2 * (2 + d), gate=4 * (w + reduce(w) + 5))
+    # the registers: each entry (and the top copy) from the launch, the pop or the modify;
+    # whether a call entry is on the stack after either
+    inv.add(
+        "registers",
+        ff=entry + 1,
+        mux=(n + 1) * 2 * entry,
+        gate=2 * (2 * d + reduce(d)) + decode(spb, d) + n,
+    )
     # a launch loads entry 0 and the masks
-    inv.add("state", mux=entry + 2 * w, gate=2 * w)
+    inv.add("state", mux=entry + 2 * w + spb, gate=2 * w)
     return inv
 
 

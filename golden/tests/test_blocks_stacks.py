@@ -184,6 +184,32 @@ def test_twin_protocol_one_thing_per_cycle() -> None:
         twin.check_inputs(update(twin, StackUpdate(1, ((0x104, 1),))))  # type: ignore[arg-type]
 
 
+def test_dual_path_twin_pops_in_clocks_of_its_own_and_refuses_input_then() -> None:
+    """After the update that finishes the top entry the dual-path twin is busy for one clock
+    per entry it pops (no split shows, the stack shrinks by one each clock), and refuses an
+    outcome or a release in those clocks."""
+    twin = DualPathStackParams(4, 4, 16, Policy.DPS, hints=True).twin()
+    twin.step(launch(twin, 0x100, 0b1111))  # type: ignore[arg-type]
+    twin.step(update(twin, StackUpdate(0, ((0x400, 0b1111),), rpc=0x104, call=True)))  # type: ignore[arg-type]
+    branch = StackUpdate(0, ((0x500, 0b0011), (0x600, 0b1100)), rpc=RETURN)
+    twin.step(update(twin, branch))  # type: ignore[arg-type]
+    for path, mask in ((0, 0b0011), (1, 0b1100)):
+        assert twin.outputs(twin.idle_inputs())["status__busy"] == 0
+        twin.step(update(twin, StackUpdate(path, ((0x104, mask),), ret=True)))  # type: ignore[arg-type]
+    seen = []
+    for _ in range(3):
+        out = twin.outputs(twin.idle_inputs())
+        seen.append((out["status__busy"], out["splits__valid"], out["status__stack"]))
+        if out["status__busy"]:
+            with pytest.raises(ValueError, match="outcome__valid while the stack settles"):
+                twin.step(update(twin, StackUpdate(0, ((0x108, 0b1111),))))  # type: ignore[arg-type]
+        twin.step(twin.idle_inputs())
+    # the branch's entry (both paths returned), then the call entry (returned on their
+    # behalf): the caller's path at the return address
+    assert seen == [(1, 0, 3), (1, 0, 2), (0, 0b01, 1)]
+    assert twin.outputs(twin.idle_inputs())["splits__pc"][0] == 0x104
+
+
 def test_twin_pc_codes_and_overflow_flag() -> None:
     """NEVER and RETURN are the two top codes of a PC port; an update that does not fit sets
     the sticky overflow flag and changes nothing; a launch clears it. The live lanes follow

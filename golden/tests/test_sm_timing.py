@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reconverge.golden.asm import assemble
-from reconverge.golden.blocks.divergence import Executed
+from reconverge.golden.blocks.divergence import RETURN, Executed
 from reconverge.golden.blocks.dual_path_stack import DualPathStack
 from reconverge.golden.blocks.reconvergence_stack import ReconvergenceStack
 from reconverge.golden.blocks.split_tables import SplitTables
@@ -90,6 +90,32 @@ def test_units_report_their_update_clocks() -> None:
     # a busy cycle for each entry that moves back (test_blocks_split_tables counts them step
     # by step)
     assert _three_waiting().release(0x2A) == 4
+
+
+def test_the_dual_path_stack_pops_one_entry_a_clock() -> None:
+    """The dual-path stack's update is a clock, then one clock per finished entry it pops (as
+    its HDL block, from the registers); on the idealised machine 1. A two-way branch pushes
+    (c = 1); the first path at the RPC waits (c = 1); the second finishes the entry (c = 2).
+    Inside a call, a branch reconverging at RETURN: the second path's return finishes the
+    branch's entry, whose pop returns the call entry's path and finishes it too (c = 3)."""
+    two = Executed(0, 0x100, 0b1111, {0x200: 0b0011, 0x300: 0b1100}, control=True, rpc=0x900)
+    for pipelined, pop, two_pops in ((True, 2, 3), (False, 1, 1)):
+        dps = DualPathStack(4, 0b1111, 0x100, 8, pipelined=pipelined)
+        assert dps.execute(two) == 1
+        assert dps.execute(Executed(2, 0x200, 0b0011, {0x900: 0b0011}, control=True)) == 1
+        assert dps.execute(Executed(3, 0x300, 0b1100, {0x900: 0b1100}, control=True)) == pop
+        assert [(p.pc, p.mask) for e in dps.entries for p in e.paths] == [(0x900, 0b1111)]
+        ppc = DualPathStack(4, 0b1111, 0x100, 8, paired=True, pipelined=pipelined)
+        assert (
+            ppc.execute(Executed(0, 0x100, 0b1111, {0x400: 0b1111}, control=True, call=True)) == 1
+        )
+        branch = {0x500: 0b0011, 0x600: 0b1100}
+        assert ppc.execute(Executed(2, 0x400, 0b1111, branch, control=True, rpc=RETURN)) == 1
+        back = {0x104: 0b0011}
+        assert ppc.execute(Executed(4, 0x500, 0b0011, back, control=True, ret=True)) == 1
+        back = {0x104: 0b1100}
+        assert ppc.execute(Executed(5, 0x600, 0b1100, back, control=True, ret=True)) == two_pops
+        assert [(p.pc, p.mask) for e in ppc.entries for p in e.paths] == [(0x104, 0b1111)]
 
 
 JUMP4 = f"""

@@ -1,32 +1,33 @@
 """Dual-path stack, with or without paired-path comparison (seed 003 Fig 4/5; DPS as seed 002
 Sec 7 and seed 003 Sec III describe it). Parameters and the meaning of every port:
 ``golden.blocks.stack_twins.DualPathStackParams``; behaviour: ``DualPathStack.update``,
-``release`` and ``_settle``.
+``modify``, ``pop`` and ``release_paths``.
 
 ``stack_depth`` entries in flip-flops, each (RPC, call flag, current path, two paths?) and two
 path slots (PC, mask, done, suspended, returned); ``sp`` entries in use. ``policy`` dps: both
 paths of the top entry issue; ppc: the current path only, chosen by the paired-path
 comparison, explicit with ``hints``, implicit without (no RPCs: the two PCs are compared
-after every instruction, Fig 5 line 31). One update per clock, in one combinational step:
+after every instruction, Fig 5 line 31). An update (or release) takes a clock, and one more
+for each finished entry it pops (``DualPathStack.update``'s clocks):
 
-1. *modify*: exited lanes leave every mask; on the top entry the issuing path jumps (done
-   when at the RPC), returns, or, for a call or divergent branch, is suspended at the RPC
-   while one entry is pushed above it (the one or two target groups, or for ``more`` a chain
-   entry: the rest of the path's threads suspended, and the group). A branch with the
-   entry's own RPC whose groups fit replaces the path instead (the done and empty paths
-   leave the entry). A continuation pushes the next chain entry above the top's suspended
-   path. A release instead moves every running path whose threads waited past the ``bar``.
-2. *settle*: a ripple from the top entry down: an entry is *finished* when all its live
-   paths are done or returned, or (implicit, not a call entry) its running paths are one, or
-   two at equal PCs (Fig 4 lines 2-7); a finished entry is popped and its effect reaches the
-   suspended path of the entry below (it resumes: at the return address after a call entry,
-   returned when all popped paths returned, at the popped path's PC in implicit mode), which
-   may finish that entry in turn. Each position computes this from the one above, so one
-   clock pops any number of entries, as the functional loop does. With RPCs (dps, explicit
-   ppc) the ripple is one bit an entry: whether the entry finishes once resumed is found
-   for both answers to "did the popped entry's paths all return" beside it.
-3. *choose* (PPC): on the new top entry, the runnable path with the smaller PC (Fig 4 lines
-   10-15); explicit mode keeps the current path while it can run.
+1. *modify* (the clock of the outcome or release): exited lanes leave every mask; on the top
+   entry the issuing path jumps (done when at the RPC), returns, or, for a call or divergent
+   branch, is suspended at the RPC while one entry is pushed above it (the one or two target
+   groups, or for ``more`` a chain entry: the rest of the path's threads suspended, and the
+   group). A branch with the entry's own RPC whose groups fit replaces the path instead (the
+   done and empty paths leave the entry). A continuation pushes the next chain entry above
+   the top's suspended path. A release instead moves every running path whose threads waited
+   past the ``bar``. When every thread has exited the warp leaves the stack at once.
+2. *pop* (the clocks after, ``status.busy``, no split shown): while the top entry is
+   *finished* — all its live paths done or returned, or (implicit, not a call entry) its
+   running paths one, or two at equal PCs (Fig 4 lines 2-7) — each clock pops it, from the
+   registers: the suspended path of the entry below resumes (at the return address after a
+   call entry, returned when all popped paths returned, at the popped path's PC in implicit
+   mode). Whether the next clock pops again (the entry now on top is finished) is registered
+   with it, so the splits and the busy flag come from flip-flops.
+3. *choose* (PPC, in every clock): on the entry on top after the clock, the runnable path
+   with the smaller PC (Fig 4 lines 10-15); explicit mode keeps the current path while it can
+   run.
 """
 
 from __future__ import annotations
@@ -93,6 +94,8 @@ class DualPathStack(BlockComponent):
         # each clock: the splits and the next update start at a register, not behind a select
         self.top = self._entry("top")
         self.in_call = Signal(name="any_call")  # a call entry is on the stack (loaded as top)
+        # the top entry is finished: the clock pops it (``status.busy``)
+        self.settling = Signal(name="settling")
 
     # -- signal bundles ---------------------------------------------------------------------
 
@@ -177,63 +180,43 @@ class DualPathStack(BlockComponent):
         p = e.paths
         return (live[0] | live[1]) & (~live[0] | p[0].ret) & (~live[1] | p[1].ret)
 
-    def _finished_if(
-        self, m: Module, i: int, e: EntryBits, above: EntryBits, all_ret: Value, waiting: Value
-    ) -> tuple[Value, Value]:
-        """Entry ``i`` (``e``) resumed by the pop of ``above``: whether it is finished and
-        whether its live paths all returned, each found for both values of ``all_ret`` (the
-        popped entry's live paths all returned) and selected by it."""
-        finished, returned = [], []
-        for r in range(2):
-            res = self._resume(m, f"e{i}_if{r}", e, Value.cast(1), above, Value.cast(r))
-            done = Signal(name=f"e{i}_finished_if_{r}")
-            ret = Signal(name=f"e{i}_all_returned_if_{r}")
-            m.d.comb += [
-                done.eq(self._finished(res, waiting) if i > 0 else 0),
-                ret.eq(self._all_returned(res)),
-            ]
-            finished.append(done)
-            returned.append(ret)
-        return Mux(all_ret, finished[1], finished[0]), Mux(all_ret, returned[1], returned[0])
-
-    def _resume(
-        self, m: Module, name: str, e: EntryBits, popped: Value, above: EntryBits, all_ret: Value
-    ) -> EntryBits:
-        """The entry below a popped one (``above``, whose live paths all returned when
-        ``all_ret``): its suspended path resumes."""
+    def _resume(self, m: Module, name: str, e: EntryBits, above: EntryBits) -> EntryBits:
+        """The entry below a popped one (``above``): its suspended path resumes (at the
+        return address after a call entry, returned when the popped entry's live paths all
+        returned, at the popped path's PC in implicit mode)."""
         live = [self._live(above, s) for s in range(2)]
         a = above.paths
+        all_ret = self._all_returned(above)
         first_pc = Mux(live[0] & ~a[0].ret, a[0].pc, a[1].pc)
         parent0 = e.paths[0].susp
         parent1 = ~e.paths[0].susp & e.two & e.paths[1].susp
         paths = []
         for s, parent in enumerate((parent0, parent1)):
             p = e.paths[s]
-            hit = popped & parent
             resumed = Mux(above.call, above.rpc, p.pc)
             if self.params.implicit:
                 resumed = Mux(above.call | all_ret | ~(live[0] | live[1]), resumed, first_pc)
-            pc = Mux(hit, resumed, p.pc)
-            ret = p.ret | (hit & ~above.call & all_ret)
+            pc = Mux(parent, resumed, p.pc)
+            ret = p.ret | (parent & ~above.call & all_ret)
             # whether the resumed path is at the RPC, compared before the selection: both PCs
-            # it can resume at come from the modified entries, not from the ripple
+            # it can resume at come from registers
             at_rpc = Mux(
                 above.call,
                 self._at_rpc(e.rpc, e.call, above.rpc),
                 self._at_rpc(e.rpc, e.call, p.pc),
             )
-            done = Mux(hit, at_rpc & ~ret, p.done)
-            paths.append(PathBits(pc, p.mask, done, p.susp & ~hit, ret))
+            done = Mux(parent, at_rpc & ~ret, p.done)
+            paths.append(PathBits(pc, p.mask, done, p.susp & ~parent, ret))
         return self._named(m, name, replace(e, paths=(paths[0], paths[1])))
 
-    def _choose(self, m: Module, e: EntryBits, waiting: Value) -> Value:
-        """``_choose``: the current path of the top entry after the update."""
+    def _choose(self, m: Module, name: str, e: EntryBits, waiting: Value) -> Value:
+        """``_choose``: the current path of the top entry ``e`` after the clock."""
         if not self.params.paired:
             return Value.cast(0)
         run = [self._runnable(e, s, waiting) for s in range(2)]
         smaller = run[1] & (~run[0] | (e.paths[1].pc < e.paths[0].pc))
         keep = Value.cast(0) if self.params.implicit else Mux(e.cur, run[1], run[0])
-        cur = Signal(name="chosen")
+        cur = Signal(name=name)
         m.d.comb += cur.eq(Mux((run[0] | run[1]) & ~keep, smaller, e.cur))
         return cur
 
@@ -249,19 +232,21 @@ class DualPathStack(BlockComponent):
 
         is_top = [Signal(name=f"e{i}_top") for i in range(d)]
         m.d.comb += [is_top[i].eq(sp == i + 1) for i in range(d)]
+        settling = self.settling
 
         # outputs (from the registers)
         for s in range(2):
             valid = Signal(name=f"tos{s}_valid")
-            offered = self._runnable(top, s, waiting) & (sp != 0)
+            offered = self._runnable(top, s, waiting) & (sp != 0) & ~settling
             if params.paired:
                 offered = offered & (top.cur == s)
             m.d.comb += valid.eq(offered)
             path = top.paths[s]
             m.d.comb += split_outputs(self, s, valid, path.pc, path.mask, 2 * (sp - 1) + s)
         m.d.comb += status_outputs(self, live_threads, waiting, sp, in_call, overflow)
+        m.d.comb += self.status.busy.eq(settling)
 
-        # 1. modify
+        # 1. modify (a clock with an outcome or a release)
         u = decode_update(m, self, in_call)
         rpc = Signal.like(u_in.rpc, name="rpc_used")
         m.d.comb += rpc.eq(Mux(u_in.call, u_in.rpc, params.never) if params.implicit else u_in.rpc)
@@ -272,7 +257,7 @@ class DualPathStack(BlockComponent):
         apply = Signal(name="apply_update")
         releasing = Signal(name="apply_release")
         m.d.comb += [
-            live.eq((sp != 0) & ~overflow),
+            live.eq((sp != 0) & ~overflow & ~settling),
             apply.eq(u_in.valid & live & ~self.too_deep(sp, pushing)),
             releasing.eq(~u_in.valid & live & lanes.any()),
         ]
@@ -296,55 +281,34 @@ class DualPathStack(BlockComponent):
             with m.Else():
                 self._assign(m, out, kept)
             modified.append(out)
-        sp_mod = Signal(range(d + 2), name="sp_modified")
+        # the entry on top after the modify: the pushed one, the modified top, or released
+        mod_top = self._entry("top_modified")
+        with m.If(releasing):
+            self._assign(m, mod_top, self._released(top, Value.cast(1)))
+        with m.Elif(pushing):
+            self._assign(m, mod_top, pushed)
+        with m.Else():
+            self._assign(m, mod_top, top_new)
+        sp_mod = Signal(range(d + 1), name="sp_modified")
         m.d.comb += sp_mod.eq(sp + (apply & pushing))
+        # every thread exited: the warp leaves the stack at once (the bottom entry holds the
+        # live threads: hdl/formal/dual_path_stack.py)
+        emptied = Signal(name="emptied")
+        m.d.comb += emptied.eq((live_threads & ~u_in.exited) == 0)
+        mod_chosen = self._choose(m, "chosen_modified", mod_top, new_waiting)
+        mod_pops = Signal(name="modified_top_finished")
+        m.d.comb += mod_pops.eq(nested(sp_mod, d) & ~emptied & self._finished(mod_top, new_waiting))
 
-        # 2. settle: the ripple of pops from the top down, one bit an entry. With RPCs (dps,
-        # explicit ppc) whether an entry below a popped one finishes depends on the entry
-        # above only through whether all of that entry's live paths returned, so both
-        # outcomes are found beside the ripple (finished_if_*) and the ripple only selects;
-        # the resumed entries follow it. Implicit ppc compares the resumed PCs, which come
-        # down the ripple: its entries finish from the resumed entry.
-        popped_above: Value = Value.cast(0)
-        all_ret_above: Value = Value.cast(0)
-        above: EntryBits | None = None
-        settled: list[EntryBits] = [None] * d  # type: ignore[list-item]
-        stop = [Signal(name=f"e{i}_stop") for i in range(d)]
-        for i in reversed(range(d)):
-            e = modified[i]
-            on_top = Signal(name=f"e{i}_on_top")  # the top entry after the modify step
-            popped = Signal(name=f"e{i}_popped")
-            all_ret = Signal(name=f"e{i}_all_returned")  # its settled paths'
-            m.d.comb += on_top.eq(sp_mod == i + 1)
-            if above is None:  # the highest entry: nothing above it pops
-                ends = on_top & self._finished(e, new_waiting) if i > 0 else 0
-                m.d.comb += [popped.eq(ends), all_ret.eq(self._all_returned(e))]
-            else:
-                if params.implicit:  # (all_ret unused: the resume finds it from above)
-                    returned = self._all_returned(above)
-                    res = self._resume(m, f"e{i}_res", e, popped_above, above, returned)
-                    reached = on_top | popped_above
-                    ends = reached & self._finished(res, new_waiting) if i > 0 else 0
-                    m.d.comb += popped.eq(ends)
-                else:
-                    res = self._resume(m, f"e{i}_res", e, popped_above, above, all_ret_above)
-                    ends_top = on_top & self._finished(e, new_waiting) if i > 0 else 0
-                    ends_below, all_ret_below = self._finished_if(
-                        m, i, e, above, all_ret_above, new_waiting
-                    )
-                    m.d.comb += [
-                        popped.eq(ends_top | popped_above & ends_below),
-                        all_ret.eq(Mux(popped_above, all_ret_below, self._all_returned(e))),
-                    ]
-                e = res
-            settled[i] = e
-            m.d.comb += stop[i].eq((on_top | popped_above) & ~popped)
-            popped_above, all_ret_above, above = popped, all_ret, e
-        bottom_empty = ~(self._live(settled[0], 0) | self._live(settled[0], 1))
-        new_sp = Signal(range(d + 1), name="sp_settled")
-        m.d.comb += new_sp.eq(Mux(bottom_empty, 0, one_hot(stop, [i + 1 for i in range(d)])))
-        final_top = self._named(m, "final_top", self._select(stop, settled))
-        chosen = self._choose(m, final_top, new_waiting)
+        # 2. pop (a settling clock): the finished top entry leaves, the entry below resumes;
+        # everything from registers
+        below_sel = [sp == i + 2 for i in range(d - 1)]
+        pop_pops = Signal(name="resumed_finished")
+        if d > 1:
+            below = self._named(m, "below", self._select(below_sel, regs[:-1]))
+            resumed = self._resume(m, "resumed", below, top)
+            pop_chosen = self._choose(m, "chosen_popped", resumed, waiting)
+            if d > 2:  # the entry below the resumed one exists: sp > 2
+                m.d.comb += pop_pops.eq((sp > 2) & self._finished(resumed, waiting))
 
         # 3. the registers
         with m.If(self.launch.valid):
@@ -353,6 +317,7 @@ class DualPathStack(BlockComponent):
                 waiting.eq(0),
                 live_threads.eq(self.launch.mask),
                 overflow.eq(0),
+                settling.eq(0),
             ]
             first = self._entry("launched")
             m.d.comb += [
@@ -363,18 +328,32 @@ class DualPathStack(BlockComponent):
             self._assign(m, regs[0], first, "sync")
             self._assign(m, top, first, "sync")
             m.d.sync += in_call.eq(0)
+        if d > 1:  # (a one-entry stack never pops)
+            with m.Elif(settling):
+                m.d.sync += [sp.eq(sp - 1), settling.eq(pop_pops)]
+                popped_to = replace(resumed, cur=pop_chosen)
+                self._assign(m, top, popped_to, "sync")
+                for i, sel in enumerate(below_sel):
+                    with m.If(sel):
+                        self._assign(m, regs[i], popped_to, "sync")
+                m.d.sync += in_call.eq(in_call_after([e.call for e in regs[:-1]], below_sel))
         with m.Elif(apply | releasing):
-            m.d.sync += [sp.eq(new_sp), waiting.eq(new_waiting)]
-            self._assign(m, top, replace(final_top, cur=chosen), "sync")
-            remaining = [stop[i] & ~bottom_empty for i in range(d)]
-            m.d.sync += in_call.eq(in_call_after([e.call for e in settled], remaining))
+            m.d.sync += [
+                sp.eq(Mux(emptied, 0, sp_mod)),
+                waiting.eq(new_waiting),
+                settling.eq(mod_pops),
+            ]
+            self._assign(m, top, replace(mod_top, cur=mod_chosen), "sync")
+            mod_is_top = [sp_mod == i + 1 for i in range(d)]
+            calls = in_call_after([e.call for e in modified], mod_is_top)
+            m.d.sync += in_call.eq(calls & ~emptied)
             with m.If(apply):
                 m.d.sync += live_threads.eq(live_threads & ~u_in.exited)
             for i in range(d):
                 self._assign(
                     m,
                     regs[i],
-                    replace(settled[i], cur=Mux(stop[i], chosen, settled[i].cur)),
+                    replace(modified[i], cur=Mux(mod_is_top[i], mod_chosen, modified[i].cur)),
                     "sync",
                 )
         with m.Elif(u_in.valid & live):

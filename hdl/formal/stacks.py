@@ -19,7 +19,8 @@ The contract:
   it, and faults there when it is no instruction's), the RPC a real PC, NEVER or RETURN (a
   call's: its return address, a real PC). The updates of an indirect jump to more than two PCs
   (``more``, ``cont``) are not driven: they split one outcome over clocks;
-* a release names the waiting lanes (the barrier completed for all of them).
+* a release names the waiting lanes (the barrier completed for all of them), and comes only
+  while the stack is not ``busy``.
 
 The shared rules: ``depth_within_bound`` (the stack never holds more than ``stack_depth``
 entries: an update that needs more raises the overflow flag, seed 002 Sec 2.2) and
@@ -86,6 +87,9 @@ def contract(m: Module, dut: Any, params: StackParams, claim: Claim = Assume) ->
         m.d.comb += claim((out.target_pc[0][:2] == 0) & (out.target_pc[1][:2] == 0))
         m.d.comb += claim(real(out.rpc) | (~out.call & ((out.rpc == never) | (out.rpc == ret))))
     m.d.comb += claim((lanes == 0) | (lanes == dut.status.waiting))
+    # no release while the stack settles (a dual-path stack's pops; no split shows then, so
+    # no outcome comes either)
+    m.d.comb += claim(~lanes.any() | ~dut.status.busy)
 
 
 def outcome_partitions(

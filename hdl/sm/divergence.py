@@ -28,9 +28,10 @@ per-thread next PCs with arbiter trees (seed 000 Fig 4b: the minimum PC and the 
 in a stage of its own, the resolve cycle, one clock ahead of the block: one update when the
 threads go to at most two PCs; an indirect jump to k > 2 PCs becomes the sequence golden
 defines — for the stacks ``golden.blocks.stack_update.stack_updates`` (the highest PCs first,
-one per clock, then the lowest two), for the split tables ``SplitTables.execute`` (ascending
-pairs, ``more`` cycles after the table settled), each clock's groups registered the clock
-before. A return inside a call is always one update of the two lowest groups.
+then the lowest two, each once the block has settled the one before: a dual-path stack's
+pops), for the split tables ``SplitTables.execute`` (ascending pairs, ``more`` cycles after
+the table settled), each clock's groups registered the clock before. A return inside a call
+is always one update of the two lowest groups.
 
 With ``stackless`` the ``coalesce`` group reaches the stack-less control's arbiter tree, which
 the load/store unit shares (seed 000 Sec 4.3).
@@ -351,11 +352,13 @@ class DivergenceUnit(wiring.Component):
 
     # -- the SPS and dual-path stacks ----------------------------------------------------------
     def _stack(self, m: Module, block: wiring.Component) -> None:
-        o, bo = self.outcome, block.outcome
+        o, bo, busy = self.outcome, block.outcome, block.status.busy
         first = o.valid
-        active = Signal(name="seq_active")  # this clock continues the previous clock's update
-        update = Signal(name="update")
-        m.d.comb += update.eq(first | active)
+        active = Signal(name="seq_active")  # an update of several clocks is under way
+        update, step = Signal(name="update"), Signal(name="seq_step")
+        # its next update follows once the block has settled the previous one (a dual-path
+        # stack's pops)
+        m.d.comb += [step.eq(active & ~busy), update.eq(first | step)]
         # a decided outcome, a return inside a call, or at most two groups: one update; else
         # the highest group, and the others follow, one update per clock
         single = Signal(name="single_update")
@@ -379,10 +382,10 @@ class DivergenceUnit(wiring.Component):
             bo.valid.eq(update),
             bo.slot.eq(Mux(first, slot, later["slot"])),
             bo.rpc.eq(Mux(first, rpc, later["rpc"])),
-            bo.call.eq(Mux(first, o.call, later["call"] & active)),  # 0 unless valid
+            bo.call.eq(Mux(first, o.call, later["call"] & step)),  # 0 unless valid
             bo.control.eq(first & o.control),
             bo.more.eq(advance),
-            bo.cont.eq(active),
+            bo.cont.eq(step),
         ]
         self._targets(m, block, stage, ~single)
         with m.If(advance):
@@ -390,7 +393,8 @@ class DivergenceUnit(wiring.Component):
         with m.Elif(update | self.launch.valid):
             m.d.sync += active.eq(0)
         self._splits(m, block, Mux(active, 0, block.splits.valid))
-        self._status(m, active, block.status.overflow, block.status.live, block.status.waiting)
+        self._status(m, active | busy, block.status.overflow, block.status.live,
+                     block.status.waiting)  # fmt: skip
 
     def _status(self, m: Module, busy: Value, overflow: Value, live: Value, waiting: Value) -> None:
         m.d.comb += [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from reconverge.golden.blocks.divergence import NEVER
+from reconverge.golden.blocks.divergence import NEVER, Executed
 from reconverge.golden.blocks.stack_twins import DualPathStackParams, DualPathStackTwin
 from reconverge.golden.policies import Policy
 from reconverge.testbench.lockstep import Scenario
@@ -12,6 +12,8 @@ from reconverge.testbench.scenarios import ScenarioSpec
 from reconverge.testbench.scenarios.stacks import (
     Shadow,
     Values,
+    current,
+    execute,
     idle,
     issue,
     launch,
@@ -120,7 +122,7 @@ def fig4_explicit(model: DualPathStackTwin, rng: random.Random, cycles: int) -> 
 def dps_both_paths(model: DualPathStackTwin, rng: random.Random, cycles: int) -> Scenario:
     """DPS (seed 002 Sec 7, seed 003 Sec III): both paths of the top entry are offered and
     issue interleaved; a path at the RPC waits there; when both have arrived the entry is
-    popped and the parent continues at the RPC with every thread."""
+    popped, in a clock of its own, and the parent continues at the RPC with every thread."""
     sh = Shadow(model)
     yield from sh.drive(launch(model, A, 0b1111))
     out = yield from sh.drive(idle(model))
@@ -132,10 +134,16 @@ def dps_both_paths(model: DualPathStackTwin, rng: random.Random, cycles: int) ->
         out = yield from straight(sh, out, 1, path=1)
         out = yield from straight(sh, out, 1, path=0)
     out = yield from issue(sh, out, {D: 0b0101}, path=0, control=True)  # C jumps to D
-    assert out["splits__valid"] == 0b10  # C waits at D
-    out = yield from straight(sh, out, 1, path=1)  # B falls through to D
-    assert out["splits__valid"] == 0b01 and out["status__stack"] == 1
-    assert split_of(out, 0) == (D, 0b1111)
+    assert out["splits__valid"] == 0b10 and out["status__busy"] == 0  # C waits at D
+    sid, pc, mask = current(sh.model, out, 1)
+    (fall,) = execute(sh.model, Executed(sid, pc, mask, {pc + 4: mask}))  # B falls through
+    out = yield from sh.drive(fall)
+    # the entry is finished: the next clock pops it (busy, no split), one clock
+    out = yield from sh.drive(idle(sh.model))
+    assert out["status__busy"] == 1 and out["splits__valid"] == 0 and out["status__stack"] == 2
+    out = yield from sh.drive(idle(sh.model))
+    assert out["status__busy"] == 0 and out["splits__valid"] == 0b01
+    assert out["status__stack"] == 1 and split_of(out, 0) == (D, 0b1111)
 
 
 def k_way(model: DualPathStackTwin, rng: random.Random, cycles: int) -> Scenario:

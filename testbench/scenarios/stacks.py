@@ -4,10 +4,11 @@ dictionaries for launches, updates and releases, and the random stream.
 The random stream is valid by construction: every update is the outcome of an instruction
 issued by a split the stack offers that cycle (its mask split among the targets, exited or
 waiting at a barrier), a return only inside a call and to the call's return address, a
-release only of lanes that wait. To reach the interesting states (reconvergence, the same-RPC
-replacement, overflow, returns to RETURN) it peeks at the golden state: jumps to the top
-entry's RPC, branches with the top entry's RPC or RETURN. An instruction with more than two
-targets is applied as ``stack_updates`` splits it, one update per cycle, as the SM does.
+release only of lanes that wait, neither while the stack is busy. To reach the interesting
+states (reconvergence, the same-RPC replacement, overflow, returns to RETURN) it peeks at the
+golden state: jumps to the top entry's RPC, branches with the top entry's RPC or RETURN. An
+instruction with more than two targets is applied as ``stack_updates`` splits it, one update
+per cycle (once the stack settled the one before), as the SM does.
 """
 
 from __future__ import annotations
@@ -40,6 +41,12 @@ class Shadow:
         else:
             self.model.clock(inputs)
         return out
+
+    def settle(self) -> Generator[Values | Reset, Values, None]:
+        """Idle cycles while the stack settles (``busy``: a dual-path stack's pops), after
+        which an outcome or a release may come."""
+        while self.model.busy():
+            yield from self.drive(idle(self.model))
 
 
 def idle(model: StackTwin) -> Values:
@@ -240,12 +247,14 @@ def random_stream(model: StackTwin, rng: random.Random, cycles: int) -> Scenario
         cycle += 1
         unit = model.live()
         if pending:
-            step: Values | Reset = pending.pop(0)
+            step: Values | Reset = idle(model) if model.busy() else pending.pop(0)
         elif cycle % 997 == 500:
             step = RESET
         elif unit is None or rng.random() < 0.003:
             mask = (1 << w) - 1 if rng.random() < 0.5 else rng.getrandbits(w) or 1
             step = launch(model, prog.pc(), mask)
+        elif model.busy():
+            step = idle(model)  # no outcome or release while the stack pops
         else:
             step = _next(model, unit, prog, rng, pending)
         yield from sh.drive(step)
@@ -286,7 +295,9 @@ def issue(
     sid, pc, mask = current(model, out, path)
     ex = Executed(sid, model.params.pc_in(pc), mask, targets, **flags)  # type: ignore[arg-type]
     for inputs in execute(model, ex):
+        yield from sh.settle()
         yield from sh.drive(inputs)
+    yield from sh.settle()
     return (yield from sh.drive(idle(model)))
 
 
