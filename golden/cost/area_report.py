@@ -3,14 +3,16 @@ three ``area_sets`` through :func:`reconverge.hdl.tools.synth.synth` (Yosys gene
 nextpnr), then the whole SM under every policy (:data:`SM_AREA`), one synthesis at a time.
 
     python -m reconverge.golden.cost.area_report docs/area.md [--jobs N] [--json FILE [--resume]]
-        [--budget SECONDS] [--only blocks|sm]
+        [--budget SECONDS] [--only blocks|sm] [--variant LABEL ...]
 
 (``make area`` runs it with ``--json docs/area.json --resume``.) ``--json`` writes the raw
 results after every run; with ``--resume`` a result already in that file is reused when its
 design digest (:func:`reconverge.hdl.tools.synth.design_digest`: the design's RTLIL, the flow,
 the tools) is what the design gives now, and synthesised again otherwise. ``--budget`` starts
 no synthesis after that many seconds: the page then lists the rows still to run, and the next
-run continues from the file. ``--only`` synthesises the blocks' rows or the SM's alone.
+run continues from the file. ``--only`` synthesises the blocks' rows or the SM's alone;
+``--variant`` (repeatable, e.g. ``ppc-implicit``, ``sps +hws``) only those SM rows, so that
+two runs on copies of the file can share the SM's rows between them.
 """
 
 from __future__ import annotations
@@ -468,11 +470,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--resume", action="store_true", help="reuse the results in --json")
     parser.add_argument("--budget", type=float, help="start no synthesis after SECONDS")
     parser.add_argument("--only", choices=("blocks", "sm"), help="synthesise only these rows")
+    parser.add_argument(
+        "--variant", action="append", metavar="LABEL", help="synthesise only this SM row"
+    )
     ns = parser.parse_args(argv)
     if ns.resume and not ns.json:
         parser.error("--resume needs --json FILE")
     started = time.monotonic()
     block_rows, sm_rows = rows()
+    labels = [row.label for row in sm_rows]
+    unknown = sorted(set(ns.variant or ()) - set(labels))
+    if unknown:
+        parser.error(f"no SM row {', '.join(unknown)}: the rows are {', '.join(labels)}")
+    if ns.variant:
+        ns.only = "sm"
     stored: dict[str, dict[str, Any]] = {}
     if ns.resume and Path(ns.json).exists():
         stored = {_key(r["block"], r.get("variant"), r["params"]): r
@@ -507,7 +518,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             for future in finished:
                 record(running.pop(future), future.result())
     for row in sm_rows:
-        if row.key not in done and in_budget() and ns.only != "blocks":
+        chosen = ns.variant is None or row.label in ns.variant
+        if row.key not in done and in_budget() and ns.only != "blocks" and chosen:
             record(row, row.run())
     pending: dict[str, list[str]] = {}
     for row in block_rows + sm_rows:

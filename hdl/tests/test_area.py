@@ -52,6 +52,31 @@ def test_results_are_reused_only_for_an_unchanged_design(
     assert [r["generic"]["cells"] for r in kept] == [4321]
 
 
+def test_variant_runs_only_the_named_sm_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--variant`` synthesises the SM rows it names and nothing else (here each row's
+    synthesis records that it ran instead); an unknown label is refused with the list."""
+    blocks, sm = area.rows()
+    ran: list[str] = []
+
+    def fake(row: area.Row) -> area.Row:
+        def run() -> dict[str, object]:
+            ran.append(row.label)
+            return stored(row, "0" * 64, 5) | {"variant": row.label}
+
+        return area.Row(row.key, row.block, row.label, row.design, run)
+
+    monkeypatch.setattr(area, "rows", lambda: ([fake(r) for r in blocks], [fake(r) for r in sm]))
+    monkeypatch.setattr(area, "render", lambda results, pending=None: "")  # (not this test's)
+    argv = [str(tmp_path / "area.md"), "--variant", "ppc-implicit", "--variant", "sps +hws"]
+    assert area.main(argv) == 0
+    assert ran == ["ppc-implicit", "sps +hws"]
+    with pytest.raises(SystemExit):
+        area.main([str(tmp_path / "area.md"), "--variant", "ppc-explicit"])
+    assert "no SM row ppc-explicit: the rows are sps, stackless" in capsys.readouterr().err
+
+
 def test_digest_follows_the_design() -> None:
     blocks, _ = area.rows()
     texts = [rtlil_text(*row.design()) for row in blocks[:2]]
