@@ -50,6 +50,20 @@ def two_lowest(n: int, key_width: int) -> Inventory:
     return inv
 
 
+def pairwise_groups(n: int, key_width: int) -> Inventory:
+    """The divergence unit's grouping stage up to ``PAIRWISE_GROUPING`` threads
+    (``hdl.sm.divergence._ranked``): every two threads' PCs compared once (< and ==), and for
+    each of the three groups (lowest, second lowest, highest) a thread's membership, its
+    N - 1 gated comparisons reduced, and the group's PC, an OR of its threads' PCs (each
+    selected or 0)."""
+    inv, kw = Inventory(), key_width
+    pairs = n * (n - 1) // 2
+    inv.add("compare", add=pairs * kw, eq=pairs * kw, gate=pairs)
+    inv.add("mask", gate=3 * n * (2 * (n - 1) + 1) + n)
+    inv.add("select", mux=3 * n * kw, gate=3 * (n - 1) * kw)
+    return inv
+
+
 def squeezer(p: SqueezerParams) -> Inventory:
     """Seed 001 Sec 4.1-4.3 / Appendix A: per quarter a popcount, the exchange sort's
     Q(Q-1)/2 compare-and-swap cells, per lane the gather in sorted order and the hole filling,

@@ -17,10 +17,10 @@ from reconverge.golden.blocks import (
     SqueezerParams,
 )
 from reconverge.golden.blocks.scoreboard import OPERANDS
-from reconverge.golden.blocks.units import BUFFER_ENTRIES, sm_lookups, sm_unit
+from reconverge.golden.blocks.units import BUFFER_ENTRIES, PAIRWISE_GROUPING, sm_lookups, sm_unit
 from reconverge.golden.config import WRITEBACK_LATENCIES, ScoreboardKind, division_cycles
 from reconverge.golden.cost.blocks import inventory
-from reconverge.golden.cost.datapath import popcount, two_lowest
+from reconverge.golden.cost.datapath import pairwise_groups, popcount, two_lowest
 from reconverge.golden.cost.inventory import Inventory, Kind, decode, log2, reduce, select
 from reconverge.golden.cost.scoreboard import seen_bits
 from reconverge.golden.faults import FaultCode
@@ -267,8 +267,11 @@ def unit(p: SMParams) -> Inventory:
     if block.name == "stackless":
         # the resolve stage keeps the next PCs and SPs; a decided outcome's PC + 4 instead
         return inv.add("resolve", ff=w * (PC_WIDTH + SP_WIDTH), mux=w * PC_WIDTH)
-    inv.include(two_lowest(w, PC_WIDTH), prefix="groups")  # the lowest two, the highest
-    inv.include(inventory(ArbiterParams(w, PC_WIDTH)), prefix="groups")
+    if w <= PAIRWISE_GROUPING:  # the lowest two and the highest from pairwise comparisons
+        inv.include(pairwise_groups(w, PC_WIDTH), prefix="groups")
+    else:  # the lowest two from their tree, the highest from an arbiter tree
+        inv.include(two_lowest(w, PC_WIDTH), prefix="groups")
+        inv.include(inventory(ArbiterParams(w, PC_WIDTH)), prefix="groups")
     # the stage register: three groups (PC, threads) and whether two take every thread
     inv.add("groups", eq=w, gate=4 * w, ff=3 * (PC_WIDTH + w) + 1)
     # the pending threads and their PCs, the selection between the outcome and them

@@ -39,12 +39,16 @@ the load/store unit shares (seed 000 Sec 4.3).
 
 from __future__ import annotations
 
+import functools
+import operator
+from collections.abc import Callable
+
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from reconverge.golden.blocks.arbiter import ArbiterParams
-from reconverge.golden.blocks.units import sm_unit
+from reconverge.golden.blocks.units import PAIRWISE_GROUPING, sm_unit
 from reconverge.golden.params import PC_WIDTH, SP_WIDTH, SMParams
 from reconverge.hdl.blocks.arbiter import Arbiter
 from reconverge.hdl.registry import lookup
@@ -174,36 +178,78 @@ def two_lowest(m: Module, name: str, pending: Value, pcs: list[Value]) -> tuple[
     return nodes[0]  # type: ignore[return-value]
 
 
+def _trees(m: Module, name: str, pending: Value, pcs: list[Value]) -> list[tuple[Value, Value]]:
+    """The lowest, the second lowest and the highest group (PC, threads) from trees:
+    :func:`two_lowest` and an arbiter tree on the inverted PCs."""
+    (_, low_pc, low_mask), (_, second_pc, second_mask) = two_lowest(m, f"{name}_low", pending, pcs)
+    high = m.submodules[f"{name}_high"] = Arbiter(ArbiterParams(len(pcs), PC_WIDTH))
+    for t, pc in enumerate(pcs):
+        m.d.comb += high.key[t].eq(~pc)
+    m.d.comb += high.valid.eq(pending)
+    return [(low_pc, low_mask), (second_pc, second_mask), (~high.min_key, high.mask)]
+
+
+def _ranked(m: Module, name: str, pending: Value, pcs: list[Value]) -> list[tuple[Value, Value]]:
+    """The same three groups from every two threads' next PCs compared once (``below[t, u]``:
+    thread t's PC is below thread u's). A pending thread is at the lowest PC when no pending
+    thread's PC is below its own, at the highest when none is above it, at the second lowest
+    when it is not at the lowest and no pending thread outside the lowest group is below it; a
+    group's PC is the OR of its threads' PCs (all equal; 0 without threads). One comparator
+    delay and a few gate levels from the inputs, where the trees take one per level."""
+    w = len(pcs)
+    below: dict[tuple[int, int], Value] = {}
+    for t in range(w):
+        for u in range(t + 1, w):
+            lt, eq = Signal(name=f"{name}_{t}_lt_{u}"), Signal(name=f"{name}_{t}_eq_{u}")
+            m.d.comb += [lt.eq(pcs[t] < pcs[u]), eq.eq(pcs[t] == pcs[u])]
+            below[t, u], below[u, t] = lt, ~lt & ~eq
+
+    def group(tag: str, among: Value, lower: Callable[[int, int], Value]) -> tuple[Value, Value]:
+        """The threads of ``among`` that no thread of ``among`` is ``lower`` than, and their PC."""
+        mask, pc = Signal(w, name=f"{name}_{tag}_mask"), Signal(PC_WIDTH, name=f"{name}_{tag}_pc")
+        for t in range(w):
+            beaten = Cat(among[u] & lower(u, t) for u in range(w) if u != t)
+            m.d.comb += mask[t].eq(among[t] & (beaten == 0))
+        held = (Mux(mask[t], pcs[t], 0) for t in range(w))
+        m.d.comb += pc.eq(functools.reduce(operator.or_, held))
+        return pc, mask
+
+    low = group("low", pending, lambda u, t: below[u, t])
+    second = group("second", pending & ~low[1], lambda u, t: below[u, t])
+    return [low, second, group("high", pending, lambda u, t: below[t, u])]
+
+
 class _Groups:
     """The target groups of a set of threads (``pending``) with their next PCs (``pcs``): the
-    lowest PC and the second lowest (:func:`two_lowest`) and the highest (an arbiter tree on
-    the inverted PCs), each with its threads."""
+    lowest PC, the second lowest and the highest, each with its threads; up to
+    :data:`~reconverge.golden.blocks.units.PAIRWISE_GROUPING` threads from pairwise
+    comparisons (:func:`_ranked`), else from trees (:func:`_trees`), or as ``pairwise`` says."""
 
-    def __init__(self, m: Module, name: str, pending: Value, pcs: list[Value]) -> None:
+    def __init__(
+        self, m: Module, name: str, pending: Value, pcs: list[Value], pairwise: bool | None = None
+    ) -> None:
         w = len(pcs)
-        (_, low_pc, low_mask), (_, second_pc, second_mask) = two_lowest(
-            m, f"{name}_low", pending, pcs
-        )
-        high = m.submodules[f"{name}_high"] = Arbiter(ArbiterParams(w, PC_WIDTH))
-        for t in range(w):
-            m.d.comb += high.key[t].eq(~pcs[t])
-        m.d.comb += high.valid.eq(pending)
+        if pairwise is None:
+            pairwise = w <= PAIRWISE_GROUPING
+        (low_pc, low_mask), (second_pc, second_mask), (high_pc, high_mask) = (
+            _ranked if pairwise else _trees
+        )(m, name, pending, pcs)
         self.fields = {
             "low_pc": low_pc,
             "low_mask": low_mask,
             "second_pc": second_pc,
             "second_mask": second_mask,
-            "high_pc": ~high.min_key,
-            "high_mask": high.mask,
+            "high_pc": high_pc,
+            "high_mask": high_mask,
             # at most two groups: the lowest and the highest take every thread
-            "at_most_two": (low_mask | high.mask) == pending,
+            "at_most_two": (low_mask | high_mask) == pending,
         }
         #: the threads after the highest group (the stacks' next update), after the lowest two
         #: (the tables')
         self.below_high = Signal(w, name=f"{name}_below_high")
         self.rest = Signal(w, name=f"{name}_rest")
         m.d.comb += [
-            self.below_high.eq(pending & ~high.mask),
+            self.below_high.eq(pending & ~high_mask),
             self.rest.eq(pending & ~low_mask & ~second_mask),
         ]
 

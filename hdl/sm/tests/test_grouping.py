@@ -1,26 +1,33 @@
-"""The divergence unit's two-lowest grouping tree (``hdl.sm.divergence.two_lowest``) against
-the threads' next PCs sorted in plain Python: random pending sets and PCs with many ties, for
-odd and even warp sizes, in Amaranth's simulator."""
+"""The divergence unit's grouping stage against the threads' next PCs sorted in plain Python:
+the two-lowest tree (``hdl.sm.divergence.two_lowest``) and the three groups of both forms
+(pairwise comparisons, trees), random pending sets and PCs with many ties, for odd and even
+warp sizes, in Amaranth's simulator."""
 
 from __future__ import annotations
 
+import pytest
 from amaranth.hdl import Module, Signal
 from amaranth.sim import Simulator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reconverge.golden.params import PC_WIDTH
-from reconverge.hdl.sm.divergence import two_lowest
+from reconverge.hdl.sm.divergence import _Groups, two_lowest
 from reconverge.testbench.amaranth_sim import run_simulator
 
 
-def _expected(pending: int, pcs: list[int]) -> list[tuple[int, int]]:
-    """(PC, threads) of the lowest and the second lowest PC among the pending threads."""
+def _sorted_groups(pending: int, pcs: list[int]) -> list[tuple[int, int]]:
+    """(PC, threads) of every PC of the pending threads, in ascending order."""
     groups: dict[int, int] = {}
     for t, pc in enumerate(pcs):
         if pending >> t & 1:
             groups[pc] = groups.get(pc, 0) | 1 << t
-    return sorted(groups.items())[:2]
+    return sorted(groups.items())
+
+
+def _expected(pending: int, pcs: list[int]) -> list[tuple[int, int]]:
+    """(PC, threads) of the lowest and the second lowest PC among the pending threads."""
+    return _sorted_groups(pending, pcs)[:2]
 
 
 @st.composite
@@ -65,6 +72,49 @@ def test_two_lowest_matches_sorted_pcs(case: tuple[int, list[tuple[int, list[int
                     assert (valid, pc, threads) == (1, *want[k]), (mask, values, k)
                 else:
                     assert valid == 0 and threads == 0, (mask, values, k)
+
+    sim.add_testbench(bench)
+    run_simulator(sim)
+
+
+@pytest.mark.parametrize("pairwise", [True, False], ids=["pairwise", "trees"])
+@settings(max_examples=30, deadline=None)
+@given(case=cases())
+def test_groups_are_the_lowest_two_and_the_highest(
+    pairwise: bool, case: tuple[int, list[tuple[int, list[int]]]]
+) -> None:
+    """Both forms of the grouping stage give the same fields: the lowest, second lowest and
+    highest PC with their threads (no threads where there is no such group, and a PC of 0 but
+    for the highest, whose PC the unit reads only with threads), whether
+    two groups take every thread, and the threads below the highest and after the lowest two."""
+    w, steps = case
+    m = Module()
+    pending = Signal(w)
+    pcs = [Signal(PC_WIDTH, name=f"pc{t}") for t in range(w)]
+    groups = _Groups(m, "groups", pending, pcs, pairwise=pairwise)
+    sim = Simulator(m)
+
+    async def bench(ctx: object) -> None:
+        for mask, values in steps:
+            ctx.set(pending, mask)  # type: ignore[attr-defined]
+            for sig, value in zip(pcs, values, strict=True):
+                ctx.set(sig, value)  # type: ignore[attr-defined]
+            got = {k: ctx.get(v) for k, v in groups.fields.items()}  # type: ignore[attr-defined]
+            if not mask:  # no highest group: its PC is not read (the trees give all ones)
+                got["high_pc"] = 0
+            ordered = [*_sorted_groups(mask, values), (0, 0), (0, 0)]
+            (low, low_mask), (second, second_mask) = ordered[:2]
+            high, high_mask = _sorted_groups(mask, values)[-1] if mask else (0, 0)
+            want = {
+                "low_pc": low, "low_mask": low_mask,
+                "second_pc": second, "second_mask": second_mask,
+                "high_pc": high, "high_mask": high_mask,
+                "at_most_two": int(len(_sorted_groups(mask, values)) <= 2),
+            }  # fmt: skip
+            assert got == want, (mask, values)
+            assert ctx.get(groups.below_high) == mask & ~high_mask  # type: ignore[attr-defined]
+            rest = mask & ~low_mask & ~second_mask
+            assert ctx.get(groups.rest) == rest  # type: ignore[attr-defined]
 
     sim.add_testbench(bench)
     run_simulator(sim)
