@@ -84,9 +84,9 @@ def test_groups_are_the_lowest_two_and_the_highest(
     pairwise: bool, case: tuple[int, list[tuple[int, list[int]]]]
 ) -> None:
     """Both forms of the grouping stage give the same fields: the lowest, second lowest and
-    highest PC with their threads (no threads where there is no such group, and a PC of 0 but
-    for the highest, whose PC the unit reads only with threads), whether
-    two groups take every thread, and the threads below the highest and after the lowest two."""
+    highest PC with their threads (no threads where there is no such group, whose PC the
+    unit does not read), whether two groups take every thread, and the threads below the
+    highest and after the lowest two."""
     w, steps = case
     m = Module()
     pending = Signal(w)
@@ -100,8 +100,9 @@ def test_groups_are_the_lowest_two_and_the_highest(
             for sig, value in zip(pcs, values, strict=True):
                 ctx.set(sig, value)  # type: ignore[attr-defined]
             got = {k: ctx.get(v) for k, v in groups.fields.items()}  # type: ignore[attr-defined]
-            if not mask:  # no highest group: its PC is not read (the trees give all ones)
-                got["high_pc"] = 0
+            for which in ("low", "second", "high"):
+                if not got[f"{which}_mask"]:  # no such group: its PC is not read
+                    got[f"{which}_pc"] = 0
             ordered = [*_sorted_groups(mask, values), (0, 0), (0, 0)]
             (low, low_mask), (second, second_mask) = ordered[:2]
             high, high_mask = _sorted_groups(mask, values)[-1] if mask else (0, 0)
