@@ -5,6 +5,9 @@ warp sizes, in Amaranth's simulator."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 from amaranth.hdl import Module, Signal
 from amaranth.sim import Simulator
@@ -30,8 +33,11 @@ def _expected(pending: int, pcs: list[int]) -> list[tuple[int, int]]:
     return _sorted_groups(pending, pcs)[:2]
 
 
+Steps = list[tuple[int, list[int]]]  # (pending threads, every thread's next PC) per step
+
+
 @st.composite
-def cases(draw: st.DrawFn) -> tuple[int, list[tuple[int, list[int]]]]:
+def cases(draw: st.DrawFn) -> tuple[int, Steps]:
     w = draw(st.sampled_from([1, 2, 3, 4, 5, 8]))
     pool = draw(st.lists(st.integers(0, (1 << PC_WIDTH) - 1), min_size=1, max_size=3))
     steps = draw(
@@ -47,75 +53,74 @@ def cases(draw: st.DrawFn) -> tuple[int, list[tuple[int, list[int]]]]:
     return w, steps
 
 
-@settings(max_examples=40, deadline=None)
-@given(case=cases())
-def test_two_lowest_matches_sorted_pcs(case: tuple[int, list[tuple[int, list[int]]]]) -> None:
-    w, steps = case
+def _drive(
+    w: int,
+    steps: Steps,
+    build: Callable[[Module, Signal, list[Signal]], Any],
+    check: Callable[[Any, Any, int, list[int]], None],
+) -> None:
+    """Build the grouping logic of ``w`` threads (``build`` returns its outputs), then set each
+    step's pending threads and PCs in Amaranth's simulator and ``check`` the outputs."""
     m = Module()
     pending = Signal(w)
     pcs = [Signal(PC_WIDTH, name=f"pc{t}") for t in range(w)]
-    low, second = two_lowest(m, "groups", pending, pcs)
+    outputs = build(m, pending, pcs)
     sim = Simulator(m)
 
-    async def bench(ctx: object) -> None:
+    async def bench(ctx: Any) -> None:
         for mask, values in steps:
-            ctx.set(pending, mask)  # type: ignore[attr-defined]
+            ctx.set(pending, mask)
             for sig, value in zip(pcs, values, strict=True):
-                ctx.set(sig, value)  # type: ignore[attr-defined]
-            got = [
-                (ctx.get(valid), ctx.get(pc), ctx.get(threads))  # type: ignore[attr-defined]
-                for valid, pc, threads in (low, second)
-            ]
-            want = _expected(mask, values)
-            for k, (valid, pc, threads) in enumerate(got):
-                if k < len(want):
-                    assert (valid, pc, threads) == (1, *want[k]), (mask, values, k)
-                else:
-                    assert valid == 0 and threads == 0, (mask, values, k)
+                ctx.set(sig, value)
+            check(ctx, outputs, mask, values)
 
     sim.add_testbench(bench)
     run_simulator(sim)
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=cases())
+def test_two_lowest_matches_sorted_pcs(case: tuple[int, Steps]) -> None:
+    def check(ctx: Any, groups: Any, mask: int, values: list[int]) -> None:
+        got = [(ctx.get(valid), ctx.get(pc), ctx.get(threads)) for valid, pc, threads in groups]
+        want = _expected(mask, values)
+        for k, (valid, pc, threads) in enumerate(got):
+            if k < len(want):
+                assert (valid, pc, threads) == (1, *want[k]), (mask, values, k)
+            else:
+                assert valid == 0 and threads == 0, (mask, values, k)
+
+    _drive(*case, lambda m, pending, pcs: two_lowest(m, "groups", pending, pcs), check)
 
 
 @pytest.mark.parametrize("pairwise", [True, False], ids=["pairwise", "trees"])
 @settings(max_examples=30, deadline=None)
 @given(case=cases())
-def test_groups_are_the_lowest_two_and_the_highest(
-    pairwise: bool, case: tuple[int, list[tuple[int, list[int]]]]
-) -> None:
+def test_groups_are_the_lowest_two_and_the_highest(pairwise: bool, case: tuple[int, Steps]) -> None:
     """Both forms of the grouping stage give the same fields: the lowest, second lowest and
     highest PC with their threads (no threads where there is no such group, whose PC the
     unit does not read), whether two groups take every thread, and the threads below the
     highest and after the lowest two."""
-    w, steps = case
-    m = Module()
-    pending = Signal(w)
-    pcs = [Signal(PC_WIDTH, name=f"pc{t}") for t in range(w)]
-    groups = _Groups(m, "groups", pending, pcs, pairwise=pairwise)
-    sim = Simulator(m)
 
-    async def bench(ctx: object) -> None:
-        for mask, values in steps:
-            ctx.set(pending, mask)  # type: ignore[attr-defined]
-            for sig, value in zip(pcs, values, strict=True):
-                ctx.set(sig, value)  # type: ignore[attr-defined]
-            got = {k: ctx.get(v) for k, v in groups.fields.items()}  # type: ignore[attr-defined]
-            for which in ("low", "second", "high"):
-                if not got[f"{which}_mask"]:  # no such group: its PC is not read
-                    got[f"{which}_pc"] = 0
-            ordered = [*_sorted_groups(mask, values), (0, 0), (0, 0)]
-            (low, low_mask), (second, second_mask) = ordered[:2]
-            high, high_mask = _sorted_groups(mask, values)[-1] if mask else (0, 0)
-            want = {
-                "low_pc": low, "low_mask": low_mask,
-                "second_pc": second, "second_mask": second_mask,
-                "high_pc": high, "high_mask": high_mask,
-                "at_most_two": int(len(_sorted_groups(mask, values)) <= 2),
-            }  # fmt: skip
-            assert got == want, (mask, values)
-            assert ctx.get(groups.below_high) == mask & ~high_mask  # type: ignore[attr-defined]
-            rest = mask & ~low_mask & ~second_mask
-            assert ctx.get(groups.rest) == rest  # type: ignore[attr-defined]
+    def check(ctx: Any, groups: _Groups, mask: int, values: list[int]) -> None:
+        got = {k: ctx.get(v) for k, v in groups.fields.items()}
+        for which in ("low", "second", "high"):
+            if not got[f"{which}_mask"]:  # no such group: its PC is not read
+                got[f"{which}_pc"] = 0
+        ordered = _sorted_groups(mask, values)
+        (low, low_mask), (second, second_mask) = [*ordered, (0, 0), (0, 0)][:2]
+        high, high_mask = ordered[-1] if ordered else (0, 0)
+        want = {
+            "low_pc": low, "low_mask": low_mask,
+            "second_pc": second, "second_mask": second_mask,
+            "high_pc": high, "high_mask": high_mask,
+            "at_most_two": int(len(ordered) <= 2),
+        }  # fmt: skip
+        assert got == want, (mask, values)
+        assert ctx.get(groups.below_high) == mask & ~high_mask
+        assert ctx.get(groups.rest) == mask & ~low_mask & ~second_mask
 
-    sim.add_testbench(bench)
-    run_simulator(sim)
+    def build(m: Module, pending: Signal, pcs: list[Signal]) -> _Groups:
+        return _Groups(m, "groups", pending, pcs, pairwise=pairwise)
+
+    _drive(*case, build, check)
