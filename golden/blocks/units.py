@@ -53,7 +53,7 @@ def make_unit(
 #: output and a copy of it), each checked against the scoreboard every cycle.
 BUFFER_ENTRIES = 2
 
-#: Up to this warp size the SM's grouping stage (``hdl.sm.divergence.groups``) compares every
+#: Up to this warp size the SM's grouping stage (``hdl.sm.divergence._Groups``) compares every
 #: two threads' next PCs at once, its W(W - 1) / 2 comparisons shared by the three groups;
 #: above it, arbiter trees (fewer comparators, one comparator delay per level).
 PAIRWISE_GROUPING = 8

@@ -24,14 +24,15 @@ uses whatever the policy:
   applying an update and exposes nothing), ``overflow``, ``live``, ``waiting``.
 
 The stack and table blocks take at most two target groups per clock, so the unit groups the
-per-thread next PCs with arbiter trees (seed 000 Fig 4b: the minimum PC and the threads at it)
-in a stage of its own, the resolve cycle, one clock ahead of the block: one update when the
-threads go to at most two PCs; an indirect jump to k > 2 PCs becomes the sequence golden
-defines — for the stacks ``golden.blocks.stack_update.stack_updates`` (the highest PCs first,
-then the lowest two, each once the block has settled the one before: a dual-path stack's
-pops), for the split tables ``SplitTables.execute`` (ascending pairs, ``more`` cycles after
-the table settled), each clock's groups registered the clock before. A return inside a call
-is always one update of the two lowest groups.
+per-thread next PCs (the lowest, second lowest and highest PC and the threads at each: from
+comparisons of every two threads' PCs up to ``PAIRWISE_GROUPING`` threads, else arbiter trees,
+seed 000 Fig 4b) in a stage of its own, the resolve cycle, one clock ahead of the block: one
+update when the threads go to at most two PCs; an indirect jump to k > 2 PCs becomes the
+sequence golden defines — for the stacks ``golden.blocks.stack_update.stack_updates`` (the
+highest PCs first, then the lowest two, each once the block has settled the one before: a
+dual-path stack's pops), for the split tables ``SplitTables.execute`` (ascending pairs,
+``more`` cycles after the table settled), each clock's groups registered the clock before. A
+return inside a call is always one update of the two lowest groups.
 
 With ``stackless`` the ``coalesce`` group reaches the stack-less control's arbiter tree, which
 the load/store unit shares (seed 000 Sec 4.3).
