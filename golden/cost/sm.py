@@ -474,15 +474,16 @@ def _lsu(p: SMParams) -> Inventory:
         mux=banks * (row + wb + x + WORD_BYTES),
     )
     # per bank the AMO's new word (``lsu.amo_word``): the sum, one comparison for the four
-    # min/max (both sign bits inverted for the signed two: two XORs and an OR) and its
-    # smaller and larger operand, xor/and/or, a chain over the distinct results; the funct5
-    # compares
+    # min/max (both sign bits inverted for the signed two: two XORs and an OR); the other
+    # results a four-entry truth table per word (a chain over the distinct results' tables,
+    # min/max's chosen by the comparison) looked up per bit by the old and the operand bit,
+    # then the sum or the lookup; the funct5 compares
     results = len(set(AMO_RESULTS.values()))
     inv.add(
         "amo",
         add=banks * (x + 1) + banks * x,
-        mux=2 * banks * x + results * banks * x,
-        gate=3 * banks * x + 3 * banks + amos * reduce(funct5),
+        mux=banks * (4 * results + 2 * 4) + banks * x * (select(4, 1) + 1),
+        gate=3 * banks + amos * reduce(funct5),
     )
     # results: per merge index k the line's word k or bank k's; per thread the word of its
     # index (its word in the line or its bank, a multiplexer tree), the byte and half

@@ -121,29 +121,42 @@ class Window(enum.Enum, shape=2):
 
 
 def amo_word(funct5: Value, old: Value, operand: Value) -> Value:
-    """The word an AMO of ``funct5`` writes (``old`` for none): ``AMO_RESULTS`` as logic,
-    with one comparator for the four min/max AMOs (a signed comparison is the unsigned one
-    with both sign bits inverted)."""
+    """The word an AMO of ``funct5`` writes (``old`` for none): ``AMO_RESULTS`` as logic.
+    Every result but the sum is, bit by bit, a function of the old bit and the operand bit:
+    a truth table of four entries chosen once per word (by ``funct5``, and for the min/max
+    AMOs by one comparison: a signed one is the unsigned one with both sign bits inverted)
+    and looked up per bit, two gate levels where a chain of multiplexers over the results
+    had one per result."""
     signed = Cat(funct5 == f5 for f5, name in AMO_BY_FUNCT5.items() if name in SIGNED_AMOS).any()
 
     def unsigned_order(word: Value) -> Value:
         return Cat(word[:-1], word[-1] ^ signed)
 
     below = unsigned_order(old) < unsigned_order(operand)
-    values = {
-        "sum": (old + operand)[:WORD_BITS],
-        "operand": operand,
-        "xor": old ^ operand,
-        "and": old & operand,
-        "or": old | operand,
-        "smaller": Mux(below, old, operand),
-        "larger": Mux(below, operand, old),
+    # entry 2 * operand bit + old bit of each result's table
+    keep_old, take_operand = 0b1010, 0b1100
+    tables: dict[str, Value] = {
+        "operand": Const(take_operand, 4),
+        "xor": Const(0b0110, 4),
+        "and": Const(0b1000, 4),
+        "or": Const(0b1110, 4),
+        "smaller": Mux(below, keep_old, take_operand),
+        "larger": Mux(below, take_operand, keep_old),
     }
-    new: Value = old
-    for what, value in values.items():
-        codes = [f5 for f5, name in AMO_BY_FUNCT5.items() if AMO_RESULTS[name] == what]
-        new = Mux(Cat(funct5 == f5 for f5 in codes).any(), value, new)
-    return new
+    table: Value = Const(keep_old, 4)
+    for what, value in tables.items():
+        table = Mux(Cat(funct5 == f5 for f5 in _codes(what)).any(), value, table)
+    looked_up = Cat(
+        Mux(p, Mux(o, table[3], table[2]), Mux(o, table[1], table[0]))
+        for o, p in zip(old, operand, strict=True)
+    )
+    is_sum = Cat(funct5 == f5 for f5 in _codes("sum")).any()
+    return Mux(is_sum, (old + operand)[:WORD_BITS], looked_up)
+
+
+def _codes(what: str) -> list[int]:
+    """The funct5 codes of the AMOs whose result is ``what`` (``AMO_RESULTS``)."""
+    return [f5 for f5, name in AMO_BY_FUNCT5.items() if AMO_RESULTS[name] == what]
 
 
 #: Fault codes by memory operation: (misaligned, unmapped).

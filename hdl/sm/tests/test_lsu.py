@@ -25,9 +25,10 @@ from typing import Any, Protocol
 import cocotb
 import numpy as np
 import pytest
-from amaranth.hdl import ClockDomain, Module, Value
+from amaranth.hdl import ClockDomain, Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In
+from amaranth.sim import Simulator
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 from hypothesis import HealthCheck, given, settings
@@ -53,10 +54,10 @@ from reconverge.golden.sm.lsu import (
     shares_tree,
 )
 from reconverge.hdl.blocks.arbiter import Arbiter
-from reconverge.hdl.sm.lsu import LSU
+from reconverge.hdl.sm.lsu import LSU, amo_word
 from reconverge.hdl.tools.lint import verilator_lint
 from reconverge.hdl.tools.verilog import to_verilog
-from reconverge.testbench.amaranth_sim import Compiled
+from reconverge.testbench.amaranth_sim import Compiled, run_simulator
 
 KINDS = {MemOp.LOAD: "load", MemOp.STORE: "store", MemOp.AMO: "amo"}
 #: The funct5 values of an AMO-opcode instruction: the AMOs, and lr.w / sc.w more often (an
@@ -666,6 +667,33 @@ def test_back_pressure_changes_only_the_stall_count(name: str, data: st.DataObje
     }
     assert pressed.counters["stalls"] == pressed.stall_cycles
     check(params, stream, pressed)
+
+
+_WORDS = st.sampled_from([0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF]) | st.integers(0, 2**32 - 1)
+
+
+@settings(max_examples=20, deadline=None)
+@given(cases=st.lists(st.tuples(st.sampled_from(A_FUNCT5), _WORDS, _WORDS), min_size=20))
+def test_amo_word_is_golden_amo(cases: list[tuple[int, int, int]]) -> None:
+    """``amo_word`` (the shared banks' read-modify-write) writes what ``AMO_OPS`` computes for
+    every AMO, and the old word for ``lr.w`` / ``sc.w``; the signed and unsigned extremes
+    around the sign bit are drawn often."""
+    m = Module()
+    funct5, old, operand = Signal(5), Signal(32), Signal(32)
+    new = Signal(32)
+    m.d.comb += new.eq(amo_word(funct5, old, operand))
+    sim = Simulator(m)
+
+    async def bench(ctx: Any) -> None:
+        for f5, a, b in cases:
+            ctx.set(funct5, f5)
+            ctx.set(old, a)
+            ctx.set(operand, b)
+            want = AMO_OPS[AMO_BY_FUNCT5[f5]](a, b) if f5 in AMO_BY_FUNCT5 else a
+            assert ctx.get(new) == want, (f5, hex(a), hex(b))
+
+    sim.add_testbench(bench)
+    run_simulator(sim)
 
 
 def test_lsu_cycles_of_a_worked_access() -> None:
