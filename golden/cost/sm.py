@@ -504,10 +504,10 @@ def _lsu(p: SMParams) -> Inventory:
     # thread's word (sc.w), the line written, and the written row of the bank it names
     key, pairs = p.line_key_bits, w * (w - 1) // 2
     if shares_tree(p.policy):
-        # the tree's line a cycle ahead (``LSU._tree_line``): at start each position's line
-        # (the local address or the address); the tree's inputs, the start's or the pending
-        # positions' and their keys; its result registered (line ready, positions, key)
-        inv.add("order", ff=1 + w + key, mux=2 * w * key + w, gate=2 * w)
+        # the tree's line a cycle ahead (``LSU._tree_line``): the tree's inputs, the pending
+        # positions (none in the start cycle) and their keys from the address buffer; its
+        # result registered (line ready, positions, key)
+        inv.add("order", ff=1 + w + key, gate=3 * w + 1)
     else:
         # the line order (``LSU._lowest_line``): at start each position's line (the local
         # address or the address), every two lines compared (below, same), a bit per ordered

@@ -58,7 +58,13 @@ from reconverge.golden.progress import EVERY, Callback, launch_bytes
 from reconverge.golden.semantics import MemAccess, Outcome, WarpContext, execute
 from reconverge.golden.sm.cache import CacheModel
 from reconverge.golden.sm.events import Events, Profile, profile
-from reconverge.golden.sm.lsu import UNCACHED, AccessCost, access_cost, transaction_lines
+from reconverge.golden.sm.lsu import (
+    UNCACHED,
+    AccessCost,
+    access_cost,
+    shares_tree,
+    transaction_lines,
+)
 from reconverge.golden.sm.metrics import Counters, Metrics
 from reconverge.golden.sm.program import Program, is_control
 from reconverge.golden.sm.scheduler import select
@@ -734,8 +740,10 @@ class SM:
             c.shared_transactions += cost.shared_cycles
             c.bank_conflicts += cost.bank_conflicts
         memory = lat.global_ if cost.transactions else lat.shared
-        # the addresses reach the LSU in the execute stage of the last pass
-        start, cycles = last_pass + lat.execute + 1, max(cost.cycles, 1)
+        # the addresses reach the LSU in the execute stage of the last pass; the shared tree
+        # takes them from the LSU's address buffer the cycle after (rule 3)
+        tree_wait = int(shares_tree(self.config.policy) and lat.pipelined)
+        start, cycles = last_pass + lat.execute + 1 + tree_wait, max(cost.cycles, 1)
         if self.l1d is not None and cost.transactions and access.kind not in UNCACHED:
             memory = self._through_l1d(access, lanes, slot, start, cost, counters)
         self.lsu = _LsuOp(slot, start, cycles, memory)

@@ -106,7 +106,9 @@ class AccessCost:
 
 def shares_tree(policy: Policy) -> bool:
     """Whether the LSU coalesces on the stack-less control's arbiter tree, and waits in the
-    cycles where the control arbitrates on it (seed 000 Sec 4.3, timing rule 3)."""
+    cycles where the control arbitrates on it and, on the hardware's pipeline, a cycle at
+    the start, when the tree reads the instruction's keys from the address buffer (seed 000
+    Sec 4.3, timing rule 3)."""
     return policy is Policy.STACKLESS
 
 

@@ -408,6 +408,37 @@ def test_stackless_arbitration_in_the_last_lsu_cycle_costs_nothing() -> None:
         assert issues(result) == [(i, i) for i in range(8)] + [(10 + i, 8 + i) for i in range(4)]
 
 
+LOAD_THEN_USE = f"""
+_start:
+    csrr t0, tid          # 0
+    slli t0, t0, 6        # 1: a line apart, four transactions
+    la   t1, data         # 2, 3
+    add  t1, t1, t0       # 4
+    lw   a0, 0(t1)        # 5
+    add  a1, a0, a0       # 6: waits for a0
+    li   a0, 0            # 7
+    {EXIT}                # 8, 9
+    .data
+    .balign 64
+data: .space 256
+"""
+
+
+def test_stackless_lsu_takes_its_keys_from_the_address_buffer() -> None:
+    """On the hardware's pipeline (``execute`` and ``resolve`` at their defaults) the shared
+    tree takes a memory instruction's line keys from the LSU's address buffer, which has the
+    last pass's addresses from the cycle after its execute stage: the four LSU cycles, and
+    with them a0's release, run a cycle later under stackless than under SPS (docs/
+    architecture.md, rule 3), and nothing before the load differs."""
+    runs = {
+        p: issues(run_timed(LOAD_THEN_USE, p, global_=4)) for p in (Policy.SPS, Policy.STACKLESS)
+    }
+    sps, stackless = runs[Policy.SPS], runs[Policy.STACKLESS]
+    assert [i for _, i in sps] == [i for _, i in stackless] == list(range(10))
+    assert stackless[:6] == sps[:6]
+    assert stackless[6][0] == sps[6][0] + 1
+
+
 # ----------------------------------------------------------------------------------------------
 # Rule 4: barriers.
 

@@ -50,10 +50,12 @@ One memory instruction at a time:
   domain while the top freezes the rest of the core with ``stall``; ``capture``/``start``
   presented in a stalled cycle are ignored (a frozen core presents them again).
 * **Tree sharing** (stack-less). The tree finds the lowest line a cycle ahead: each cycle
-  without stall it gets the positions pending after that cycle (at ``start``, the starting
-  instruction's) and their keys, and its result is registered for the next cycle. ``granted``
-  low (the control arbitrates its PC on the tree this cycle, timing rule 3) leaves the next
-  cycle without a result: no LSU cycle happens then.
+  without stall after ``start`` it gets the positions pending after that cycle and their keys
+  from the address buffer, and its result is registered for the next cycle. In the cycle of
+  ``start`` the last pass's addresses are not in the buffer yet, so the tree is not the LSU's
+  and the cycle after has no LSU cycle (timing rule 3: the LSU cycles start a cycle later
+  than under the other policies). ``granted`` low (the control arbitrates its PC on the tree
+  this cycle) likewise leaves the next cycle without a result: no LSU cycle happens then.
 
 Ports (W warp size, KW = 32 - log2(line bytes) line-key bits, WB warp-slot bits, LB line bytes):
 
@@ -740,13 +742,13 @@ class LSU(wiring.Component):
         position is on the lowest line when no pending position's line is lower, two gate
         levels from the registers."""
         w, line_shift, start = self.warp_size, ceil_log2(self.line_bytes), self.start
+        if shares_tree(self.params.policy):
+            self._tree_line(m, s, threads)
+            return
         keys = [
             self._physical(m, f"start_physical{i}", i, addr, windows[i], start.warp)[line_shift:]
             for i, addr in enumerate(addrs)
         ]
-        if shares_tree(self.params.policy):
-            self._tree_line(m, s, threads, keys)
-            return
         m.d.comb += s.line_ready.eq(1)
         # lower[j, i]: position j's line is below position i's (registered at start)
         lower = {
@@ -766,23 +768,24 @@ class LSU(wiring.Component):
             key = key | Mux(s.on_line[i], t.line_key, 0)
         m.d.comb += s.min_key.eq(key)
 
-    def _tree_line(self, m: Module, s: _State, threads: list[_Thread], keys: list[Value]) -> None:
+    def _tree_line(self, m: Module, s: _State, threads: list[_Thread]) -> None:
         """Stack-less (seed 000 Sec 4.3): the control's arbiter tree orders the lines one cycle
-        ahead. In every cycle without stall the tree takes the positions still pending after
-        this cycle (``next_line``; in the cycle of ``start``, the starting instruction's) with
-        their line keys; where it is ``granted`` its result (the lowest line and the positions
-        on it) is registered and ``line_ready`` is set, else cleared: a cycle in which the
-        control arbitrates on the tree is followed by one without an LSU cycle (timing rule 3,
-        ``golden.sm.core``)."""
+        ahead. In every cycle without stall but that of ``start`` the tree takes the positions
+        still pending after this cycle (``next_line``) with their line keys from the address
+        buffer; where it is ``granted`` its result (the lowest line and the positions on it) is
+        registered and ``line_ready`` is set, else cleared: a cycle in which the control
+        arbitrates on the tree, and the cycle after ``start``, are followed by one without an
+        LSU cycle (timing rule 3, ``golden.sm.core``). The tree's keys thus always come from
+        registers: at ``start`` they would come from the capture's addresses through their
+        windows, and that path through the tree's comparators was the SM's longest."""
         tree, start = self.tree, self.start
         on_line = Signal(self.warp_size, name="tree_on_line")
         min_key = Signal(self.key_width, name="tree_min_key")
-        m.d.comb += tree.valid.eq(Mux(start.valid, start.mask & s.start_line, s.next_line))
-        for i, t in enumerate(threads):
-            m.d.comb += tree.key[i].eq(Mux(start.valid, keys[i], t.line_key))
+        m.d.comb += tree.valid.eq(Mux(start.valid, 0, s.next_line))
+        m.d.comb += [tree.key[i].eq(t.line_key) for i, t in enumerate(threads)]
         with m.If(s.adv):
             m.d.sync += [
-                s.line_ready.eq(tree.granted),
+                s.line_ready.eq(tree.granted & ~start.valid),
                 on_line.eq(tree.mask),
                 min_key.eq(tree.min_key),
             ]

@@ -1409,12 +1409,13 @@ class _Core:
 
     def _tree(self) -> None:
         """Under stack-less the LSU coalesces on the stack-less control's arbiter tree of the
-        warp it serves, from the cycle its instruction starts (seed 000 Sec 4.3); the other
-        policies' LSU orders its lines itself."""
+        warp it serves, from the cycle after its instruction starts (seed 000 Sec 4.3; the
+        LSU leaves the tree alone in the start cycle, so the warp is the registered
+        ``lsu_warp``); the other policies' LSU orders its lines itself."""
         m, lsu = self.m, self.lsu
         if not shares_tree(self.p.policy):
             return
-        serving = Mux(lsu.start.valid, lsu.start.warp, self.lsu_warp)
+        serving = self.lsu_warp
         for w, unit in enumerate(self.units):
             here = serving == w
             m.d.comb += unit.coalesce.valid.eq(Mux(here, lsu.tree.valid, 0))

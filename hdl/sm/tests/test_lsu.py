@@ -436,7 +436,8 @@ async def drive(io: PortIO, params: SMParams, stream: list[MemInstr], seed: int 
                 record.late = max(record.late, 0 if running else 1)
             if running and (ready_line or not tree):
                 observed[owner].cycles += 1  # type: ignore[index]
-            ready_line = bool(granted)
+            # the tree is not the LSU's in the start cycle (the last pass's)
+            ready_line = bool(granted) and len(passes) != 1
             release = outputs(io, "release__", ("warp", "rd", "mask", "global_"))
             if release:
                 assert running and owner is not None
