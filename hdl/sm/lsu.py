@@ -392,7 +392,10 @@ class LSU(wiring.Component):
         bank_words, bank_written = self._shared_banks(m, s, banks, merged)
         self._results(m, s, threads, bank_words)
         addrs, windows, bad = self._start(m, s, entries)
-        self._lowest_line(m, s, threads, addrs, windows, bad)
+        if shares_tree(self.params.policy):
+            self._tree_line(m, s, threads)
+        else:
+            self._lowest_line(m, s, threads, addrs, windows, bad)
         self._advance(m, s, entries, windows, bad)
         self._reservation_update(m, s, threads, line_written, bank_written)
         return m
@@ -734,17 +737,13 @@ class LSU(wiring.Component):
     ) -> None:
         """``on_line``, the pending global/local positions on the lowest pending line, and
         ``min_key``, that line (seed 000 Sec 4.2: one transaction per LSU cycle, lowest line
-        first), both from registers: the loop that serves the lines has no comparator in it.
-        Under stack-less the control's arbiter tree finds them a cycle ahead
-        (:meth:`_tree_line`). Else the LSU orders the lines itself: at ``start`` it compares
-        every two positions' lines (of the buffer merged with that cycle's capture) and keeps,
-        per ordered pair, whether the first one's line is lower; in each LSU cycle a pending
-        position is on the lowest line when no pending position's line is lower, two gate
-        levels from the registers."""
+        first), both from registers: the loop that serves the lines has no comparator in it
+        (under stack-less the control's arbiter tree finds them instead, :meth:`_tree_line`).
+        At ``start`` the LSU compares every two positions' lines (of the buffer merged with
+        that cycle's capture) and keeps, per ordered pair, whether the first one's line is
+        lower; in each LSU cycle a pending position is on the lowest line when no pending
+        position's line is lower, two gate levels from the registers."""
         w, line_shift, start = self.warp_size, ceil_log2(self.line_bytes), self.start
-        if shares_tree(self.params.policy):
-            self._tree_line(m, s, threads)
-            return
         keys = [
             self._physical(m, f"start_physical{i}", i, addr, windows[i], start.warp)[line_shift:]
             for i, addr in enumerate(addrs)
